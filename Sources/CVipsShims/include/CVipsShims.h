@@ -1,0 +1,67 @@
+#ifndef CVIPSSHIMS_H
+#define CVIPSSHIMS_H
+
+#include <vips/vips.h>
+
+// Why this target exists: Swift cannot call C variadic functions, and most of libvips' API
+// takes optional arguments as a NULL-terminated (name, value) list. Each function here is a
+// fixed-arity wrapper around exactly one such call, plus the process-wide setup that has to
+// happen through macros (VIPS_INIT). Every function is prefixed with the module name.
+
+/// Starts libvips once for the process: operation cache off (every job has its own inputs;
+/// a cache only holds memory), one worker thread per operation (PushPrep parallelises across
+/// inputs instead), and every loader blocked but the allow-listed ones.
+/// Returns 0 on success, -1 on failure (the libvips error buffer says why).
+int cvipsshims_init(const char *argv0);
+
+/// Copies and clears libvips' process-global error buffer. Free the result with g_free().
+char *cvipsshims_error_copy(void);
+
+/// Reads the header of an image (no pixel decoding). `option_string` as in "[n=-1]" without
+/// brackets, e.g. "n=-1,fail_on=error". Returns NULL on failure.
+VipsImage *cvipsshims_header_from_source(VipsSource *source, const char *option_string);
+
+/// Shrink-on-load thumbnail of a source: `width` is the target width, never upscaled
+/// (size=down); `height` bounds the height (pass a large value for "width only").
+/// EXIF orientation is applied unless `no_rotate`. `option_string` is passed to the loader,
+/// which is the only way libvips 8.14 honours `fail_on` for source thumbnails.
+int cvipsshims_thumbnail_source(VipsSource *source, VipsImage **out, int width, int height,
+                                const char *option_string, int no_rotate);
+
+/// Thumbnail of an image already in memory (e.g. a BMP PushPrep decoded itself).
+int cvipsshims_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height);
+
+/// Converts to the given interpretation (e.g. VIPS_INTERPRETATION_sRGB).
+int cvipsshims_colourspace(VipsImage *in, VipsImage **out, VipsInterpretation space);
+
+/// Casts pixels to another band format (e.g. 16-bit to 8-bit after a colourspace change).
+int cvipsshims_cast(VipsImage *in, VipsImage **out, VipsBandFormat format);
+
+/// Extracts `n` bands starting at `band`.
+int cvipsshims_extract_band(VipsImage *in, VipsImage **out, int band, int n);
+
+/// Extracts a rectangle.
+int cvipsshims_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width,
+                            int height);
+
+/// Joins images vertically (one column), as libvips stores animation frames.
+int cvipsshims_arrayjoin_vertical(VipsImage **in, int n, VipsImage **out);
+
+/// Minimum pixel value over the whole image.
+int cvipsshims_min(VipsImage *in, double *out);
+
+/// Makes a private copy so that metadata can be changed without touching shared images.
+int cvipsshims_copy(VipsImage *in, VipsImage **out);
+
+/// Baseline JPEG with optimised Huffman tables; `strip` drops every metadata block.
+int cvipsshims_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, int strip);
+
+/// PNG, optionally palette-quantised (`palette` with `quality` and `bitdepth`).
+int cvipsshims_pngsave_buffer(VipsImage *in, void **buf, size_t *len, int compression,
+                              int palette, int quality, int bitdepth, int strip);
+
+/// GIF through cgif; `bitdepth` 1..8 bounds the palette, `effort` 1..10.
+int cvipsshims_gifsave_buffer(VipsImage *in, void **buf, size_t *len, int bitdepth, int effort,
+                              double interframe_maxerror, int strip);
+
+#endif

@@ -1,0 +1,31 @@
+/// Apple's rules for `UNNotificationAttachment`, as PushPrep enforces them. "MB" is taken as
+/// 10^6 bytes, the stricter reading.
+public enum AppleLimits {
+    /// Largest image attachment, in bytes.
+    public static let imageBytes = 10_000_000
+    /// Largest movie attachment, in bytes.
+    public static let videoBytes = 50_000_000
+    /// Largest audio attachment, in bytes.
+    public static let audioBytes = 5_000_000
+
+    /// The byte limit for a kind of attachment.
+    public static func maxBytes(for kind: MediaKind) -> Int {
+        switch kind {
+        case .image: imageBytes
+        case .video: videoBytes
+        case .audio: audioBytes
+        }
+    }
+}
+
+/// The `UNNotificationAttachmentOptions…` keys, spelled as the phone expects them.
+public enum AttachmentOptionKey {
+    /// The UTI of the file (a string).
+    public static let typeHint = "UNNotificationAttachmentOptionsTypeHintKey"
+    /// Whether the thumbnail is hidden (a bool).
+    public static let thumbnailHidden = "UNNotificationAttachmentOptionsThumbnailHiddenKey"
+    /// The normalised clipping rectangle of the thumbnail (X, Y, Width, Height in 0...1).
+    public static let thumbnailClippingRect = "UNNotificationAttachmentOptionsThumbnailClippingRectKey"
+    /// Seconds into a movie, or a frame number of an animated image.
+    public static let thumbnailTime = "UNNotificationAttachmentOptionsThumbnailTimeKey"
+}

@@ -1,0 +1,82 @@
+import Crypto
+import Foundation
+
+/// Writes files so that a final name only ever holds a complete file: write a temporary file
+/// in the same directory, flush it to disk, then rename it over the final name.
+enum AtomicFile {
+    /// What ``write(_:to:)`` did.
+    enum Outcome: Equatable {
+        /// A new file was written.
+        case written
+        /// An identical file was already there and was kept.
+        case reused
+    }
+
+    /// The prefix of temporary files; they are dot-files so no tool mistakes them for outputs.
+    static let temporaryPrefix = ".pushprep-tmp-"
+
+    /// Writes `bytes` to `path` atomically, or keeps an existing identical file.
+    @discardableResult
+    static func write(_ bytes: [UInt8], to path: String, reuseIdentical: Bool = true) throws(PushPrepError) -> Outcome {
+        if reuseIdentical, isIdentical(bytes, at: path) { return .reused }
+        let directory = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        let temporary = "\(directory.isEmpty ? "." : directory)/\(temporaryPrefix)\(getpid())-\(UInt64.random(in: 0...UInt64.max))-\(name)"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw PushPrepError(.ioError, "cannot create \(temporary): \(String(cString: strerror(errno)))")
+        }
+        var closed = false
+        defer {
+            if !closed { close(fd) }
+        }
+        do throws(PushPrepError) {
+            var offset = 0
+            while offset < bytes.count {
+                let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw PushPrepError(.ioError, "cannot write \(temporary): \(String(cString: strerror(errno)))")
+                }
+                offset += count
+            }
+            guard fsync(fd) == 0 else {
+                throw PushPrepError(.ioError, "cannot flush \(temporary): \(String(cString: strerror(errno)))")
+            }
+            closed = true
+            guard close(fd) == 0 else {
+                throw PushPrepError(.ioError, "cannot close \(temporary): \(String(cString: strerror(errno)))")
+            }
+            guard rename(temporary, path) == 0 else {
+                throw PushPrepError(.ioError, "cannot rename to \(path): \(String(cString: strerror(errno)))")
+            }
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        return .written
+    }
+
+    /// Whether `path` already holds exactly `bytes` (same size, same SHA-256).
+    static func isIdentical(_ bytes: [UInt8], at path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, Int(info.st_size) == bytes.count else {
+            return false
+        }
+        guard let existing = FileManager.default.contents(atPath: path) else { return false }
+        return SHA256.hash(data: existing) == SHA256.hash(data: bytes)
+    }
+
+    /// Removes temporary files left in `directory` by processes that no longer run (a crash or
+    /// SIGKILL mid-write). Files of live processes are left alone.
+    static func removeStaleTemporaries(in directory: String) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names where name.hasPrefix(temporaryPrefix) {
+            let rest = name.dropFirst(temporaryPrefix.count)
+            guard let pid = rest.split(separator: "-").first.flatMap({ Int32($0) }) else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH {
+                unlink("\(directory)/\(name)")
+            }
+        }
+    }
+}

@@ -1,0 +1,117 @@
+/// An image made ready for a notification.
+struct ProcessedImage {
+    let bytes: [UInt8]
+    let format: ImageOutputFormat
+    let width: Int
+    let height: Int
+    let frames: Int
+    let header: ImageHeader
+    let operations: [String]
+    let warnings: [String]
+}
+
+/// The image pipeline: an ordered list of small steps (header → decode/resize/orient/colour →
+/// alpha → encode), repeated at smaller sizes until the output fits the byte limit.
+///
+/// Runs synchronously on the calling thread, which must be one that may block (a worker
+/// thread, not a Swift concurrency executor): libvips calls are blocking.
+enum ImagePipeline {
+    /// Smallest width a still image is shrunk to before giving up with `cannot_fit`.
+    static let minimumWidth = 32
+
+    static func process(_ input: ImageInput, settings: ProcessingSettings) throws(PushPrepError) -> ProcessedImage {
+        try VipsRuntime.start()
+        let header = try ImageHeaderStep.run(input, maxPixels: settings.maxPixels)
+        let limit = settings.imageMaxBytes
+        let startWidth = min(settings.width, header.uprightWidth)
+        let frameNote = header.isAnimated ? ", \(header.frames) frames" : ""
+        var width = startWidth
+        var keepEvery = 1
+        var asStill = !header.isAnimated
+        var reductions: [String] = []
+        var warnings: [String] = []
+
+        while true {
+            let decoded = try ImageDecodeStep.run(input, header: header, width: width, maxPixels: settings.maxPixels)
+            var image = decoded.image
+            var operations = ["decoded \(input.type.rawValue) \(header.uprightWidth)x\(header.uprightHeight)\(frameNote)"]
+            operations += decoded.operations
+            if header.isAnimated && asStill {
+                image = try AnimationStep.firstFrame(image)
+                operations.append("kept the first frame as a still image")
+            } else if keepEvery > 1 {
+                image = try AnimationStep.dropFrames(image, keepEvery: keepEvery)
+                operations.append("kept every \(ordinal(keepEvery)) frame (\(AnimationStep.frameCount(image)) of \(header.frames))")
+            }
+            let alpha = try AlphaStep.run(image)
+            operations += alpha.operations
+            let format: ImageOutputFormat = !asStill ? .gif : (alpha.hasTransparency ? .png : .jpeg)
+
+            var lastSize = 0
+            for attempt in ImageEncodeStep.ladder(for: format, quality: settings.quality) {
+                let bytes = try ImageEncodeStep.encode(alpha.image, attempt)
+                lastSize = bytes.count
+                guard bytes.count <= limit else { continue }
+                operations += reductions
+                operations.append(describe(attempt))
+                operations.append("stripped metadata")
+                let frames = format == .gif ? AnimationStep.frameCount(alpha.image) : 1
+                return ProcessedImage(
+                    bytes: bytes,
+                    format: format,
+                    width: alpha.image.width,
+                    height: alpha.image.height / frames,
+                    frames: frames,
+                    header: header,
+                    operations: operations,
+                    warnings: warnings
+                )
+            }
+
+            // Nothing fitted at this size: shrink by about the square root of the overshoot
+            // (bytes grow roughly with the pixel count), and for animations then drop frames,
+            // then fall back to a still.
+            let factor = min(0.9, max(0.3, (Double(limit) / Double(max(lastSize, 1))).squareRoot() * 0.9))
+            let smaller = Int(Double(width) * factor)
+            if !asStill {
+                if smaller >= max(160, startWidth / 3) {
+                    width = smaller
+                    reductions.append("reduced width to \(width) to fit \(limit) bytes")
+                } else if keepEvery < 4 && header.frames / (keepEvery * 2) >= 2 {
+                    keepEvery *= 2
+                } else {
+                    asStill = true
+                    keepEvery = 1
+                    width = startWidth
+                    reductions = []
+                    warnings.append(
+                        "the animation does not fit in \(limit) bytes even reduced; sent its first frame as a still image")
+                }
+            } else if smaller >= minimumWidth {
+                width = smaller
+                reductions.append("reduced width to \(width) to fit \(limit) bytes")
+            } else {
+                throw PushPrepError(
+                    .cannotFit,
+                    "no \(format.rawValue) of this image fits in \(limit) bytes (smallest tried: \(lastSize) bytes at \(width) px wide)"
+                )
+            }
+        }
+    }
+
+    private static func describe(_ attempt: ImageEncodeStep.Attempt) -> String {
+        switch attempt.format {
+        case .jpeg: "encoded jpeg quality \(attempt.quality ?? 0)"
+        case .png: attempt.palette ? "encoded png with a palette, quality \(attempt.quality ?? 0)" : "encoded png"
+        case .gif: "encoded gif"
+        }
+    }
+
+    private static func ordinal(_ n: Int) -> String {
+        switch n {
+        case 2: "2nd"
+        case 3: "3rd"
+        default: "\(n)th"
+        }
+    }
+}

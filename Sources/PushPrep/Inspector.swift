@@ -1,0 +1,122 @@
+import Foundation
+
+/// What `inspect` reports about one input: read from headers only, no pixel is decoded.
+public struct InspectReport: Sendable, Codable, Equatable {
+    public var source: String
+    /// Detected type, or nil when unrecognised.
+    public var type: String?
+    public var kind: MediaKind?
+    public var bytes: Int?
+    /// Width and height as the image is meant to be seen (EXIF orientation applied).
+    public var width: Int?
+    public var height: Int?
+    public var frames: Int?
+    public var duration: Double?
+    /// EXIF orientation when not 1.
+    public var orientation: Int?
+    public var hasAlpha: Bool?
+    /// Metadata blocks present (exif, gps, xmp, iptc, icc).
+    public var metadata: [String]
+    /// Whether Apple would accept the file as it is (type, size, extension).
+    public var meetsAppleRules: Bool
+    /// Why not, when it does not.
+    public var problems: [String]
+    /// What `process` would do, in order.
+    public var plan: [String]
+    /// The error `process` would fail with, if any.
+    public var error: Failure.ErrorInfo?
+}
+
+/// Reads inputs' headers and tells whether they already meet Apple's rules and what
+/// `process` would do with them.
+public enum Inspector {
+    public static func inspect(_ item: InputItem, settings: ProcessingSettings) -> InspectReport {
+        var report = InspectReport(
+            source: item.source, metadata: [], meetsAppleRules: false, problems: [], plan: [])
+        do throws(PushPrepError) {
+            let (size, prefix) = try InputFile.readPrefix(path: item.path)
+            report.bytes = size
+            guard size > 0 else { throw PushPrepError(.corruptInput, "empty file") }
+            guard let type = MediaDetector.detect(prefix) else {
+                throw PushPrepError(.unsupportedType, "not a recognised image, video or audio file")
+            }
+            report.type = type.rawValue
+            report.kind = type.kind
+            let ext = (item.path as NSString).pathExtension.lowercased()
+            if !type.acceptedByApple { report.problems.append("\(type.rawValue) is not a type iOS accepts as an attachment") }
+            if size > AppleLimits.maxBytes(for: type.kind) {
+                report.problems.append("\(size) bytes is over Apple's \(AppleLimits.maxBytes(for: type.kind))-byte limit for \(type.kind.rawValue)")
+            }
+            if !type.knownExtensions.contains(ext) {
+                report.problems.append(
+                    ext.isEmpty ? "no file extension: the phone infers the type from it"
+                        : "the extension .\(ext) does not match the content (\(type.rawValue))")
+            }
+            report.meetsAppleRules = report.problems.isEmpty
+            guard size <= settings.maxInputBytes else {
+                throw PushPrepError(.inputTooLarge, "input is \(size) bytes, over the limit of \(settings.maxInputBytes) bytes")
+            }
+            guard type.kind == .image else {
+                throw PushPrepError(.unsupportedType, "\(type.rawValue) is \(type.kind.rawValue); this version of PushPrep processes images only")
+            }
+            try inspectImage(item, type: type, settings: settings, into: &report)
+        } catch {
+            report.error = Failure.ErrorInfo(code: error.code.rawValue, message: error.message)
+            report.plan.append("fail with \(error.code)")
+        }
+        return report
+    }
+
+    private static func inspectImage(
+        _ item: InputItem, type: MediaType, settings: ProcessingSettings, into report: inout InspectReport
+    ) throws(PushPrepError) {
+        let input: ImageInput
+        switch type {
+        case .bmp:
+            let file = try InputFile.read(path: item.path, maxBytes: settings.maxInputBytes, keepContents: true)
+            input = ImageInput(type: type, payload: .bitmap(file.contents ?? []))
+        case .svg:
+            throw PushPrepError(.unsupportedType, "svg images are not accepted (only JPEG, PNG, GIF, WebP, HEIF/AVIF, TIFF and BMP)")
+        default:
+            input = ImageInput(type: type, payload: .file(item.path))
+        }
+        try VipsRuntime.start()
+        let header = try ImageHeaderStep.run(input, maxPixels: .max)
+        report.width = header.uprightWidth
+        report.height = header.uprightHeight
+        report.frames = header.isAnimated ? header.frames : 1
+        report.hasAlpha = header.hasAlpha
+        if header.orientation != 1 { report.orientation = header.orientation }
+        if case .file(let path) = input.payload {
+            report.metadata = ImageMetadata.blocks(path: path)
+        }
+        try ImageHeaderStep.checkPixels(header, maxPixels: settings.maxPixels)
+
+        if header.orientation != 1 { report.plan.append("apply EXIF orientation \(header.orientation) to the pixels") }
+        if header.uprightWidth > settings.width {
+            let height = Int((Double(header.uprightHeight) * Double(settings.width) / Double(header.uprightWidth)).rounded())
+            report.plan.append("resize \(header.uprightWidth)x\(header.uprightHeight) to \(settings.width)x\(height)")
+        }
+        if !report.metadata.isEmpty { report.plan.append("strip metadata (\(report.metadata.joined(separator: ", ")))") }
+        let target =
+            header.isAnimated ? "gif (or its first frame as a still if it cannot fit)"
+            : header.hasAlpha ? "png if the alpha channel is really used, else jpeg" : "jpeg quality \(settings.quality)"
+        report.plan.append("encode as \(target), at most \(settings.imageMaxBytes) bytes")
+    }
+}
+
+/// Which metadata blocks an image carries, from its header.
+enum ImageMetadata {
+    static func blocks(path: String) -> [String] {
+        guard let image = try? ImageHeaderReader.open(path: path) else { return [] }
+        let names = image.fieldNames()
+        var blocks: [String] = []
+        if names.contains("exif-data") { blocks.append("exif") }
+        if names.contains(where: { $0.hasPrefix("exif-ifd3-") }) { blocks.append("gps") }
+        if names.contains("xmp-data") { blocks.append("xmp") }
+        if names.contains("iptc-data") { blocks.append("iptc") }
+        if names.contains("icc-profile-data") { blocks.append("icc") }
+        if names.contains(where: { $0.hasSuffix("comment") || $0.hasPrefix("png-comment") }) { blocks.append("comment") }
+        return blocks
+    }
+}

@@ -1,0 +1,65 @@
+/// An error PushPrep reports for one input: a stable machine-readable ``Code``, a message for
+/// people, and optionally the underlying cause.
+///
+/// Codes are stable across releases and documented in the README; map them to exit codes or
+/// HTTP statuses only at the edge.
+public struct PushPrepError: Error, Sendable, CustomStringConvertible {
+    /// A stable, machine-readable error code such as `unsupported_type`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible, Codable {
+        /// The code as written in manifests and documentation.
+        public let rawValue: String
+
+        private init(_ rawValue: String) { self.rawValue = rawValue }
+
+        public var description: String { rawValue }
+
+        public init(from decoder: any Decoder) throws {
+            rawValue = try decoder.singleValueContainer().decode(String.self)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(rawValue)
+        }
+
+        /// The bytes are not a type PushPrep can turn into an attachment.
+        public static let unsupportedType = Code("unsupported_type")
+        /// The bytes claim a supported type but cannot be decoded (truncated, damaged, empty).
+        public static let corruptInput = Code("corrupt_input")
+        /// The input is larger than the configured input byte limit.
+        public static let inputTooLarge = Code("input_too_large")
+        /// The image has more pixels (all frames counted) than the configured limit.
+        public static let tooManyPixels = Code("too_many_pixels")
+        /// No output within the byte limit could be produced.
+        public static let cannotFit = Code("cannot_fit")
+        /// The input does not exist.
+        public static let notFound = Code("not_found")
+        /// Reading the input or writing the output failed.
+        public static let ioError = Code("io_error")
+
+        /// A setting is out of range (a usage error, reported before any input is read).
+        public static let invalidSettings = Code("invalid_settings")
+
+        /// Every code, in documentation order.
+        public static let all: [Code] = [
+            .unsupportedType, .corruptInput, .inputTooLarge, .tooManyPixels, .cannotFit, .notFound, .ioError,
+            .invalidSettings,
+        ]
+    }
+
+    /// The stable code.
+    public let code: Code
+    /// What went wrong, for people.
+    public let message: String
+    /// The underlying error, if any.
+    public let cause: (any Error & Sendable)?
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String, cause: (any Error & Sendable)? = nil) {
+        self.code = code
+        self.message = message
+        self.cause = cause
+    }
+
+    public var description: String { "\(code): \(message)" }
+}

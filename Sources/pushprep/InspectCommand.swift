@@ -1,0 +1,60 @@
+import ArgumentParser
+import Foundation
+import PushPrep
+
+/// `pushprep inspect`: headers only; what an input is and what `process` would do.
+struct InspectCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "inspect",
+        abstract: "Show what inputs are, whether they meet Apple's rules, and what process would do.",
+        discussion: """
+            Reads headers only: nothing is decoded or written.
+
+            Examples:
+              pushprep inspect photo.heic
+              pushprep inspect uploads/ --json
+              pushprep inspect banner.png --width 1179
+            """
+    )
+
+    @OptionGroup var options: ImageOptions
+
+    @Flag(name: .long, help: "Print JSON (an array of reports) instead of text.")
+    var json = false
+
+    @Argument(help: "Files, directories, or - for paths on standard input.")
+    var inputs: [String]
+
+    func run() async throws {
+        let settings = options.settings
+        let reports = InspectInputs.expand(inputs).map { Inspector.inspect($0, settings: settings) }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            FileHandle.standardOutput.write(try encoder.encode(reports) + Data("\n".utf8))
+        } else {
+            for report in reports { print(Self.text(report)) }
+        }
+    }
+
+    static func text(_ r: InspectReport) -> String {
+        var lines = ["\(r.source)"]
+        var facts: [String] = [r.type ?? "unknown type"]
+        if let width = r.width, let height = r.height { facts.append("\(width)x\(height)") }
+        if let frames = r.frames, frames > 1 { facts.append("\(frames) frames") }
+        if let bytes = r.bytes { facts.append("\(bytes) bytes") }
+        if r.hasAlpha == true { facts.append("alpha") }
+        if !r.metadata.isEmpty { facts.append("metadata: \(r.metadata.joined(separator: ", "))") }
+        lines.append("  " + facts.joined(separator: ", "))
+        lines.append("  meets Apple's rules: \(r.meetsAppleRules ? "yes" : "no")")
+        for problem in r.problems { lines.append("    - \(problem)") }
+        if let error = r.error { lines.append("  error: \(error.code): \(error.message)") }
+        lines.append("  process would:")
+        for step in r.plan { lines.append("    - \(step)") }
+        return lines.joined(separator: "\n")
+    }
+}
+
+enum InspectInputs {
+    static func expand(_ arguments: [String]) -> [InputItem] { InputExpander.expand(arguments) }
+}

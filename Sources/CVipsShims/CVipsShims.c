@@ -23,6 +23,22 @@ int cvipsshims_init(const char *argv0) {
     return 0;
 }
 
+static cvipsshims_log_function log_function = NULL;
+
+static void forward_log(const gchar *domain, GLogLevelFlags level, const gchar *message,
+                        gpointer user_data) {
+    (void)user_data;
+    if (log_function != NULL) {
+        log_function(domain, (int)level, message);
+    }
+}
+
+void cvipsshims_set_log_handler(cvipsshims_log_function function) {
+    log_function = function;
+    g_log_set_handler("VIPS", (GLogLevelFlags)(G_LOG_LEVEL_MASK | G_LOG_FLAG_FATAL | G_LOG_FLAG_RECURSION),
+                      forward_log, NULL);
+}
+
 char *cvipsshims_error_copy(void) { return vips_error_buffer_copy(); }
 
 VipsImage *cvipsshims_header_from_source(VipsSource *source, const char *option_string) {

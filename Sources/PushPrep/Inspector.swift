@@ -37,9 +37,7 @@ public enum Inspector {
             let (size, prefix) = try InputFile.readPrefix(path: item.path)
             report.bytes = size
             guard size > 0 else { throw PushPrepError(.corruptInput, "empty file") }
-            guard let type = MediaDetector.detect(prefix) else {
-                throw PushPrepError(.unsupportedType, "not a recognised image, video or audio file")
-            }
+            let type = try MediaDetector.require(prefix)
             report.type = type.rawValue
             report.kind = type.kind
             let ext = (item.path as NSString).pathExtension.lowercased()

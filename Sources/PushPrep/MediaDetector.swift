@@ -42,6 +42,30 @@ public enum MediaDetector {
         return nil
     }
 
+    /// Names formats PushPrep recognises only to refuse them with a clear message.
+    public static func unsupportedFormatName(_ bytes: some Collection<UInt8>) -> String? {
+        let b = Array(bytes.prefix(64))
+        func at(_ offset: Int, _ signature: [UInt8]) -> Bool {
+            offset + signature.count <= b.count && Array(b[offset..<offset + signature.count]) == signature
+        }
+        if at(0, [0x00, 0x00, 0x00, 0x0C, 0x6A, 0x50, 0x20, 0x20]) || at(0, [0xFF, 0x4F, 0xFF, 0x51]) {
+            return "JPEG 2000"
+        }
+        if at(0, [0x00, 0x00, 0x00, 0x0C, 0x4A, 0x58, 0x4C, 0x20]) || at(0, [0xFF, 0x0A]) { return "JPEG XL" }
+        if at(0, Array("%PDF".utf8)) { return "PDF" }
+        if at(0, Array("%!PS".utf8)) { return "PostScript" }
+        if at(0, Array("8BPS".utf8)) { return "Photoshop (PSD)" }
+        if at(0, [0x00, 0x00, 0x01, 0x00]) || at(0, [0x00, 0x00, 0x02, 0x00]) { return "Windows icon" }
+        if at(0, [0x08, 0xF2, 0xA6, 0xB6]) || at(0, [0xB6, 0xA6, 0xF2, 0x08]) { return "libvips native (.v)" }
+        if at(0, Array("P1".utf8)) || at(0, Array("P3".utf8)) || at(0, Array("P6".utf8)) || at(0, Array("P5".utf8)) {
+            return "Netpbm"
+        }
+        if at(0, Array("#?RADIANCE".utf8)) { return "Radiance HDR" }
+        if at(0, [0x76, 0x2F, 0x31, 0x01]) { return "OpenEXR" }
+        if at(0, Array("SIMPLE  =".utf8)) { return "FITS" }
+        return nil
+    }
+
     /// ISO base media files (MP4, MOV, M4A, HEIF, AVIF) say what they are in the `ftyp` box:
     /// a major brand and a list of compatible brands.
     private static func isoBaseMedia(_ b: [UInt8]) -> MediaType? {
@@ -142,5 +166,16 @@ public enum MediaDetector {
         let trimmed = text.drop(while: { $0.isWhitespace })
         guard trimmed.hasPrefix("<") else { return false }
         return trimmed.range(of: "<svg", options: .caseInsensitive) != nil
+    }
+}
+
+extension MediaDetector {
+    /// The detected type, or `unsupported_type` naming the format when PushPrep knows it.
+    static func require(_ prefix: [UInt8]) throws(PushPrepError) -> MediaType {
+        if let type = detect(prefix) { return type }
+        if let name = unsupportedFormatName(prefix) {
+            throw PushPrepError(.unsupportedType, "\(name) files are not supported")
+        }
+        throw PushPrepError(.unsupportedType, "not a recognised image, video or audio file")
     }
 }

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 public import Logging
 import NIOPosix
+import Synchronization
 
 /// Processes inputs into attachments in an out directory, with bounded parallelism, and
 /// returns the manifest.
@@ -22,6 +23,7 @@ public struct Processor: Sendable {
         self.settings = settings
         self.outputDirectory = outputDirectory
         self.logger = logger
+        VipsRuntime.logger.withLock { $0 = logger }
     }
 
     /// Processes every input; never throws for a bad input (that is a failed entry). Throws
@@ -88,9 +90,7 @@ public struct Processor: Sendable {
 
     private func process(_ item: InputItem) throws(PushPrepError) -> Attachment {
         let file = try InputFile.read(path: item.path, maxBytes: settings.maxInputBytes)
-        guard let type = MediaDetector.detect(file.prefix) else {
-            throw PushPrepError(.unsupportedType, "not a recognised image, video or audio file")
-        }
+        let type = try MediaDetector.require(file.prefix)
         var warnings = ExtensionCheck.warnings(path: item.path, detected: type)
         switch type.kind {
         case .video, .audio:

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import PushPrep
 
 @main
@@ -18,4 +19,24 @@ struct PushPrepCommand: AsyncParsableCommand {
         version: PushPrepVersion.current,
         subcommands: [ProcessCommand.self, InspectCommand.self]
     )
+
+    /// The entry point. Like ArgumentParser's own `main()`, except that usage errors exit with
+    /// status 2 (the documented contract) instead of ArgumentParser's default 64 (EX_USAGE).
+    /// Help and `--version` still exit 0; other errors keep ArgumentParser's handling.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                exit(withError: ExitCode(2))
+            }
+            exit(withError: error)
+        }
+    }
 }

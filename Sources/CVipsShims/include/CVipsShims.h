@@ -14,6 +14,13 @@
 /// Returns 0 on success, -1 on failure (the libvips error buffer says why).
 int cvipsshims_init(const char *argv0);
 
+/// Receives libvips' (GLib's) log messages: domain, GLib level bits, message.
+typedef void (*cvipsshims_log_function)(const char *domain, int level, const char *message);
+
+/// Routes the VIPS log domain (warnings such as "ignoring nclx profile") to `function` instead
+/// of stderr, so the embedding program decides what is shown.
+void cvipsshims_set_log_handler(cvipsshims_log_function function);
+
 /// Copies and clears libvips' process-global error buffer. Free the result with g_free().
 char *cvipsshims_error_copy(void);
 

@@ -1,6 +1,8 @@
 internal import CVips
 internal import CVipsShims
 import Foundation
+import Logging
+import Synchronization
 
 /// Process-wide libvips setup. libvips must be started once before any image work; doing it
 /// lazily from a `static let` makes that exactly once and thread-safe.
@@ -9,8 +11,17 @@ enum VipsRuntime {
         if cvipsshims_init(CommandLine.arguments.first ?? "pushprep") != 0 {
             return .failure(PushPrepError(.ioError, "libvips failed to start: \(takeVipsError())"))
         }
+        cvipsshims_set_log_handler { domain, _, message in
+            let text = message.map { String(cString: $0) } ?? ""
+            VipsRuntime.logger.withLock { $0 }.debug(
+                "\(text)", metadata: ["domain": "\(domain.map { String(cString: $0) } ?? "VIPS")"])
+        }
         return .success(())
     }()
+
+    /// Where libvips' own warnings go (at debug level): the logger of the latest
+    /// ``Processor``. A C callback cannot carry context, hence one process-wide logger.
+    static let logger = Mutex(Logger(label: "pushprep.vips", factory: { _ in SwiftLogNoOpLogHandler() }))
 
     /// Starts libvips if it is not running yet.
     static func start() throws(PushPrepError) {
@@ -24,18 +35,40 @@ enum VipsRuntime {
 /// Copies libvips' error buffer right after a failing call and clears it. The buffer is
 /// process-global, so it must be read once, by the job whose call failed, and never with
 /// `vips_error_buffer()` + `vips_error_clear()`, which race between concurrent jobs.
+///
+/// Successful calls of other jobs can also leave lines in the shared buffer (libheif logs
+/// "bad seek" on files it then decodes fine), and those name their file first. Lines that
+/// start with a path are therefore dropped, and only the last three lines are kept: the
+/// failing call's own messages come last.
 func takeVipsError() -> String {
     guard let copy = cvipsshims_error_copy() else { return "unknown libvips error" }
     defer { g_free(copy) }
-    let text = String(cString: copy).trimmingCharacters(in: .whitespacesAndNewlines)
-    return text.isEmpty ? "unknown libvips error" : text.replacingOccurrences(of: "\n", with: "; ")
+    let lines = String(cString: copy)
+        .split(separator: "\n")
+        .map { $0.trimmingCharacters(in: .whitespaces) }
+        .filter { !$0.isEmpty && !$0.hasPrefix("/") }
+    return lines.isEmpty ? "unknown libvips error" : lines.suffix(3).joined(separator: "; ")
+}
+
+/// The error for a failed libvips call: a decoding failure may turn out to be an unsupported
+/// variant of the format rather than damage.
+func vipsError(_ code: PushPrepError.Code, _ what: String) -> PushPrepError {
+    let message = takeVipsError()
+    return PushPrepError(code == .corruptInput ? decodeErrorCode(for: message) : code, "\(what): \(message)")
+}
+
+/// Decoding errors that mean "a variant of the format libvips cannot read" rather than
+/// "damaged": lossless and arithmetic-coded JPEG, for example.
+func decodeErrorCode(for message: String) -> PushPrepError.Code {
+    let unsupported = ["Unsupported JPEG process", "Unsupported marker type", "unsupported feature"]
+    return unsupported.contains(where: message.contains) ? .unsupportedType : .corruptInput
 }
 
 /// Runs a libvips call that returns 0 on success and turns a failure into a ``PushPrepError``
 /// with the given code, reading the error buffer once.
 func vipsCall(_ code: PushPrepError.Code, _ what: String, _ body: () -> Int32) throws(PushPrepError) {
     if body() != 0 {
-        throw PushPrepError(code, "\(what): \(takeVipsError())")
+        throw vipsError(code, what)
     }
 }
 
@@ -124,7 +157,7 @@ final class VipsImageRef {
         let status = body(&out)
         guard status == 0, let out else {
             if let out { g_object_unref(UnsafeMutableRawPointer(out)) }
-            throw PushPrepError(code, "\(what): \(takeVipsError())")
+            throw vipsError(code, what)
         }
         return VipsImageRef(owning: out)
     }

@@ -70,7 +70,9 @@ enum ImageHeaderReader {
     static func open(path: String, type: MediaType? = nil) throws(PushPrepError) -> VipsImageRef {
         let source = try VipsSourceRef(path: path)
         guard let raw = cvipsshims_header_from_source(source.pointer, "fail_on=error") else {
-            throw PushPrepError(.corruptInput, "cannot read the \(type?.rawValue ?? "image") header: \(takeVipsError())")
+            let message = takeVipsError()
+            throw PushPrepError(
+                decodeErrorCode(for: message), "cannot read the \(type?.rawValue ?? "image") header: \(message)")
         }
         return VipsImageRef(owning: raw)
     }

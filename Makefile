@@ -1,0 +1,76 @@
+# PushPrep: the two commands a newcomer runs are `make demo` and `make test`.
+# Every dependency the project needs on a fresh Debian 12 machine is installed here.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+
+# Swift is expected at /opt/swift (the toolchain's tarball layout) or on PATH.
+export PATH := /opt/swift/usr/bin:$(PATH)
+SWIFT ?= swift
+
+# libvips and FFmpeg's libraries are linked in-process (the -dev packages); libvips-tools and
+# ffmpeg are the reference programs the tests and benchmarks compare against; time measures
+# peak memory in `make bench`.
+APT_PACKAGES := pkg-config libvips-dev libvips-tools \
+	libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg time
+
+DEMO_OUT := demo-out
+
+.PHONY: deps build release test demo lint format bench samples clean
+
+## deps: install the missing Debian packages (apt-get update first, only when something is missing)
+deps:
+	@command -v $(SWIFT) >/dev/null || { echo "error: swift not found (expected at /opt/swift/usr/bin or on PATH)"; exit 1; }
+	@missing=""; \
+	for p in $(APT_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing Debian packages:$$missing"; \
+		SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+## build: debug build of the library, the CLI and the tests
+build: deps
+	$(SWIFT) build --build-tests
+
+## release: optimised build of the CLI
+release: deps
+	$(SWIFT) build -c release --product pushprep
+
+## test: install, build, run every test
+test: build
+	$(SWIFT) test --skip-build
+
+## demo: process samples/ into demo-out/ and show the result
+demo: deps
+	$(SWIFT) build --product pushprep
+	@rm -rf $(DEMO_OUT)
+	@echo
+	@echo "$$ pushprep process samples --out $(DEMO_OUT) --base-url https://cdn.example.com/push"
+	@$$($(SWIFT) build --show-bin-path)/pushprep process samples --out $(DEMO_OUT) \
+		--base-url https://cdn.example.com/push; status=$$?; \
+	echo; \
+	python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); [print(f"  {a[\"source\"]:<32} -> {a[\"file\"]}  {a[\"width\"]}x{a[\"height\"]}  {a[\"bytes\"]} bytes" if a["status"]=="ok" else f"  {a[\"source\"]:<32} -> failed: {a[\"error\"][\"code\"]}") for a in m["attachments"]]' $(DEMO_OUT)/manifest.json 2>/dev/null || true; \
+	echo; echo "Manifest: $(DEMO_OUT)/manifest.json"; exit $$status
+
+## lint: check formatting with swift format (the toolchain's) and .swift-format
+lint:
+	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests
+
+## format: rewrite sources in place with swift format
+format:
+	$(SWIFT) format --in-place --recursive Package.swift Sources Tests
+
+## bench: PushPrep and the reference tools side by side, same run, same cores
+bench: release
+	PUSHPREP=$$($(SWIFT) build -c release --show-bin-path)/pushprep bash scripts/bench.sh
+
+## samples: regenerate samples/ (committed; only needed when the script changes)
+samples: deps
+	bash scripts/make-samples.sh
+
+clean:
+	rm -rf .build $(DEMO_OUT) pushprep-out bench-out

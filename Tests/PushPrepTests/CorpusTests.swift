@@ -1,0 +1,118 @@
+import Foundation
+import Logging
+import Testing
+
+@testable import PushPrep
+
+/// The real-world images of `../shared/corpus/sharp-fixtures` (the hard cases that broke image
+/// resizers in the field). That folder is on the developers' and CI's machines but not in a
+/// user's clone, so the suite skips, saying so, when it is absent.
+@Suite(
+    .enabled(
+        if: SharedCorpus.sharpFixtures != nil && TestTools.programPath("vipsheader") != nil,
+        "../shared/corpus/sharp-fixtures is absent (it is not part of the project) or vipsheader is missing"
+    )
+)
+struct CorpusTests {
+    static var corpus: URL? { SharedCorpus.sharpFixtures }
+
+    static let documentedCodes: Set<String> = Set(PushPrepError.Code.all.map(\.rawValue))
+
+    /// Files that must fail, and how. Everything else in the corpus must succeed.
+    static let expectedFailures: [String: String] = [
+        "65536-uint32-limit.png": "too_many_pixels",
+        "giant-image.jpg": "too_many_pixels",
+        "check.svg": "unsupported_type",
+        "circle.svg": "unsupported_type",
+        "struct-image-04-t.svg": "unsupported_type",
+        "relax.jp2": "unsupported_type",
+        "relax_tileparts.jp2": "unsupported_type",
+        "vfile.v": "unsupported_type",
+        "README.md": "unsupported_type",
+        "testimgl.jpg": "unsupported_type",
+        "corrupt-header.jpg": "corrupt_input",
+        "truncated.jpg": "corrupt_input",
+        "truncated.png": "corrupt_input",
+    ]
+
+    @Test("every corpus file becomes a valid attachment or fails with a documented code")
+    func everyFile() async throws {
+        let corpus = try #require(Self.corpus)
+        let out = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(out) }
+        let inputs = InputExpander.expand([corpus.path])
+        #expect(inputs.count > 50)
+        let processor = Processor(settings: ProcessingSettings(), outputDirectory: out.path, logger: .quiet)
+        let manifest = try await processor.run(inputs)
+        try ManifestAssertions.validate(manifest)
+        #expect(manifest.attachments.count == inputs.count)
+
+        for entry in manifest.attachments {
+            let name = URL(fileURLWithPath: entry.source).lastPathComponent
+            switch entry {
+            case .failed(let failure):
+                #expect(Self.documentedCodes.contains(failure.error.code), "\(name): \(failure.error.code)")
+                #expect(
+                    Self.expectedFailures[name] == failure.error.code,
+                    "\(name) failed with \(failure.error.code): \(failure.error.message)")
+            case .ok(let attachment):
+                #expect(Self.expectedFailures[name] == nil, "\(name) should have failed")
+                try checkOutput(attachment, in: out, name: name)
+            }
+        }
+    }
+
+    private func checkOutput(_ attachment: PushPrep.Attachment, in out: URL, name: String) throws {
+        let file = out.appendingPathComponent(attachment.file)
+        let probe = try ImageProbe.probe(file)
+        #expect(attachment.bytes <= AppleLimits.imageBytes, "\(name)")
+        #expect(attachment.width <= 1290, "\(name) is \(attachment.width) wide")
+        #expect(probe.width == attachment.width, "\(name)")
+        #expect(probe.interpretation == "srgb", "\(name) is \(probe.interpretation)")
+        #expect(!probe.hasEXIF && !probe.hasGPS && !probe.hasXMP && !probe.hasIPTC, "\(name) kept metadata")
+        #expect(probe.orientation == 1, "\(name)")
+        let loader = ["public.jpeg": "jpegload", "public.png": "pngload", "com.compuserve.gif": "gifload"]
+        #expect(probe.loader == loader[attachment.uti], "\(name): \(probe.loader) for \(attachment.uti)")
+        #expect(ImageProbe.decodesFully(file), "\(name): output does not decode")
+    }
+
+    @Test("EXIF orientations 2...8 come out looking like orientation 1")
+    func orientationsAreUpright() async throws {
+        let corpus = try #require(Self.corpus)
+        let out = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(out) }
+        for kind in ["Landscape", "Portrait"] {
+            let inputs = (1...8).map { corpus.appendingPathComponent("\(kind)_\($0).jpg").path }
+            let processor = Processor(settings: ProcessingSettings(), outputDirectory: out.path, logger: .quiet)
+            let manifest = try await processor.run(inputs.map { InputItem(source: $0, path: $0) })
+            let files = manifest.attachments.compactMap { $0.attachment.map { out.appendingPathComponent($0.file) } }
+            try #require(files.count == 8)
+            for (index, file) in files.enumerated().dropFirst() {
+                // The fixtures differ only by the digit drawn on them; a wrongly rotated or
+                // mirrored image differs everywhere (mean difference far above 30).
+                let difference = try ImageProbe.meanDifference(files[0], file, scratch: out)
+                #expect(difference < 30, "\(kind)_\(index + 1): mean difference \(difference) from \(kind)_1")
+            }
+        }
+    }
+}
+import Foundation
+import Logging
+import Testing
+
+@testable import PushPrep
+
+/// `../shared/corpus` beside the package, when it is there.
+enum SharedCorpus {
+    static let sharpFixtures: URL? = {
+        var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while directory.path != "/" {
+            if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
+                let corpus = directory.deletingLastPathComponent().appendingPathComponent("shared/corpus/sharp-fixtures")
+                return FileManager.default.fileExists(atPath: corpus.path) ? corpus : nil
+            }
+            directory.deleteLastPathComponent()
+        }
+        return nil
+    }()
+}

@@ -1,0 +1,250 @@
+#!/usr/bin/env bash
+# `make bench`: PushPrep throughput and memory against a vipsthumbnail baseline.
+#
+# Run from anywhere (it cd's to the repo root); writes only under bench-out/.
+#
+# Environment:
+#   PUSHPREP       binary under test, relative to the repo root
+#                  (default .build/release/pushprep)
+#   BENCH_IMAGES   generated large JPEGs to include (default 24)
+#   BENCH_JOBS     parallelism for both tools (default: nproc)
+#   BENCH_REPEAT   timed runs per tool (default 3); the median is reported
+#   BENCH_CORPUS   extra real-world photos (default ../shared/corpus/sharp-fixtures;
+#                  skipped with a note when absent)
+#   BENCH_SKIP_PUSHPREP=1  only run the vipsthumbnail baseline (for checking
+#                  the harness before a PushPrep build exists)
+#
+# Last line of output, for CI / scripts:
+#   bench images: pushprep_ips=… vipsthumbnail_ips=… ratio=… peak_rss_mb=…
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PUSHPREP=${PUSHPREP:-.build/release/pushprep}
+BENCH_IMAGES=${BENCH_IMAGES:-24}
+BENCH_JOBS=${BENCH_JOBS:-$(nproc)}
+BENCH_REPEAT=${BENCH_REPEAT:-3}
+BENCH_CORPUS=${BENCH_CORPUS:-../shared/corpus/sharp-fixtures}
+BENCH_SKIP_PUSHPREP=${BENCH_SKIP_PUSHPREP:-0}
+
+# Must match what PushPrep is asked for, or the comparison is meaningless.
+WIDTH=1290
+QUALITY=82
+# Corpus files above this are decompression-bomb fixtures, not photos; they
+# would dominate the timing and PushPrep may rightly refuse them.
+CORPUS_MAX_PIXELS=50000000
+
+ROOT=bench-out
+CACHE=$ROOT/cache        # generated JPEGs, kept between runs (slow to make)
+IMAGES=$ROOT/images      # the exact input set of this run, rebuilt each time
+PP_OUT=$ROOT/pushprep-out
+VT_OUT=$ROOT/vipsthumbnail-out
+LOGS=$ROOT/logs
+
+die() { echo "bench: error: $*" >&2; exit 2; }
+note() { echo "bench: $*" >&2; }
+
+for n in BENCH_IMAGES BENCH_JOBS BENCH_REPEAT; do
+    [[ ${!n} =~ ^[0-9]+$ ]] || die "$n must be a non-negative integer, got '${!n}'"
+done
+(( BENCH_JOBS >= 1 && BENCH_REPEAT >= 1 )) || die "BENCH_JOBS and BENCH_REPEAT must be >= 1"
+
+# --- preflight: fail before the (slow) image generation, not after ---------
+if [[ $BENCH_SKIP_PUSHPREP != 1 ]]; then
+    if [[ ! -e $PUSHPREP ]]; then
+        die "PushPrep binary not found at '$PUSHPREP' (relative to $(pwd)).
+  Build it first:  swift build -c release
+  or point PUSHPREP at a build, e.g.  PUSHPREP=.build/debug/pushprep make bench"
+    fi
+    [[ -x $PUSHPREP ]] || die "'$PUSHPREP' is not executable"
+fi
+for tool in vips vipsheader vipsthumbnail; do
+    command -v "$tool" >/dev/null || die "'$tool' not found; install libvips-tools (apt-get install libvips-tools)"
+done
+# bash's `time` keyword cannot report peak RSS; GNU time can.
+[[ -x /usr/bin/time ]] || die "GNU time (/usr/bin/time) is required for peak memory.
+  Install it with:  sudo apt-get install time"
+
+mkdir -p "$CACHE" "$LOGS" "$ROOT/tmp"
+# libvips (and synth-photo.sh) spill temporaries to TMPDIR; keep them in bench-out.
+TMPDIR=$(cd "$ROOT/tmp" && pwd)
+export TMPDIR
+
+# --- inputs ----------------------------------------------------------------
+rm -rf "$IMAGES"
+mkdir -p "$IMAGES"
+
+corpus_count=0
+if [[ -d $BENCH_CORPUS ]]; then
+    while IFS= read -r -d '' f; do
+        w=$(vipsheader -f width "$f" 2>/dev/null) || continue
+        h=$(vipsheader -f height "$f" 2>/dev/null) || continue
+        pages=$(vipsheader -f n-pages "$f" 2>/dev/null) || pages=1
+        (( w > WIDTH && w * h <= CORPUS_MAX_PIXELS && ${pages:-1} <= 1 )) || continue
+        # The corpus deliberately contains truncated/corrupt files; a full
+        # strict decode keeps them out so both tools see only valid photos.
+        vips avg "$f[fail_on=warning]" >/dev/null 2>&1 || continue
+        base=$(basename "$f")
+        # Unique stems: vipsthumbnail names outputs by stem (%s), so "a.png"
+        # and "a.jpg" would overwrite each other.
+        cp "$f" "$IMAGES/corpus-${base//./-}.${base##*.}"
+        corpus_count=$(( corpus_count + 1 ))
+    done < <(find "$BENCH_CORPUS" -maxdepth 1 -type f \
+                \( -iname '*.jpg' -o -iname '*.jpeg' -o -iname '*.png' -o -iname '*.webp' \) \
+                -print0 | sort -z)
+    note "corpus: $corpus_count photos wider than $WIDTH px from $BENCH_CORPUS"
+else
+    note "corpus: $BENCH_CORPUS not found, continuing with generated images only"
+fi
+
+# Camera-like sizes: 12 MP iPhone, 24 MP DSLR, and a portrait 12 MP frame
+# (a portrait input yields a 1290x1720 output: more pixels to encode).
+sizes=("4032 3024" "6000 4000" "3000 4000")
+todo=()
+for (( i = 0; i < BENCH_IMAGES; i++ )); do
+    read -r w h <<<"${sizes[i % ${#sizes[@]}]}"
+    f=$(printf '%s/synth-%02d-%dx%d.jpg' "$CACHE" "$i" "$w" "$h")
+    [[ -s $f ]] || todo+=("$w $h $(( 1000 + i )) $f")
+done
+if (( ${#todo[@]} > 0 )); then
+    note "generating ${#todo[@]} large JPEGs into $CACHE (one-off, cached for later runs)..."
+    # Written under a temporary name, so an interrupted run never leaves a
+    # truncated file that later runs would take for a cached image.
+    printf '%s\n' "${todo[@]}" | xargs -P "$BENCH_JOBS" -L 1 bash -c '
+        bash scripts/synth-photo.sh "$1" "$2" "$3" "$4.partial.jpg[Q=90]" && mv "$4.partial.jpg" "$4"
+    ' synth
+fi
+for (( i = 0; i < BENCH_IMAGES; i++ )); do
+    read -r w h <<<"${sizes[i % ${#sizes[@]}]}"
+    f=$(printf 'synth-%02d-%dx%d.jpg' "$i" "$w" "$h")
+    ln "$CACHE/$f" "$IMAGES/$f" 2>/dev/null || cp "$CACHE/$f" "$IMAGES/$f"
+done
+
+mapfile -d '' files < <(find "$IMAGES" -type f -print0 | sort -z)
+count=${#files[@]}
+(( count > 0 )) || die "no input images (BENCH_IMAGES=0 and no corpus)"
+megapixels=$(for f in "${files[@]}"; do
+    echo "$(vipsheader -f width "$f") $(vipsheader -f height "$f")"
+done | awk '{ s += $1 * $2 } END { printf "%.1f", s / 1e6 }')
+input_mb=$(du -cbL "${files[@]}" | awk 'END { printf "%.1f", $1 / 1048576 }')
+
+# Per-file vipsthumbnail arguments, as (flag, file) pairs. Only inputs with an
+# embedded ICC profile need --export-profile to come out as sRGB (8.14 keeps
+# the input's colour space otherwise, and `strip` would then drop the
+# profile). On untagged sRGB inputs that flag forces a pointless sRGB->sRGB
+# transform costing ~20% CPU, which would make the baseline look slower than
+# it is; those get --intent=relative instead, the default, i.e. a no-op.
+vt_pairs=()
+tagged=0
+for f in "${files[@]}"; do
+    if vipsheader -f icc-profile-data "$f" >/dev/null 2>&1; then
+        vt_pairs+=(--export-profile=srgb "$f")
+        tagged=$(( tagged + 1 ))
+    else
+        vt_pairs+=(--intent=relative "$f")
+    fi
+done
+
+# Both tools should read from the page cache, not the disk, in every run.
+cat "${files[@]}" >/dev/null
+
+# --- runs ------------------------------------------------------------------
+# GNU time appends "elapsed maxrss_kb" as the last line of the -o file (a
+# "Command exited with non-zero status" line may precede it).
+timed() { local out=$1; shift; /usr/bin/time -f '%e %M' -o "$out" "$@"; }
+
+pp_secs=() pp_rss=() vt_secs=() vt_rss=()
+pp_failed=0
+
+run_pushprep() {
+    local r=$1 rc=0 failed produced
+    rm -rf "$PP_OUT"; mkdir -p "$PP_OUT"
+    timed "$LOGS/pushprep-$r.time" "$PUSHPREP" process --out "$PP_OUT" --jobs "$BENCH_JOBS" \
+        --manifest "$PP_OUT/manifest.json" --width "$WIDTH" --quality "$QUALITY" "$IMAGES" \
+        >"$LOGS/pushprep-$r.log" 2>&1 || rc=$?
+    if (( rc > 1 )); then
+        tail -n 20 "$LOGS/pushprep-$r.log" >&2
+        die "pushprep exited with status $rc (log: $LOGS/pushprep-$r.log)"
+    fi
+    failed=$(grep -o '"status" *: *"failed"' "$PP_OUT/manifest.json" 2>/dev/null | wc -l) || failed=0
+    produced=$(find "$PP_OUT" -type f ! -name manifest.json | wc -l)
+    if (( rc == 1 || failed > 0 )); then
+        note "pushprep run $r: $failed of $count inputs failed (exit $rc); see $PP_OUT/manifest.json"
+        pp_failed=$failed
+    fi
+    (( produced == count - failed )) || note "pushprep run $r: $produced output files for $count inputs ($failed failed)"
+    read -r secs rss < <(tail -n 1 "$LOGS/pushprep-$r.time")
+    pp_secs+=("$secs"); pp_rss+=("$rss")
+}
+
+# The baseline is the obvious shell approach: one vipsthumbnail process per
+# file, JOBS at a time. Settings mirror PushPrep: fit to 1290 px wide, never
+# upscale (">"), auto-rotate (vipsthumbnail's default), sRGB output (see
+# vt_pairs), JPEG Q82 with optimised Huffman tables, all metadata stripped.
+# -o must be absolute: vipsthumbnail resolves a relative -o against each
+# input file's directory.
+run_vipsthumbnail() {
+    local r=$1 rc=0 produced vt_abs
+    rm -rf "$VT_OUT"; mkdir -p "$VT_OUT"
+    vt_abs=$(cd "$VT_OUT" && pwd)
+    printf '%s\0' "${vt_pairs[@]}" | timed "$LOGS/vipsthumbnail-$r.time" \
+        xargs -0 -n 2 -P "$BENCH_JOBS" \
+        vipsthumbnail --size "${WIDTH}x>" \
+        -o "$vt_abs/%s.jpg[Q=$QUALITY,strip,optimize_coding]" \
+        >"$LOGS/vipsthumbnail-$r.log" 2>&1 || rc=$?
+    produced=$(find "$VT_OUT" -type f | wc -l)
+    if (( rc != 0 || produced != count )); then
+        tail -n 20 "$LOGS/vipsthumbnail-$r.log" >&2
+        die "vipsthumbnail run $r failed (exit $rc, $produced/$count outputs)"
+    fi
+    read -r secs rss < <(tail -n 1 "$LOGS/vipsthumbnail-$r.time")
+    vt_secs+=("$secs"); vt_rss+=("$rss")
+}
+
+note "running: $count images, jobs=$BENCH_JOBS, $BENCH_REPEAT rounds (interleaved)"
+# Interleaving A B A B ... spreads background load on a shared machine over
+# both tools instead of penalising whichever ran during the noisy minute.
+for (( r = 1; r <= BENCH_REPEAT; r++ )); do
+    if [[ $BENCH_SKIP_PUSHPREP != 1 ]]; then
+        run_pushprep "$r"
+        note "round $r: pushprep ${pp_secs[-1]} s, $(( pp_rss[-1] / 1024 )) MB peak"
+    fi
+    run_vipsthumbnail "$r"
+    note "round $r: vipsthumbnail ${vt_secs[-1]} s"
+done
+
+# --- report ----------------------------------------------------------------
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+max() { printf '%s\n' "$@" | sort -g | tail -n 1; }
+# Guards against a 0.00 s elapsed time on a tiny input set.
+ips() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.2f", (s > 0) ? n / s : 0 }'; }
+
+vt_med=$(median "${vt_secs[@]}")
+vt_ips=$(ips "$count" "$vt_med")
+vt_mb=$(awk -v k="$(max "${vt_rss[@]}")" 'BEGIN { printf "%.1f", k / 1024 }')
+
+if [[ $BENCH_SKIP_PUSHPREP != 1 ]]; then
+    pp_med=$(median "${pp_secs[@]}")
+    pp_ips=$(ips "$count" "$pp_med")
+    pp_mb=$(awk -v k="$(max "${pp_rss[@]}")" 'BEGIN { printf "%.1f", k / 1024 }')
+    ratio=$(awk -v a="$pp_ips" -v b="$vt_ips" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')
+    ratio_verdict=$(awk -v r="$ratio" 'BEGIN { print (r >= 1.0) ? "ok" : "BELOW GOAL" }')
+    mem_verdict=$(awk -v m="$pp_mb" 'BEGIN { print (m < 300) ? "ok" : "ABOVE GOAL" }')
+else
+    pp_med=NA pp_ips=NA pp_mb=NA ratio=NA ratio_verdict=skipped mem_verdict=skipped
+fi
+
+echo
+echo "PushPrep benchmark: $count images ($corpus_count corpus + $BENCH_IMAGES generated, $tagged ICC-tagged), ${megapixels} MP, ${input_mb} MB in"
+echo "width $WIDTH, quality $QUALITY, jobs $BENCH_JOBS of $(nproc) cores, median of $BENCH_REPEAT interleaved runs, $(vips --version)"
+echo
+printf '%-15s %7s %12s %10s %14s\n' tool images "median s" "images/s" "peak RSS MB"
+printf '%-15s %7s %12s %10s %14s\n' pushprep "$count" "$pp_med" "$pp_ips" "$pp_mb"
+printf '%-15s %7s %12s %10s %14s\n' vipsthumbnail "$count" "$vt_med" "$vt_ips" "$vt_mb*"
+echo "  * vipsthumbnail: largest single process (one process per image)"
+echo "  runs (s): pushprep ${pp_secs[*]:-skipped} | vipsthumbnail ${vt_secs[*]}"
+(( pp_failed == 0 )) || echo "  WARNING: pushprep failed on $pp_failed inputs; its images/s counts them as processed"
+echo
+echo "ratio pushprep/vipsthumbnail images/s: $ratio (goal >= 1.0: $ratio_verdict)"
+echo "pushprep peak memory: $pp_mb MB (goal < 300: $mem_verdict)"
+echo "bench images: pushprep_ips=$pp_ips vipsthumbnail_ips=$vt_ips ratio=$ratio peak_rss_mb=$pp_mb"

@@ -116,3 +116,34 @@ enum SharedCorpus {
         return nil
     }()
 }
+
+/// The whole corpus through the real binary, as a user runs it: it must finish (no hang), exit
+/// with 1 (some fixtures must fail), and stay within a bounded amount of memory.
+@Suite(
+    .enabled(
+        if: SharedCorpus.sharpFixtures != nil && FileManager.default.isExecutableFile(atPath: "/usr/bin/time")
+            && TestTools.pushprepBinary() != nil,
+        "needs ../shared/corpus (absent outside the developers' machines), GNU time and the built binary"
+    )
+)
+struct CorpusProcessTests {
+    @Test("the corpus through the CLI: no crash, no hang, peak memory under 300 MB")
+    func boundedMemory() throws {
+        let corpus = try #require(SharedCorpus.sharpFixtures)
+        let binary = try #require(TestTools.pushprepBinary())
+        let out = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(out) }
+        let result = try TestTools.run(
+            "/usr/bin/time",
+            ["-f", "peak-kb=%M", binary.path, "process", corpus.path, "--out", out.path, "--jobs", "2"],
+            timeout: .seconds(300)
+        )
+        let stderr = String(decoding: result.stderr, as: UTF8.self)
+        // Exit 1: the corpus holds fixtures that must fail. A crash would be a signal (>128).
+        #expect(result.status == 1, "exit \(result.status): \(stderr.suffix(2000))")
+        let peak = stderr.split(separator: "\n").last { $0.hasPrefix("peak-kb=") }
+            .flatMap { Int($0.dropFirst("peak-kb=".count)) }
+        let kilobytes = try #require(peak, "GNU time printed no peak: \(stderr.suffix(500))")
+        #expect(kilobytes < 300_000, "peak memory \(kilobytes / 1024) MB")
+    }
+}

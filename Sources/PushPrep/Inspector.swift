@@ -41,21 +41,29 @@ public enum Inspector {
             report.type = type.rawValue
             report.kind = type.kind
             let ext = (item.path as NSString).pathExtension.lowercased()
-            if !type.acceptedByApple { report.problems.append("\(type.rawValue) is not a type iOS accepts as an attachment") }
+            if !type.acceptedByApple {
+                report.problems.append("\(type.rawValue) is not a type iOS accepts as an attachment")
+            }
             if size > AppleLimits.maxBytes(for: type.kind) {
-                report.problems.append("\(size) bytes is over Apple's \(AppleLimits.maxBytes(for: type.kind))-byte limit for \(type.kind.rawValue)")
+                report.problems.append(
+                    "\(size) bytes is over Apple's \(AppleLimits.maxBytes(for: type.kind))-byte limit for \(type.kind.rawValue)"
+                )
             }
             if !type.knownExtensions.contains(ext) {
                 report.problems.append(
-                    ext.isEmpty ? "no file extension: the phone infers the type from it"
+                    ext.isEmpty
+                        ? "no file extension: the phone infers the type from it"
                         : "the extension .\(ext) does not match the content (\(type.rawValue))")
             }
             report.meetsAppleRules = report.problems.isEmpty
             guard size <= settings.maxInputBytes else {
-                throw PushPrepError(.inputTooLarge, "input is \(size) bytes, over the limit of \(settings.maxInputBytes) bytes")
+                throw PushPrepError(
+                    .inputTooLarge, "input is \(size) bytes, over the limit of \(settings.maxInputBytes) bytes")
             }
             guard type.kind == .image else {
-                throw PushPrepError(.unsupportedType, "\(type.rawValue) is \(type.kind.rawValue); this version of PushPrep processes images only")
+                throw PushPrepError(
+                    .unsupportedType,
+                    "\(type.rawValue) is \(type.kind.rawValue); this version of PushPrep processes images only")
             }
             try inspectImage(item, type: type, settings: settings, into: &report)
         } catch {
@@ -74,7 +82,8 @@ public enum Inspector {
             let file = try InputFile.read(path: item.path, maxBytes: settings.maxInputBytes, keepContents: true)
             input = ImageInput(type: type, payload: .bitmap(file.contents ?? []))
         case .svg:
-            throw PushPrepError(.unsupportedType, "svg images are not accepted (only JPEG, PNG, GIF, WebP, HEIF/AVIF, TIFF and BMP)")
+            throw PushPrepError(
+                .unsupportedType, "svg images are not accepted (only JPEG, PNG, GIF, WebP, HEIF/AVIF, TIFF and BMP)")
         default:
             input = ImageInput(type: type, payload: .file(item.path))
         }
@@ -92,13 +101,18 @@ public enum Inspector {
 
         if header.orientation != 1 { report.plan.append("apply EXIF orientation \(header.orientation) to the pixels") }
         if header.uprightWidth > settings.width {
-            let height = Int((Double(header.uprightHeight) * Double(settings.width) / Double(header.uprightWidth)).rounded())
+            let height = Int(
+                (Double(header.uprightHeight) * Double(settings.width) / Double(header.uprightWidth)).rounded())
             report.plan.append("resize \(header.uprightWidth)x\(header.uprightHeight) to \(settings.width)x\(height)")
         }
-        if !report.metadata.isEmpty { report.plan.append("strip metadata (\(report.metadata.joined(separator: ", ")))") }
+        if !report.metadata.isEmpty {
+            report.plan.append("strip metadata (\(report.metadata.joined(separator: ", ")))")
+        }
         let target =
-            header.isAnimated ? "gif (or its first frame as a still if it cannot fit)"
-            : header.hasAlpha ? "png if the alpha channel is really used, else jpeg" : "jpeg quality \(settings.quality)"
+            header.isAnimated
+            ? "gif (or its first frame as a still if it cannot fit)"
+            : header.hasAlpha
+                ? "png if the alpha channel is really used, else jpeg" : "jpeg quality \(settings.quality)"
         report.plan.append("encode as \(target), at most \(settings.imageMaxBytes) bytes")
     }
 }
@@ -114,7 +128,9 @@ enum ImageMetadata {
         if names.contains("xmp-data") { blocks.append("xmp") }
         if names.contains("iptc-data") { blocks.append("iptc") }
         if names.contains("icc-profile-data") { blocks.append("icc") }
-        if names.contains(where: { $0.hasSuffix("comment") || $0.hasPrefix("png-comment") }) { blocks.append("comment") }
+        if names.contains(where: { $0.hasSuffix("comment") || $0.hasPrefix("png-comment") }) {
+            blocks.append("comment")
+        }
         return blocks
     }
 }

@@ -87,7 +87,9 @@ public enum MediaDetector {
         if heifBrands.contains(major) { return .heic }
         if major == "qt  " { return .mov }
         if ["M4A ", "M4B ", "M4P ", "F4A "].contains(major) { return .m4a }
-        if brands.contains(where: heifBrands.contains) && !brands.contains(where: { $0.hasPrefix("iso") || $0.hasPrefix("mp4") }) {
+        if brands.contains(where: heifBrands.contains)
+            && !brands.contains(where: { $0.hasPrefix("iso") || $0.hasPrefix("mp4") })
+        {
             return .heic
         }
         return .mp4
@@ -133,10 +135,12 @@ public enum MediaDetector {
             return frequencyIndex < 13 ? .aac : nil
         }
         let version = (second >> 3) & 0x03  // 01 is reserved
-        let layer = (second >> 1) & 0x03  // 00 is reserved
+        // MP3 is layer III (01). Layers I and II are not MP3, and accepting layer I (11) made
+        // UTF-16LE text (BOM FF FE) look like an MP3 frame header.
+        let layer = (second >> 1) & 0x03
         let bitrate = (b[offset + 2] >> 4) & 0x0F  // 1111 is invalid
         let sampleRate = (b[offset + 2] >> 2) & 0x03  // 11 is reserved
-        guard version != 0x01, layer != 0x00, bitrate != 0x0F, sampleRate != 0x03 else { return nil }
+        guard version != 0x01, layer == 0x01, bitrate != 0x0F, sampleRate != 0x03 else { return nil }
         return .mp3
     }
 

@@ -105,9 +105,13 @@ public struct Processor: Sendable {
         case .jpeg, .png, .gif, .webp, .heic, .avif, .tiff:
             payload = .file(item.path)
         case .bmp:
-            payload = .bitmap(try InputFile.read(path: item.path, maxBytes: settings.maxInputBytes, keepContents: true).contents ?? [])
+            payload = .bitmap(
+                try InputFile.read(path: item.path, maxBytes: settings.maxInputBytes, keepContents: true).contents ?? []
+            )
         default:
-            throw PushPrepError(.unsupportedType, "\(type.rawValue) images are not accepted (only JPEG, PNG, GIF, WebP, HEIF/AVIF, TIFF and BMP)")
+            throw PushPrepError(
+                .unsupportedType,
+                "\(type.rawValue) images are not accepted (only JPEG, PNG, GIF, WebP, HEIF/AVIF, TIFF and BMP)")
         }
         let processed = try ImagePipeline.process(ImageInput(type: type, payload: payload), settings: settings)
         warnings += processed.warnings
@@ -151,7 +155,8 @@ public struct Processor: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: outputDirectory, withIntermediateDirectories: true)
         } catch {
-            throw PushPrepError(.ioError, "cannot create the out directory \(outputDirectory): \(error.localizedDescription)")
+            throw PushPrepError(
+                .ioError, "cannot create the out directory \(outputDirectory): \(error.localizedDescription)")
         }
         AtomicFile.removeStaleTemporaries(in: outputDirectory)
     }
@@ -171,6 +176,8 @@ enum ExtensionCheck {
         guard !ext.isEmpty, MediaType.allKnownExtensions.contains(ext), !detected.knownExtensions.contains(ext) else {
             return []
         }
-        return ["the extension .\(ext) does not match the content, which is \(detected.rawValue); processed as \(detected.rawValue)"]
+        return [
+            "the extension .\(ext) does not match the content, which is \(detected.rawValue); processed as \(detected.rawValue)"
+        ]
     }
 }

@@ -35,7 +35,8 @@ struct ProcessCommand: AsyncParsableCommand {
     @Option(name: .long, help: "How many inputs to process at once (default: the number of cores).")
     var jobs: Int = ProcessingSettings.defaultJobs
 
-    @Option(name: .customLong("base-url"), help: "URL prefix of the out directory; each entry's url is this + its file.")
+    @Option(
+        name: .customLong("base-url"), help: "URL prefix of the out directory; each entry's url is this + its file.")
     var baseURL: String?
 
     @OptionGroup var logging: LoggingOptions

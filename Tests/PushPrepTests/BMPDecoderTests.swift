@@ -27,7 +27,9 @@ private func makeBMP(
         dib = Array(dib.prefix(headerSize))
         if headerSize == 40 { dib += masks.flatMap { le32(Int($0)) } }
     }
-    let pal: [UInt8] = palette.flatMap { (c: [UInt8]) -> [UInt8] in headerSize == 12 ? [c[2], c[1], c[0]] : [c[2], c[1], c[0], 0] }
+    let pal: [UInt8] = palette.flatMap { (c: [UInt8]) -> [UInt8] in
+        headerSize == 12 ? [c[2], c[1], c[0]] : [c[2], c[1], c[0], 0]
+    }
     let offset = dataOffset ?? 14 + dib.count + pal.count
     let total = 14 + dib.count + pal.count + pixels.count
     return cat([0x42, 0x4D], le32(total), le32(0), le32(offset), dib, pal, pixels)
@@ -52,17 +54,21 @@ private let red: [UInt8] = [255, 0, 0], green: [UInt8] = [0, 255, 0], blue: [UIn
 private let white: [UInt8] = [255, 255, 255], black: [UInt8] = [0, 0, 0]
 
 /// A small valid 24-bit file used as the base of hostile variants.
-private let base24 = makeBMP(width: 3, height: 2, bitCount: 24, pixels: rows([[0, 0, 255, 0, 255, 0, 255, 0, 0], [255, 255, 255, 0, 0, 0, 1, 2, 3]]))
+private let base24 = makeBMP(
+    width: 3, height: 2, bitCount: 24,
+    pixels: rows([[0, 0, 255, 0, 255, 0, 255, 0, 0], [255, 255, 255, 0, 0, 0, 1, 2, 3]]))
 
 // MARK: - Valid files
 
 @Suite("BMPDecoder") struct BMPDecoderTests {
     @Test func bottomUp24BitWithOddWidthPadding() throws {
         // 3 px × 3 bytes = 9 bytes per row, padded to 12. Stored bottom row first.
-        let file = makeBMP(width: 3, height: 2, bitCount: 24, pixels: rows([
-            [0, 0, 255, 0, 255, 0, 255, 0, 0],  // bottom: red, green, blue (as BGR)
-            [255, 255, 255, 0, 0, 0, 3, 2, 1],  // top: white, black, (1,2,3)
-        ]))
+        let file = makeBMP(
+            width: 3, height: 2, bitCount: 24,
+            pixels: rows([
+                [0, 0, 255, 0, 255, 0, 255, 0, 0],  // bottom: red, green, blue (as BGR)
+                [255, 255, 255, 0, 0, 0, 3, 2, 1],  // top: white, black, (1,2,3)
+            ]))
         let bmp = try BMPDecoder.decode(file, maxPixels: 100)
         #expect(bmp.width == 3 && bmp.height == 2 && bmp.bands == 3)
         #expect(bmp.pixels == cat(white, black, [1, 2, 3], red, green, blue))
@@ -123,7 +129,8 @@ private let base24 = makeBMP(width: 3, height: 2, bitCount: 24, pixels: rows([[0
 
     @Test func sixteenBit555Default() throws {
         // 0x7FFF white, 0x7C00 red, 0x0010 blue 16/31 → 132, 0x8000 (unused top bit) black.
-        let file = makeBMP(width: 4, height: 1, bitCount: 16, pixels: cat(le16(0x7FFF), le16(0x7C00), le16(0x0010), le16(0x8000)))
+        let file = makeBMP(
+            width: 4, height: 1, bitCount: 16, pixels: cat(le16(0x7FFF), le16(0x7C00), le16(0x0010), le16(0x8000)))
         let bmp = try BMPDecoder.decode(file, maxPixels: 100)
         #expect(bmp.pixels == cat(white, red, [0, 0, 132], black))
     }
@@ -139,7 +146,8 @@ private let base24 = makeBMP(width: 3, height: 2, bitCount: 24, pixels: rows([[0
 
     @Test func sixteenBit4444WithAlpha() throws {
         let file = makeBMP(
-            headerSize: 108, width: 1, height: 1, bitCount: 16, compression: 3, masks: [0x0F00, 0x00F0, 0x000F, 0xF000],
+            headerSize: 108, width: 1, height: 1, bitCount: 16, compression: 3,
+            masks: [0x0F00, 0x00F0, 0x000F, 0xF000],
             pixels: rows([le16(0x8F05)]))
         let bmp = try BMPDecoder.decode(file, maxPixels: 1)
         #expect(bmp.bands == 4 && bmp.pixels == [255, 0, 85, 136])
@@ -147,7 +155,8 @@ private let base24 = makeBMP(width: 3, height: 2, bitCount: 24, pixels: rows([[0
 
     @Test func eightBitPaletteClampsOutOfRangeIndexToEntryZero() throws {
         let palette: [[UInt8]] = [[10, 20, 30], red, green]
-        let file = makeBMP(width: 3, height: 2, bitCount: 8, palette: palette, pixels: rows([[0, 1, 2], [2, 200, 1]]))
+        let file = makeBMP(
+            width: 3, height: 2, bitCount: 8, palette: palette, pixels: rows([[0, 1, 2], [2, 200, 1]]))
         let bmp = try BMPDecoder.decode(file, maxPixels: 100)
         #expect(bmp.pixels == cat(green, [10, 20, 30], red, [10, 20, 30], red, green))
     }
@@ -162,7 +171,9 @@ private let base24 = makeBMP(width: 3, height: 2, bitCount: 24, pixels: rows([[0
     @Test func oneBitPalette() throws {
         // Width 10: two bytes per row, padded to 4.
         let palette: [[UInt8]] = [[1, 2, 3], [250, 251, 252]]
-        let file = makeBMP(width: 10, height: 2, bitCount: 1, palette: palette, pixels: rows([[0b1010_0000, 0b0100_0000], [0xFF, 0b1000_0000]]))
+        let file = makeBMP(
+            width: 10, height: 2, bitCount: 1, palette: palette,
+            pixels: rows([[0b1010_0000, 0b0100_0000], [0xFF, 0b1000_0000]]))
         let bmp = try BMPDecoder.decode(file, maxPixels: 100)
         let (o, i) = (palette[0], palette[1])
         let top: [UInt8] = cat(cat(i, i, i, i, i, i, i, i, i), o)
@@ -214,7 +225,9 @@ private let base24 = makeBMP(width: 3, height: 2, bitCount: 24, pixels: rows([[0
     }
 
     @Test func os2CoreHeader8BitAnd24Bit() throws {
-        let pal = makeBMP(headerSize: 12, width: 2, height: 2, bitCount: 8, palette: [red, green, blue] + [[UInt8]](repeating: black, count: 253), pixels: rows([[0, 1], [2, 0]]))
+        let pal = makeBMP(
+            headerSize: 12, width: 2, height: 2, bitCount: 8,
+            palette: [red, green, blue] + [[UInt8]](repeating: black, count: 253), pixels: rows([[0, 1], [2, 0]]))
         #expect(try BMPDecoder.decode(pal, maxPixels: 4).pixels == cat(blue, red, red, green))
         let rgb = makeBMP(headerSize: 12, width: 1, height: 2, bitCount: 24, pixels: rows([[1, 2, 3], [4, 5, 6]]))
         #expect(try BMPDecoder.decode(rgb, maxPixels: 2).pixels == [6, 5, 4, 3, 2, 1])
@@ -235,7 +248,10 @@ private let base24 = makeBMP(width: 3, height: 2, bitCount: 24, pixels: rows([[0
     }
 
     @Test func everyTruncationIsRefused() {
-        for files in [base24, makeBMP(width: 2, height: 2, bitCount: 8, palette: [red, green], pixels: rows([[0, 1], [1, 0]]))] {
+        for files in [
+            base24,
+            makeBMP(width: 2, height: 2, bitCount: 8, palette: [red, green], pixels: rows([[0, 1], [1, 0]])),
+        ] {
             for length in 0..<files.count {
                 #expect(decodeCode(Array(files.prefix(length))) == .corruptInput, "prefix \(length)")
             }
@@ -246,7 +262,8 @@ private let base24 = makeBMP(width: 3, height: 2, bitCount: 24, pixels: rows([[0
         let huge = makeBMP(width: 100_000, height: 100_000, bitCount: 24, pixels: [1, 2, 3, 4])
         #expect(code { () throws(PushPrepError) in _ = try BMPDecoder.header(huge) } == .tooManyPixels)
         #expect(decodeCode(huge) == .tooManyPixels)
-        #expect(decodeCode(makeBMP(width: 1, height: Int(Int32.min), bitCount: 24, pixels: [0, 0, 0, 0])) == .tooManyPixels)
+        #expect(
+            decodeCode(makeBMP(width: 1, height: Int(Int32.min), bitCount: 24, pixels: [0, 0, 0, 0])) == .tooManyPixels)
         // At the size cap with no limit the truncation check runs before the 12 GiB output would be allocated.
         let big = makeBMP(width: 65535, height: 65535, bitCount: 24, pixels: [1, 2, 3, 4])
         #expect(decodeCode(big) == .corruptInput)
@@ -255,17 +272,26 @@ private let base24 = makeBMP(width: 3, height: 2, bitCount: 24, pixels: rows([[0
     }
 
     @Test func badDimensionsAreCorrupt() {
-        #expect(decodeCode(makeBMP(width: -3, height: 2, bitCount: 24, pixels: [UInt8](repeating: 0, count: 24))) == .corruptInput)
+        #expect(
+            decodeCode(makeBMP(width: -3, height: 2, bitCount: 24, pixels: [UInt8](repeating: 0, count: 24)))
+                == .corruptInput)
         #expect(decodeCode(makeBMP(width: 0, height: 2, bitCount: 24, pixels: [0, 0, 0, 0])) == .corruptInput)
         #expect(decodeCode(makeBMP(width: 2, height: 0, bitCount: 24, pixels: [0, 0, 0, 0])) == .corruptInput)
-        #expect(decodeCode(makeBMP(headerSize: 12, width: 0, height: 1, bitCount: 24, pixels: [0, 0, 0, 0])) == .corruptInput)
-        #expect(decodeCode(makeBMP(width: 1, height: 1, bitCount: 24, planes: 0, pixels: [0, 0, 0, 0])) == .corruptInput)
+        #expect(
+            decodeCode(makeBMP(headerSize: 12, width: 0, height: 1, bitCount: 24, pixels: [0, 0, 0, 0]))
+                == .corruptInput)
+        #expect(
+            decodeCode(makeBMP(width: 1, height: 1, bitCount: 24, planes: 0, pixels: [0, 0, 0, 0])) == .corruptInput)
     }
 
     @Test func badOffsetsAreCorrupt() {
         let pixels: [UInt8] = [1, 2, 3, 0]
-        #expect(decodeCode(makeBMP(width: 1, height: 1, bitCount: 24, pixels: pixels, dataOffset: 1_000_000)) == .corruptInput)
-        #expect(decodeCode(makeBMP(width: 1, height: 1, bitCount: 24, pixels: pixels, dataOffset: 0xFFFF_FFFF)) == .corruptInput)
+        #expect(
+            decodeCode(makeBMP(width: 1, height: 1, bitCount: 24, pixels: pixels, dataOffset: 1_000_000))
+                == .corruptInput)
+        #expect(
+            decodeCode(makeBMP(width: 1, height: 1, bitCount: 24, pixels: pixels, dataOffset: 0xFFFF_FFFF))
+                == .corruptInput)
         #expect(decodeCode(makeBMP(width: 1, height: 1, bitCount: 24, pixels: pixels, dataOffset: 20)) == .corruptInput)
         #expect(decodeCode(makeBMP(width: 1, height: 1, bitCount: 24, pixels: pixels, dataOffset: 58)) == .corruptInput)
     }
@@ -300,9 +326,17 @@ private let base24 = makeBMP(width: 3, height: 2, bitCount: 24, pixels: rows([[0
     }
 
     @Test func compressionAndDepthMustAgree() {
-        #expect(decodeCode(makeBMP(width: 1, height: 1, bitCount: 24, compression: 1, pixels: [1, 0, 0, 1])) == .corruptInput)
-        #expect(decodeCode(makeBMP(width: 1, height: 1, bitCount: 8, compression: 2, palette: [red], pixels: [1, 0, 0, 1])) == .corruptInput)
-        #expect(decodeCode(makeBMP(width: 1, height: 1, bitCount: 24, compression: 3, masks: [0xFF, 0xFF00, 0xFF0000], pixels: [0, 0, 0, 0])) == .corruptInput)
+        #expect(
+            decodeCode(makeBMP(width: 1, height: 1, bitCount: 24, compression: 1, pixels: [1, 0, 0, 1]))
+                == .corruptInput)
+        #expect(
+            decodeCode(makeBMP(width: 1, height: 1, bitCount: 8, compression: 2, palette: [red], pixels: [1, 0, 0, 1]))
+                == .corruptInput)
+        #expect(
+            decodeCode(
+                makeBMP(
+                    width: 1, height: 1, bitCount: 24, compression: 3, masks: [0xFF, 0xFF00, 0xFF0000],
+                    pixels: [0, 0, 0, 0])) == .corruptInput)
     }
 
     @Test func invalidMasksAreCorrupt() {
@@ -329,7 +363,10 @@ private let base24 = makeBMP(width: 3, height: 2, bitCount: 24, pixels: rows([[0
         #expect(decodeCode(rle([2, 1])) == .corruptInput)  // no end of bitmap, rows missing
         #expect(decodeCode(rle([0, 4, 1, 1])) == .corruptInput)  // absolute block truncated
         #expect(decodeCode(rle([0, 2, 1])) == .corruptInput)  // delta truncated
-        #expect(decodeCode(makeBMP(width: 1, height: -1, bitCount: 8, compression: 1, palette: [red], pixels: [1, 0, 0, 1])) == .corruptInput)
+        #expect(
+            decodeCode(
+                makeBMP(width: 1, height: -1, bitCount: 8, compression: 1, palette: [red], pixels: [1, 0, 0, 1]))
+                == .corruptInput)
     }
 
     /// Random byte corruption of valid files must never crash or trap; whatever decodes must be consistent.
@@ -337,10 +374,18 @@ private let base24 = makeBMP(width: 3, height: 2, bitCount: 24, pixels: rows([[0
         let palette16 = (0..<16).map { i -> [UInt8] in [UInt8(i), 0, 0] }
         let seeds: [[UInt8]] = [
             base24,
-            makeBMP(width: 5, height: 3, bitCount: 8, compression: 1, palette: [red, green], pixels: [2, 1, 0, 3, 0, 1, 0, 0, 0, 0, 1, 1, 0, 2, 1, 1, 1, 0, 0, 1]),
-            makeBMP(width: 5, height: 2, bitCount: 4, compression: 2, palette: palette16, pixels: [5, 0x12, 0, 0, 0, 3, 0x45, 0x60, 0, 1]),
-            makeBMP(headerSize: 124, width: 2, height: -2, bitCount: 32, compression: 3, masks: [0xFF0000, 0xFF00, 0xFF, 0xFF00_0000], pixels: Array(0..<16)),
-            makeBMP(width: 3, height: 2, bitCount: 16, compression: 3, masks: [0xF800, 0x07E0, 0x001F], pixels: Array(0..<16)),
+            makeBMP(
+                width: 5, height: 3, bitCount: 8, compression: 1, palette: [red, green],
+                pixels: [2, 1, 0, 3, 0, 1, 0, 0, 0, 0, 1, 1, 0, 2, 1, 1, 1, 0, 0, 1]),
+            makeBMP(
+                width: 5, height: 2, bitCount: 4, compression: 2, palette: palette16,
+                pixels: [5, 0x12, 0, 0, 0, 3, 0x45, 0x60, 0, 1]),
+            makeBMP(
+                headerSize: 124, width: 2, height: -2, bitCount: 32, compression: 3,
+                masks: [0xFF0000, 0xFF00, 0xFF, 0xFF00_0000], pixels: Array(0..<16)),
+            makeBMP(
+                width: 3, height: 2, bitCount: 16, compression: 3, masks: [0xF800, 0x07E0, 0x001F],
+                pixels: Array(0..<16)),
             makeBMP(headerSize: 12, width: 9, height: 2, bitCount: 1, palette: [red, blue], pixels: Array(0..<8)),
         ]
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
@@ -371,7 +416,9 @@ private let base24 = makeBMP(width: 3, height: 2, bitCount: 24, pixels: rows([[0
 
 private let ffmpeg = "/usr/bin/ffmpeg"
 
-@Suite("BMPDecoder vs ffmpeg", .enabled(if: FileManager.default.isExecutableFile(atPath: ffmpeg), "ffmpeg not installed at /usr/bin/ffmpeg"))
+@Suite(
+    "BMPDecoder vs ffmpeg",
+    .enabled(if: FileManager.default.isExecutableFile(atPath: ffmpeg), "ffmpeg not installed at /usr/bin/ffmpeg"))
 struct BMPDecoderFFmpegTests {
     private func run(_ arguments: [String]) throws {
         let process = Process()
@@ -384,7 +431,9 @@ struct BMPDecoderFFmpegTests {
 
     /// ffmpeg writes the BMP in `pixelFormat`, then decodes that BMP to RGB24 as the reference.
     /// Tolerances cover ffmpeg widening 4/5/6-bit channels by shifting (15 → 240) where we round (15 → 255).
-    @Test(arguments: [("bgr24", 0), ("bgra", 0), ("pal8", 0), ("rgb565", 4), ("rgb555", 4), ("rgb444", 15), ("monob", 0)])
+    @Test(arguments: [
+        ("bgr24", 0), ("bgra", 0), ("pal8", 0), ("rgb565", 4), ("rgb555", 4), ("rgb444", 15), ("monob", 0),
+    ])
     func matchesFFmpeg(pixelFormat: String, tolerance: Int) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bmptest-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -395,7 +444,9 @@ struct BMPDecoderFFmpegTests {
         let bmp = try BMPDecoder.decode([UInt8](Data(contentsOf: bmpURL)), maxPixels: 10_000)
         let reference = [UInt8](try Data(contentsOf: rawURL))
         #expect(bmp.width == 33 && bmp.height == 17)
-        let rgb = bmp.bands == 3 ? bmp.pixels : stride(from: 0, to: bmp.pixels.count, by: 4).flatMap { bmp.pixels[$0..<$0 + 3] }
+        let rgb =
+            bmp.bands == 3
+            ? bmp.pixels : stride(from: 0, to: bmp.pixels.count, by: 4).flatMap { bmp.pixels[$0..<$0 + 3] }
         try #require(rgb.count == reference.count)
         let worst = zip(rgb, reference).map { abs(Int($0) - Int($1)) }.max() ?? 0
         #expect(worst <= tolerance, "\(pixelFormat): largest channel difference \(worst)")

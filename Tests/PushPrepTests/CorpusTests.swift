@@ -96,11 +96,6 @@ struct CorpusTests {
         }
     }
 }
-import Foundation
-import Logging
-import Testing
-
-@testable import PushPrep
 
 /// `../shared/corpus` beside the package, when it is there.
 enum SharedCorpus {
@@ -108,7 +103,8 @@ enum SharedCorpus {
         var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         while directory.path != "/" {
             if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
-                let corpus = directory.deletingLastPathComponent().appendingPathComponent("shared/corpus/sharp-fixtures")
+                let corpus = directory.deletingLastPathComponent().appendingPathComponent(
+                    "shared/corpus/sharp-fixtures")
                 return FileManager.default.fileExists(atPath: corpus.path) ? corpus : nil
             }
             directory.deleteLastPathComponent()

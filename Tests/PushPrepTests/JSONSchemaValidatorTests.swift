@@ -14,7 +14,9 @@ private func imageEntry() -> [String: Any] {
         "options": [
             "UNNotificationAttachmentOptionsTypeHintKey": "public.jpeg",
             "UNNotificationAttachmentOptionsThumbnailHiddenKey": false,
-            "UNNotificationAttachmentOptionsThumbnailClippingRectKey": ["X": 0, "Y": 0.125, "Width": 1, "Height": 0.75],
+            "UNNotificationAttachmentOptionsThumbnailClippingRectKey": [
+                "X": 0, "Y": 0.125, "Width": 1, "Height": 0.75,
+            ],
         ],
         "input": ["type": "heic", "bytes": 2_811_004, "width": 4032, "height": 3024, "duration": NSNull()],
         "operations": ["decode", "orient", "resize", "encode:jpeg"],
@@ -37,7 +39,9 @@ private func videoEntry() -> [String: Any] {
         "UNNotificationAttachmentOptionsTypeHintKey": "public.mpeg-4",
         "UNNotificationAttachmentOptionsThumbnailTimeKey": 1.5,
     ]
-    entry["input"] = ["type": "mov", "bytes": 90_000_000, "width": 1920, "height": 1080, "duration": 12.5, "videoCodec": "hevc"]
+    entry["input"] = [
+        "type": "mov", "bytes": 90_000_000, "width": 1920, "height": 1080, "duration": 12.5, "videoCodec": "hevc",
+    ]
     entry["poster"] = ["file": "vid-7-poster.jpg", "width": 1024, "height": 576]
     return entry
 }
@@ -57,8 +61,10 @@ private func audioEntry() -> [String: Any] {
 }
 
 private func failureEntry() -> [String: Any] {
-    ["status": "failed", "source": "photos/broken.png", "kind": "image",
-     "error": ["code": "corrupt_input", "message": "PNG data ends early"]]
+    [
+        "status": "failed", "source": "photos/broken.png", "kind": "image",
+        "error": ["code": "corrupt_input", "message": "PNG data ends early"],
+    ]
 }
 
 private func manifest(_ entries: [[String: Any]]) -> [String: Any] {
@@ -137,7 +143,9 @@ extension [String: Any] {
     }
 
     static let invalid: [Case] = [
-        Case(testDescription: "missing required field", expected: "#/attachments/0: missing required property \"sha256\"") {
+        Case(
+            testDescription: "missing required field", expected: "#/attachments/0: missing required property \"sha256\""
+        ) {
             $0.editEntry(0) { $0["sha256"] = nil }
         },
         Case(testDescription: "wrong type", expected: "#/attachments/0/width: expected integer, got string") {
@@ -149,7 +157,10 @@ extension [String: Any] {
         Case(testDescription: "bad id pattern", expected: "#/attachments/0/id: \"IMG_0001\" does not match") {
             $0.editEntry(0) { $0["id"] = "IMG_0001" }
         },
-        Case(testDescription: "id prefix not the kind's", expected: "#/attachments/0/id: \"vid-3f2a9c1b\" does not match ^img-") {
+        Case(
+            testDescription: "id prefix not the kind's",
+            expected: "#/attachments/0/id: \"vid-3f2a9c1b\" does not match ^img-"
+        ) {
             $0.editEntry(0) { $0["id"] = "vid-3f2a9c1b" }
         },
         Case(testDescription: "sha256 of wrong length", expected: "#/attachments/0/sha256: ") {
@@ -158,10 +169,12 @@ extension [String: Any] {
         Case(testDescription: "sha256 in uppercase", expected: "#/attachments/0/sha256: ") {
             $0.editEntry(0) { $0["sha256"] = sha.uppercased() }
         },
-        Case(testDescription: "image over 10 MB", expected: "#/attachments/0/bytes: 10000001 is greater than 10000000") {
+        Case(testDescription: "image over 10 MB", expected: "#/attachments/0/bytes: 10000001 is greater than 10000000")
+        {
             $0.editEntry(0) { $0["bytes"] = 10_000_001 }
         },
-        Case(testDescription: "video over 50 MB", expected: "#/attachments/0/bytes: 50000001 is greater than 50000000") {
+        Case(testDescription: "video over 50 MB", expected: "#/attachments/0/bytes: 50000001 is greater than 50000000")
+        {
             $0 = manifest([videoEntry()])
             $0.editEntry(0) { $0["bytes"] = 50_000_001 }
         },
@@ -169,25 +182,50 @@ extension [String: Any] {
             $0 = manifest([audioEntry()])
             $0.editEntry(0) { $0["bytes"] = 5_000_001 }
         },
-        Case(testDescription: "unknown option key", expected: "#/attachments/0/options/UNNotificationAttachmentOptionsFooKey: additional property not allowed") {
+        Case(
+            testDescription: "unknown option key",
+            expected: "#/attachments/0/options/UNNotificationAttachmentOptionsFooKey: additional property not allowed"
+        ) {
             $0.editEntry(0) { $0.edit("options") { $0["UNNotificationAttachmentOptionsFooKey"] = true } }
         },
-        Case(testDescription: "missing type hint", expected: "#/attachments/0/options: missing required property \"UNNotificationAttachmentOptionsTypeHintKey\"") {
+        Case(
+            testDescription: "missing type hint",
+            expected:
+                "#/attachments/0/options: missing required property \"UNNotificationAttachmentOptionsTypeHintKey\""
+        ) {
             $0.editEntry(0) { $0["options"] = [String: Any]() }
         },
-        Case(testDescription: "clipping rect outside the unit square", expected: "#/attachments/0/options/UNNotificationAttachmentOptionsThumbnailClippingRectKey/Width: 1.5 is greater than 1") {
-            $0.editEntry(0) { $0.edit("options") { $0["UNNotificationAttachmentOptionsThumbnailClippingRectKey"] = ["X": 0, "Y": 0, "Width": 1.5, "Height": 1] } }
+        Case(
+            testDescription: "clipping rect outside the unit square",
+            expected:
+                "#/attachments/0/options/UNNotificationAttachmentOptionsThumbnailClippingRectKey/Width: 1.5 is greater than 1"
+        ) {
+            $0.editEntry(0) {
+                $0.edit("options") {
+                    $0["UNNotificationAttachmentOptionsThumbnailClippingRectKey"] = [
+                        "X": 0, "Y": 0, "Width": 1.5, "Height": 1,
+                    ]
+                }
+            }
         },
-        Case(testDescription: "thumbnail hidden not a boolean", expected: "#/attachments/0/options/UNNotificationAttachmentOptionsThumbnailHiddenKey: expected boolean, got integer") {
+        Case(
+            testDescription: "thumbnail hidden not a boolean",
+            expected:
+                "#/attachments/0/options/UNNotificationAttachmentOptionsThumbnailHiddenKey: expected boolean, got integer"
+        ) {
             $0.editEntry(0) { $0.edit("options") { $0["UNNotificationAttachmentOptionsThumbnailHiddenKey"] = 0 } }
         },
         Case(testDescription: "image with a video UTI", expected: "#/attachments/0/uti: must be one of") {
             $0.editEntry(0) { $0["uti"] = "public.mpeg-4" }
         },
-        Case(testDescription: "JPEG file with PNG MIME type", expected: "#/attachments/0/mime: must be \"image/jpeg\"") {
+        Case(testDescription: "JPEG file with PNG MIME type", expected: "#/attachments/0/mime: must be \"image/jpeg\"")
+        {
             $0.editEntry(0) { $0["mime"] = "image/png" }
         },
-        Case(testDescription: "file with a directory", expected: "#/attachments/0/file: \"sub/img-3f2a9c1b.jpg\" does not match ^[^/]+$") {
+        Case(
+            testDescription: "file with a directory",
+            expected: "#/attachments/0/file: \"sub/img-3f2a9c1b.jpg\" does not match ^[^/]+$"
+        ) {
             $0.editEntry(0) { $0["file"] = "sub/img-3f2a9c1b.jpg" }
         },
         Case(testDescription: "poster on an image", expected: "#/attachments/0/poster: not allowed") {
@@ -196,32 +234,52 @@ extension [String: Any] {
         Case(testDescription: "additional top-level key", expected: "#/extra: additional property not allowed") {
             $0["extra"] = 1
         },
-        Case(testDescription: "additional key in an entry", expected: "#/attachments/0/thumbnail: additional property not allowed") {
+        Case(
+            testDescription: "additional key in an entry",
+            expected: "#/attachments/0/thumbnail: additional property not allowed"
+        ) {
             $0.editEntry(0) { $0["thumbnail"] = "x" }
         },
         Case(testDescription: "version 2", expected: "#/version: must be 1") {
             $0["version"] = 2
         },
-        Case(testDescription: "image byte limit setting over 10 MB", expected: "#/settings/imageMaxBytes: 20000000 is greater than 10000000") {
+        Case(
+            testDescription: "image byte limit setting over 10 MB",
+            expected: "#/settings/imageMaxBytes: 20000000 is greater than 10000000"
+        ) {
             $0.edit("settings") { $0["imageMaxBytes"] = 20_000_000 }
         },
-        Case(testDescription: "failure without error code", expected: "#/attachments/0/error: missing required property \"code\"") {
+        Case(
+            testDescription: "failure without error code",
+            expected: "#/attachments/0/error: missing required property \"code\""
+        ) {
             $0 = manifest([failureEntry()])
             $0.editEntry(0) { $0["error"] = ["message": "no code"] }
         },
-        Case(testDescription: "failure with a malformed code", expected: "#/attachments/0/error/code: \"Timeout\" does not match") {
+        Case(
+            testDescription: "failure with a malformed code",
+            expected: "#/attachments/0/error/code: \"Timeout\" does not match"
+        ) {
             $0 = manifest([failureEntry()])
             $0.editEntry(0) { $0["error"] = ["code": "Timeout", "message": "slow"] }
         },
-        Case(testDescription: "failure with an empty message", expected: "#/attachments/0/error/message: shorter than 1") {
+        Case(
+            testDescription: "failure with an empty message", expected: "#/attachments/0/error/message: shorter than 1"
+        ) {
             $0 = manifest([failureEntry()])
             $0.editEntry(0) { $0["error"] = ["code": "timeout", "message": ""] }
         },
-        Case(testDescription: "failure carrying success fields", expected: "#/attachments/0/bytes: additional property not allowed") {
+        Case(
+            testDescription: "failure carrying success fields",
+            expected: "#/attachments/0/bytes: additional property not allowed"
+        ) {
             $0 = manifest([failureEntry()])
             $0.editEntry(0) { $0["bytes"] = 1 }
         },
-        Case(testDescription: "status neither ok nor failed", expected: "#/attachments/0/status: must be one of \"ok\", \"failed\"") {
+        Case(
+            testDescription: "status neither ok nor failed",
+            expected: "#/attachments/0/status: must be one of \"ok\", \"failed\""
+        ) {
             $0.editEntry(0) { $0["status"] = "pending" }
         },
         Case(testDescription: "second entry bad", expected: "#/attachments/1/frames: 0 is less than 1") {
@@ -265,10 +323,11 @@ extension [String: Any] {
               {"type": "object", "properties": {"k": {"const": "b"}, "s": {"type": "string"}}, "required": ["s"]}
             ]}
             """#
-        #expect(try check(schema, #"{"k": "a", "n": "x"}"#) == [
-            "#: matches none of the oneOf schemas; closest one's errors follow",
-            "#/n: expected integer, got string",
-        ])
+        #expect(
+            try check(schema, #"{"k": "a", "n": "x"}"#) == [
+                "#: matches none of the oneOf schemas; closest one's errors follow",
+                "#/n: expected integer, got string",
+            ])
     }
 
     @Test func anyOf() throws {
@@ -297,9 +356,10 @@ extension [String: Any] {
              "type": "array", "items": {"allOf": [{"$ref": "#/$defs/small"}, {"$ref": "#/$defs/even"}]}}
             """#
         #expect(try valid(schema, "[0, 8, 2.0]"))
-        #expect(try check(schema, "[4, 10]") == [
-            "#/1: 10 is greater than 9", "#/1: must be one of 0, 2, 4, 6, 8",
-        ])
+        #expect(
+            try check(schema, "[4, 10]") == [
+                "#/1: 10 is greater than 9", "#/1: must be one of 0, 2, 4, 6, 8",
+            ])
     }
 
     @Test func integerVersusNumber() throws {

@@ -9,7 +9,10 @@ struct VipsRuntimeTests {
     @Test(
         "loaders outside the allow-list are blocked even when called directly",
         arguments: [
-            ("svg", "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"64\" height=\"64\"><rect width=\"64\" height=\"64\"/></svg>"),
+            (
+                "svg",
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"64\" height=\"64\"><rect width=\"64\" height=\"64\"/></svg>"
+            ),
             ("ppm", "P3\n2 1\n255\n255 0 0 0 255 0\n"),
             ("csv", "1,2,3\n4,5,6\n"),
             ("mat", "2 2\n1 2\n3 4\n"),
@@ -37,7 +40,9 @@ struct VipsRuntimeTests {
         let path = directory.appendingPathComponent("x.v").path
         try TestTools.vips("black", path, "8", "8")
         #expect(throws: PushPrepError.self) { _ = try ImageHeaderReader.open(path: path) }
-        #expect(throws: PushPrepError.self) { _ = try MediaDetector.require(Array(try Data(contentsOf: URL(fileURLWithPath: path)))) }
+        #expect(throws: PushPrepError.self) {
+            _ = try MediaDetector.require(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+        }
     }
 
     @Test("allowed loaders still work")

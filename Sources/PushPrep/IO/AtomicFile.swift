@@ -21,7 +21,8 @@ enum AtomicFile {
         if reuseIdentical, isIdentical(bytes, at: path) { return .reused }
         let directory = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
-        let temporary = "\(directory.isEmpty ? "." : directory)/\(temporaryPrefix)\(getpid())-\(UInt64.random(in: 0...UInt64.max))-\(name)"
+        let temporary =
+            "\(directory.isEmpty ? "." : directory)/\(temporaryPrefix)\(getpid())-\(UInt64.random(in: 0...UInt64.max))-\(name)"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             throw PushPrepError(.ioError, "cannot create \(temporary): \(String(cString: strerror(errno)))")

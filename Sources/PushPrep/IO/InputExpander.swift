@@ -19,7 +19,9 @@ public struct InputItem: Sendable, Equatable {
 public enum InputExpander {
     /// Expands the arguments. A path that does not exist is kept, so that it is reported as
     /// `not_found` in the manifest rather than silently dropped.
-    public static func expand(_ arguments: [String], readStandardInput: () -> [String] = InputExpander.standardInputLines)
+    public static func expand(
+        _ arguments: [String], readStandardInput: () -> [String] = InputExpander.standardInputLines
+    )
         -> [InputItem]
     {
         var items: [InputItem] = []

@@ -14,7 +14,8 @@ enum AnimationStep {
         var keptDelays: [Int] = []
         for first in stride(from: 0, to: frames, by: keepEvery) {
             let frame = try VipsImageRef.make(.corruptInput, "cannot extract frame \(first)") {
-                cvipsshims_extract_area(image.pointer, $0, 0, Int32(first * pageHeight), Int32(image.width), Int32(pageHeight))
+                cvipsshims_extract_area(
+                    image.pointer, $0, 0, Int32(first * pageHeight), Int32(image.width), Int32(pageHeight))
             }
             kept.append(frame)
             let span = first..<min(frames, first + keepEvery)
@@ -22,7 +23,9 @@ enum AnimationStep {
         }
         var pointers: [UnsafeMutablePointer<VipsImage>?] = kept.map { $0.pointer }
         let joined = try VipsImageRef.make(.corruptInput, "cannot join frames") { out in
-            pointers.withUnsafeMutableBufferPointer { cvipsshims_arrayjoin_vertical($0.baseAddress, Int32(kept.count), out) }
+            pointers.withUnsafeMutableBufferPointer {
+                cvipsshims_arrayjoin_vertical($0.baseAddress, Int32(kept.count), out)
+            }
         }
         let result = try VipsImageRef.make(.corruptInput, "cannot copy frames") { cvipsshims_copy(joined.pointer, $0) }
         result.setInt(VIPS_META_PAGE_HEIGHT, pageHeight)
@@ -38,7 +41,9 @@ enum AnimationStep {
         let frame = try VipsImageRef.make(.corruptInput, "cannot extract the first frame") {
             cvipsshims_extract_area(image.pointer, $0, 0, 0, Int32(image.width), Int32(pageHeight))
         }
-        let still = try VipsImageRef.make(.corruptInput, "cannot copy the first frame") { cvipsshims_copy(frame.pointer, $0) }
+        let still = try VipsImageRef.make(.corruptInput, "cannot copy the first frame") {
+            cvipsshims_copy(frame.pointer, $0)
+        }
         for name in [VIPS_META_PAGE_HEIGHT, VIPS_META_N_PAGES, "delay", "loop", "gif-delay", "gif-loop"] {
             still.remove(name)
         }

@@ -136,7 +136,9 @@ enum BMPDecoder {
             i += 2
             if count > 0 {
                 // Encoded run: `count` pixels of one index (RLE4 alternates the two nibbles).
-                guard y < l.height, count <= l.width - x else { throw corrupt("BMP RLE run goes past the image bounds") }
+                guard y < l.height, count <= l.width - x else {
+                    throw corrupt("BMP RLE run goes past the image bounds")
+                }
                 let rowStart = (l.height - 1 - y) * l.width
                 for k in 0..<count {
                     let index = isRLE4 ? Int(k & 1 == 0 ? value >> 4 : value & 0xF) : Int(value)
@@ -165,7 +167,8 @@ enum BMPDecoder {
                 guard y < l.height, n <= l.width - x else { throw corrupt("BMP RLE run goes past the image bounds") }
                 let rowStart = (l.height - 1 - y) * l.width
                 for k in 0..<n {
-                    let index = isRLE4 ? Int(k & 1 == 0 ? bytes[i + k / 2] >> 4 : bytes[i + k / 2] & 0xF) : Int(bytes[i + k])
+                    let index =
+                        isRLE4 ? Int(k & 1 == 0 ? bytes[i + k / 2] >> 4 : bytes[i + k / 2] & 0xF) : Int(bytes[i + k])
                     put(index, at: rowStart + x + k, palette, &out)
                 }
                 x += n
@@ -256,7 +259,9 @@ enum BMPDecoder {
             case .bitfields, .alphaBitfields: validDepth = bitCount == 16 || bitCount == 32
             default: validDepth = true
             }
-            guard validDepth else { throw corrupt("BMP compression \(compression) cannot have \(bitCount) bits per pixel") }
+            guard validDepth else {
+                throw corrupt("BMP compression \(compression) cannot have \(bitCount) bits per pixel")
+            }
             guard planes == 1 else { throw corrupt("BMP has \(planes) planes; must be 1") }
             guard width > 0 else { throw corrupt("BMP width \(width) is not positive") }
             guard height > 0 else { throw corrupt("BMP height is zero") }

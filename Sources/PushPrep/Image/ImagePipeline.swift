@@ -34,14 +34,17 @@ enum ImagePipeline {
         while true {
             let decoded = try ImageDecodeStep.run(input, header: header, width: width, maxPixels: settings.maxPixels)
             var image = decoded.image
-            var operations = ["decoded \(input.type.rawValue) \(header.uprightWidth)x\(header.uprightHeight)\(frameNote)"]
+            var operations = [
+                "decoded \(input.type.rawValue) \(header.uprightWidth)x\(header.uprightHeight)\(frameNote)"
+            ]
             operations += decoded.operations
             if header.isAnimated && asStill {
                 image = try AnimationStep.firstFrame(image)
                 operations.append("kept the first frame as a still image")
             } else if keepEvery > 1 {
                 image = try AnimationStep.dropFrames(image, keepEvery: keepEvery)
-                operations.append("kept every \(ordinal(keepEvery)) frame (\(AnimationStep.frameCount(image)) of \(header.frames))")
+                operations.append(
+                    "kept every \(ordinal(keepEvery)) frame (\(AnimationStep.frameCount(image)) of \(header.frames))")
             }
             let alpha = try AlphaStep.run(image)
             operations += alpha.operations
@@ -85,7 +88,8 @@ enum ImagePipeline {
                     width = startWidth
                     reductions = []
                     warnings.append(
-                        "the animation does not fit in \(limit) bytes even reduced; sent its first frame as a still image")
+                        "the animation does not fit in \(limit) bytes even reduced; sent its first frame as a still image"
+                    )
                 }
             } else if smaller >= minimumWidth {
                 width = smaller

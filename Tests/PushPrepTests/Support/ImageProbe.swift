@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// What the reference program `vipsheader -a` says about an image file: an independent check
 /// of PushPrep's outputs (it is libvips, but not PushPrep's code path).
@@ -57,8 +58,6 @@ struct ImageProbe {
 
     struct ProbeError: Error { let message: String }
 }
-
-import Logging
 
 extension Logger {
     /// A logger that drops everything: tests assert on results, not on log lines.

@@ -180,10 +180,14 @@ struct JSONSchemaValidator {
             }
         case .number(let number):
             if let min = s["minimum"]?.numberValue, number < min { report("\(number.text) is less than \(min.text)") }
-            if let max = s["maximum"]?.numberValue, number > max { report("\(number.text) is greater than \(max.text)") }
+            if let max = s["maximum"]?.numberValue, number > max {
+                report("\(number.text) is greater than \(max.text)")
+            }
         case .array(let items):
             if let itemSchema = s["items"] {
-                for (i, item) in items.enumerated() { out += errors(of: item, against: itemSchema, at: "\(pointer)/\(i)") }
+                for (i, item) in items.enumerated() {
+                    out += errors(of: item, against: itemSchema, at: "\(pointer)/\(i)")
+                }
             }
         case .object(let object):
             let properties = s["properties"]?.objectValue ?? [:]
@@ -195,7 +199,8 @@ struct JSONSchemaValidator {
                 if let propertySchema = properties[name] {
                     out += errors(of: item, against: propertySchema, at: child)
                 } else if let additional = s["additionalProperties"] {
-                    out += additional == .bool(false)
+                    out +=
+                        additional == .bool(false)
                         ? [Violation(pointer: child, message: "additional property not allowed")]
                         : errors(of: item, against: additional, at: child)
                 }
@@ -259,7 +264,8 @@ extension JSONSchemaValidator.JSON {
         case .number(let n): n.text
         case .string(let s): "\"\(s)\""
         case .array(let a): "[\(a.map(\.text).joined(separator: ","))]"
-        case .object(let o): "{\(o.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value.text)" }.joined(separator: ","))}"
+        case .object(let o):
+            "{\(o.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value.text)" }.joined(separator: ","))}"
         }
     }
 }

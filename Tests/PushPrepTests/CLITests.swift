@@ -1,0 +1,435 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// End-to-end tests of the built `pushprep` executable, run as real processes: exit codes,
+/// the manifest, standard output and error, input expansion, reuse, and crash safety.
+///
+/// Fixtures are generated with the `vips` command-line tool into a temporary directory.
+@Suite(.serialized)
+struct CLITests {
+    // MARK: - Exit status 0
+
+    @Test(.enabled(if: TestTools.programAvailable("vips"), "needs the vips command-line tool"))
+    func everyInputSucceedsExitsZeroWithCompleteManifest() throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        try CLI.smallJPEGs(in: dir, "a.jpg", "b.jpg")
+
+        let result = try CLI.pushprep(["process", "a.jpg", "b.jpg", "--out", "out"], in: dir)
+        #expect(result.status == 0, "stderr: \(result.stderrText)")
+        #expect(!result.stderr.contains(UInt8(ascii: "\r")), "no progress bar when stderr is not a terminal")
+
+        let out = dir.appendingPathComponent("out")
+        let entries = try CLI.attachments(try Data(contentsOf: out.appendingPathComponent("manifest.json")))
+        try #require(entries.count == 2)
+        #expect(entries.map { $0["source"] as? String } == ["a.jpg", "b.jpg"])
+        let sha256sum = TestTools.programPath("sha256sum")
+        for entry in entries {
+            #expect(entry["status"] as? String == "ok")
+            let id = try #require(entry["id"] as? String)
+            let file = try #require(entry["file"] as? String)
+            #expect(entry["mime"] as? String == "image/jpeg")
+            #expect(file == "\(id).jpg", "JPEG outputs are named <id>.jpg")
+            #expect(entry["url"] is NSNull, "no --base-url: url is null")
+            let path = out.appendingPathComponent(file).path
+            let data = try #require(FileManager.default.contents(atPath: path), "\(file) is missing")
+            #expect(data.count == entry["bytes"] as? Int)
+            #expect(Array(data.prefix(3)) == [0xFF, 0xD8, 0xFF], "\(file) is a JPEG")
+            if sha256sum != nil {
+                let hash = try TestTools.runChecked("sha256sum", [path])
+                let hex = String(decoding: hash, as: UTF8.self).split(separator: " ").first.map(String.init)
+                #expect(hex == entry["sha256"] as? String)
+            }
+        }
+        let outputs = try CLI.visibleNames(in: out).filter { $0 != "manifest.json" }
+        #expect(Set(outputs) == Set(entries.compactMap { $0["file"] as? String }), "nothing but the outputs")
+    }
+
+    // MARK: - Exit status 1
+
+    @Test(.enabled(if: TestTools.programAvailable("vips"), "needs the vips command-line tool"))
+    func anyFailedInputExitsOneWithCompleteManifest() throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        try CLI.smallJPEGs(in: dir, "good.jpg")
+        try Data("just some notes\n".utf8).write(to: dir.appendingPathComponent("notes.txt"))
+
+        let result = try CLI.pushprep(["process", "good.jpg", "notes.txt", "missing.jpg", "--out", "out"], in: dir)
+        #expect(result.status == 1, "stderr: \(result.stderrText)")
+
+        let entries = try CLI.attachments(try Data(contentsOf: dir.appendingPathComponent("out/manifest.json")))
+        try #require(entries.count == 3)
+        #expect(entries.map { $0["source"] as? String } == ["good.jpg", "notes.txt", "missing.jpg"])
+        #expect(entries.map { $0["status"] as? String } == ["ok", "failed", "failed"])
+        #expect(CLI.errorCode(entries[1]) == "unsupported_type")
+        #expect(CLI.errorCode(entries[2]) == "not_found")
+        let good = try #require(entries[0]["file"] as? String)
+        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("out/\(good)").path))
+
+        let stderr = result.stderrText
+        #expect(stderr.contains("notes.txt") && stderr.contains("unsupported_type"), "stderr: \(stderr)")
+        #expect(stderr.contains("missing.jpg") && stderr.contains("not_found"), "stderr: \(stderr)")
+        #expect(!stderr.contains("good.jpg"), "only failures are named on stderr: \(stderr)")
+    }
+
+    // MARK: - Exit status 2
+
+    struct UsageCase: Sendable, CustomTestStringConvertible {
+        let name: String
+        let arguments: [String]
+        var testDescription: String { name }
+    }
+
+    @Test(arguments: [
+        UsageCase(name: "no inputs", arguments: ["process"]),
+        UsageCase(name: "--quality 0", arguments: ["process", "photo.jpg", "--quality", "0"]),
+        UsageCase(
+            name: "--image-max-bytes above Apple's limit",
+            arguments: ["process", "photo.jpg", "--image-max-bytes", "20000000"]),
+        UsageCase(name: "unknown flag", arguments: ["process", "photo.jpg", "--no-such-flag"]),
+        UsageCase(
+            name: "--base-url without a scheme", arguments: ["process", "photo.jpg", "--base-url", "cdn.example.com"]),
+        UsageCase(name: "a directory without files", arguments: ["process", "empty"]),
+    ])
+    func usageErrorsExitTwo(_ usage: UsageCase) throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        try FileManager.default.createDirectory(
+            at: dir.appendingPathComponent("empty"), withIntermediateDirectories: false)
+
+        let result = try CLI.pushprep(usage.arguments + ["--out", "out"], in: dir)
+        #expect(result.status == 2, "\(usage.name): exit \(result.status), stderr: \(result.stderrText)")
+        #expect(result.stderrText.contains("Error"), "\(usage.name): the error is explained on stderr")
+        #expect(result.stdout.isEmpty, "\(usage.name): nothing on stdout")
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("out").path), "nothing written")
+    }
+
+    // MARK: - Standard output and input
+
+    @Test(.enabled(if: TestTools.programAvailable("vips"), "needs the vips command-line tool"))
+    func manifestDashPrintsOnlyJSONOnStdout() throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        try CLI.smallJPEGs(in: dir, "a.jpg", "b.jpg")
+
+        let result = try CLI.pushprep(["process", "a.jpg", "b.jpg", "--out", "out", "--manifest", "-"], in: dir)
+        #expect(result.status == 0, "stderr: \(result.stderrText)")
+        // The whole of stdout must parse as one JSON document: nothing else is printed there.
+        let entries = try CLI.attachments(result.stdout)
+        #expect(entries.map { $0["source"] as? String } == ["a.jpg", "b.jpg"])
+        #expect(result.stderrText.contains("2 of 2"), "the summary goes to stderr: \(result.stderrText)")
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("out/manifest.json").path))
+    }
+
+    @Test(.enabled(if: TestTools.programAvailable("vips"), "needs the vips command-line tool"))
+    func dashReadsPathsFromStdinInOrder() throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        try CLI.smallJPEGs(in: dir, "a.jpg", "b.jpg", "c.jpg")
+
+        let stdin = Data("c.jpg\na.jpg\n\nb.jpg\n".utf8)
+        let result = try CLI.pushprep(["process", "-", "--out", "out", "--manifest", "-"], in: dir, stdin: stdin)
+        #expect(result.status == 0, "stderr: \(result.stderrText)")
+        let entries = try CLI.attachments(result.stdout)
+        #expect(entries.map { $0["source"] as? String } == ["c.jpg", "a.jpg", "b.jpg"])
+        #expect(entries.allSatisfy { $0["status"] as? String == "ok" })
+    }
+
+    @Test(.enabled(if: TestTools.programAvailable("vips"), "needs the vips command-line tool"))
+    func directoryExpandsRecursivelySortedWithoutHiddenFiles() throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let fm = FileManager.default
+        for sub in ["in/b", "in/c", "in/.hidden-dir"] {
+            try fm.createDirectory(at: dir.appendingPathComponent(sub), withIntermediateDirectories: true)
+        }
+        // Created out of order on purpose; a recursive, path-sorted walk gives the order below.
+        try CLI.smallJPEGs(
+            in: dir, "in/z.jpg", "in/c/1.jpg", "in/a.jpg", "in/b/2.jpg", "in/.hidden.jpg", "in/.hidden-dir/x.jpg")
+
+        let result = try CLI.pushprep(["process", "in", "--out", "out", "--manifest", "-"], in: dir)
+        #expect(result.status == 0, "stderr: \(result.stderrText)")
+        let entries = try CLI.attachments(result.stdout)
+        #expect(entries.map { $0["source"] as? String } == ["in/a.jpg", "in/b/2.jpg", "in/c/1.jpg", "in/z.jpg"])
+    }
+
+    @Test(
+        .enabled(if: TestTools.programAvailable("vips"), "needs the vips command-line tool"),
+        arguments: ["https://cdn.example.com/push", "https://cdn.example.com/push/"])
+    func baseURLPrefixesEveryFile(_ baseURL: String) throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        try CLI.smallJPEGs(in: dir, "a.jpg", "b.jpg")
+
+        let result = try CLI.pushprep(
+            ["process", "a.jpg", "b.jpg", "--out", "out", "--manifest", "-", "--base-url", baseURL], in: dir)
+        #expect(result.status == 0, "stderr: \(result.stderrText)")
+        let entries = try CLI.attachments(result.stdout)
+        try #require(entries.count == 2)
+        for entry in entries {
+            let file = try #require(entry["file"] as? String)
+            #expect(entry["url"] as? String == "https://cdn.example.com/push/" + file)
+        }
+    }
+
+    // MARK: - Reuse
+
+    @Test(.enabled(if: TestTools.programAvailable("vips"), "needs the vips command-line tool"))
+    func secondRunReusesIdenticalOutputs() throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        try CLI.smallJPEGs(in: dir, "a.jpg", "b.jpg")
+        let arguments = ["process", "a.jpg", "b.jpg", "--out", "out"]
+        let manifest = dir.appendingPathComponent("out/manifest.json")
+
+        let first = try CLI.pushprep(arguments, in: dir)
+        #expect(first.status == 0, "stderr: \(first.stderrText)")
+        let firstEntries = try CLI.attachments(try Data(contentsOf: manifest))
+        let second = try CLI.pushprep(arguments, in: dir)
+        #expect(second.status == 0, "stderr: \(second.stderrText)")
+        let secondEntries = try CLI.attachments(try Data(contentsOf: manifest))
+
+        try #require(firstEntries.count == 2 && secondEntries.count == 2)
+        #expect(firstEntries.map { $0["id"] as? String } == secondEntries.map { $0["id"] as? String })
+        #expect(firstEntries.map { $0["sha256"] as? String } == secondEntries.map { $0["sha256"] as? String })
+        for entry in firstEntries {
+            #expect(
+                !CLI.operations(entry).contains { $0.contains("reused") }, "first run writes: \(CLI.operations(entry))")
+        }
+        for entry in secondEntries {
+            #expect(
+                CLI.operations(entry).contains { $0.contains("reused") }, "second run reuses: \(CLI.operations(entry))")
+        }
+        #expect(try CLI.visibleNames(in: dir.appendingPathComponent("out")).count == 3, "two outputs and the manifest")
+    }
+
+    // MARK: - Crash safety
+
+    /// SIGKILL mid-run: no final name holds a partial file, the manifest is absent or whole,
+    /// and the next run completes and clears the dead process's temporaries.
+    @Test(
+        .enabled(
+            if: TestTools.programAvailable("vips") && TestTools.programAvailable("vipsheader"),
+            "needs vips and vipsheader"))
+    func killedRunLeavesOnlyCompleteFiles() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let inputs = dir.appendingPathComponent("in")
+        let out = dir.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: inputs, withIntermediateDirectories: false)
+
+        // One 3000x2000 noise JPEG, then 40 distinct inputs made from it by adding a JPEG
+        // comment segment: different source hashes (so different ids and outputs) for the cost
+        // of a single encode.
+        let count = 40
+        let seed = dir.appendingPathComponent("seed.jpg").path
+        try TestTools.vips("gaussnoise", seed, "3000", "2000")
+        let seedBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: seed)))
+        try #require(seedBytes.starts(with: [0xFF, 0xD8]))
+        for index in 0..<count {
+            let comment = Array("pushprep crash test \(index)".utf8)
+            let length = comment.count + 2
+            let bytes = [0xFF, 0xD8, 0xFF, 0xFE, UInt8(length >> 8), UInt8(length & 0xFF)] + comment + seedBytes[2...]
+            try Data(bytes).write(to: inputs.appendingPathComponent(String(format: "noise-%02d.jpg", index)))
+        }
+        let arguments = ["process", "in", "--out", "out", "--jobs", "2"]
+
+        // Start, wait for the first output, kill.
+        let running = try CLI.Running(try CLI.binary(), arguments, in: dir)
+        let killedPID = running.pid
+        var sawOutput = false
+        let deadline = ContinuousClock.now + .seconds(120)
+        while running.isRunning && ContinuousClock.now < deadline {
+            if let names = try? CLI.visibleNames(in: out), names.contains(where: { $0.hasSuffix(".jpg") }) {
+                sawOutput = true
+                break
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        kill(killedPID, SIGKILL)
+        let killed = await running.wait()
+        try #require(sawOutput, "pushprep finished (exit \(killed.status)) or hung before its first output appeared")
+        #expect(killed.killedBySignal == SIGKILL, "pushprep had finished before the kill; the test proves nothing")
+
+        // Every visible file is complete: the manifest is absent or valid JSON, every other
+        // file is an image that decodes fully.
+        let names = try CLI.visibleNames(in: out)
+        #expect(names.count < count + 1, "the run was interrupted before writing everything")
+        for name in names {
+            let path = out.appendingPathComponent(name).path
+            if name == "manifest.json" {
+                #expect(throws: Never.self, "manifest.json is half-written") {
+                    _ = try JSONSerialization.jsonObject(with: try Data(contentsOf: URL(fileURLWithPath: path)))
+                }
+                continue
+            }
+            #expect(name.hasSuffix(".jpg"), "unexpected file \(name) under a final name")
+            let header = try TestTools.run("vipsheader", [path])
+            #expect(
+                header.status == 0, "\(name) has no valid header: \(String(decoding: header.stderr, as: UTF8.self))")
+            // A truncated JPEG only warns by default; fail_on=warning makes it an error.
+            let decode = try TestTools.run("vips", ["avg", path + "[fail_on=warning]"])
+            #expect(decode.status == 0, "\(name) does not decode: \(String(decoding: decode.stderr, as: UTF8.self))")
+        }
+
+        // Stand-ins for temporaries: one of the killed process (stale), one of a live process
+        // (this test runner), which a new run must leave alone.
+        let stale = ".pushprep-tmp-\(killedPID)-1234-img-stale.jpg"
+        let live = ".pushprep-tmp-\(getpid())-1234-img-live.jpg"
+        try Data([0xFF, 0xD8]).write(to: out.appendingPathComponent(stale))
+        try Data([0xFF, 0xD8]).write(to: out.appendingPathComponent(live))
+
+        // Run again to completion in the same out dir.
+        let rerun = try CLI.pushprep(arguments, in: dir)
+        #expect(rerun.status == 0, "stderr: \(rerun.stderrText)")
+        #expect(!rerun.stderr.contains(UInt8(ascii: "\r")), "no progress bar when stderr is not a terminal")
+        let entries = try CLI.attachments(try Data(contentsOf: out.appendingPathComponent("manifest.json")))
+        #expect(entries.count == count)
+        #expect(entries.allSatisfy { $0["status"] as? String == "ok" })
+        for entry in entries {
+            let file = try #require(entry["file"] as? String)
+            let size = (try? FileManager.default.attributesOfItem(atPath: out.appendingPathComponent(file).path))?[
+                .size]
+            #expect((size as? NSNumber)?.intValue == entry["bytes"] as? Int, "\(file) is complete")
+        }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: out.path)
+            .filter { $0.hasPrefix(".pushprep-tmp-") }
+        #expect(
+            !leftovers.contains { $0.hasPrefix(".pushprep-tmp-\(killedPID)-") },
+            "stale temporaries remain: \(leftovers)")
+        #expect(leftovers == [live], "only the live process's temporary may remain: \(leftovers)")
+    }
+
+    // MARK: - Help and version
+
+    @Test(arguments: [["process", "--help"], ["inspect", "--help"], ["help", "process"]])
+    func subcommandHelpHasExamples(_ arguments: [String]) throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let result = try CLI.pushprep(arguments, in: dir)
+        #expect(result.status == 0, "stderr: \(result.stderrText)")
+        #expect(result.stdoutText.contains("Examples"), "stdout: \(result.stdoutText)")
+    }
+
+    @Test func versionPrintsAVersion() throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let result = try CLI.pushprep(["--version"], in: dir)
+        #expect(result.status == 0, "stderr: \(result.stderrText)")
+        let version = result.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(version.wholeMatch(of: /\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?/) != nil, "stdout: \(result.stdoutText)")
+    }
+}
+
+// MARK: - Helpers
+
+/// Helpers private to these tests; the shared ones are in `Support/TestTools.swift`.
+private enum CLI {
+    struct Result {
+        var status: Int32
+        var killedBySignal: Int32?
+        var stdout: Data
+        var stderr: Data
+        var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+        var stderrText: String { String(decoding: stderr, as: UTF8.self) }
+    }
+
+    /// The built `pushprep`; fails the test when it is not there.
+    static func binary() throws -> URL {
+        try #require(TestTools.pushprepBinary(), "the pushprep executable was not built (swift build --build-tests)")
+    }
+
+    /// Runs `pushprep` in `directory`, bounded to 120 s (``TestTools/run`` kills and throws).
+    static func pushprep(_ arguments: [String], in directory: URL, stdin: Data? = nil) throws -> Result {
+        let result = try TestTools.run(try binary().path, arguments, stdin: stdin, currentDirectory: directory)
+        return Result(status: result.status, stdout: result.stdout, stderr: result.stderr)
+    }
+
+    /// Writes small, distinct JPEGs (paths relative to `directory`).
+    static func smallJPEGs(in directory: URL, _ names: String...) throws {
+        for (index, name) in names.enumerated() {
+            let path = directory.appendingPathComponent(name).path
+            try TestTools.vips("gaussnoise", path, "\(64 + 8 * index)", "\(48 + 4 * index)")
+        }
+    }
+
+    /// The entries of a manifest, which must parse as a whole as one JSON object.
+    static func attachments(_ data: Data) throws -> [[String: Any]] {
+        let object = try JSONSerialization.jsonObject(with: data)
+        let manifest = try #require(object as? [String: Any], "the manifest is not a JSON object")
+        return try #require(manifest["attachments"] as? [[String: Any]], "the manifest has no attachments array")
+    }
+
+    static func errorCode(_ entry: [String: Any]) -> String? {
+        (entry["error"] as? [String: Any])?["code"] as? String
+    }
+
+    static func operations(_ entry: [String: Any]) -> [String] {
+        entry["operations"] as? [String] ?? []
+    }
+
+    /// Names in `directory` that do not start with a dot.
+    static func visibleNames(in directory: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { !$0.hasPrefix(".") }.sorted()
+    }
+
+    /// A started process whose output goes to files, for tests that act while it runs.
+    final class Running {
+        private let process = Process()
+        private let scratch: URL
+        private let started = ContinuousClock.now
+
+        init(_ executable: URL, _ arguments: [String], in directory: URL) throws {
+            scratch = try TestTools.temporaryDirectory()
+            let outURL = scratch.appendingPathComponent("stdout")
+            let errURL = scratch.appendingPathComponent("stderr")
+            _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+            process.executableURL = executable
+            process.arguments = arguments
+            process.currentDirectoryURL = directory
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = try FileHandle(forWritingTo: outURL)
+            process.standardError = try FileHandle(forWritingTo: errURL)
+            try process.run()
+        }
+
+        deinit {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            TestTools.removeDirectory(scratch)
+        }
+
+        var pid: Int32 { process.processIdentifier }
+        var isRunning: Bool { process.isRunning }
+
+        /// Waits for the exit; a watchdog kills the process and records an issue after 120 s
+        /// from its start.
+        func wait(sourceLocation: SourceLocation = #_sourceLocation) async -> Result {
+            while process.isRunning {
+                if ContinuousClock.now - started > .seconds(120) {
+                    kill(process.processIdentifier, SIGKILL)
+                    Issue.record(
+                        "the process did not finish within 120 s and was killed", sourceLocation: sourceLocation)
+                    break
+                }
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+            process.waitUntilExit()
+            try? (process.standardOutput as? FileHandle)?.close()
+            try? (process.standardError as? FileHandle)?.close()
+            let signal = process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil
+            return Result(
+                status: process.terminationStatus,
+                killedBySignal: signal,
+                stdout: (try? Data(contentsOf: scratch.appendingPathComponent("stdout"))) ?? Data(),
+                stderr: (try? Data(contentsOf: scratch.appendingPathComponent("stderr"))) ?? Data()
+            )
+        }
+    }
+}

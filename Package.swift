@@ -32,11 +32,27 @@ let package = Package(
             name: "CVipsShims",
             dependencies: ["CVips"]
         ),
+        // FFmpeg's libraries (5.1), linked in-process. Only names the headers and the libraries.
+        .systemLibrary(
+            name: "CFFmpeg",
+            pkgConfig: "libavformat libavcodec libavutil libswscale libswresample",
+            providers: [
+                .apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"])
+            ]
+        ),
+        // Functions and constants for FFmpeg's macros (AVERROR, AV_NOPTS_VALUE, MKTAG, ...), the
+        // log callback and the custom I/O that reads exactly one already-open file.
+        .target(
+            name: "CFFmpegShims",
+            dependencies: ["CFFmpeg"]
+        ),
         .target(
             name: "PushPrep",
             dependencies: [
                 "CVips",
                 "CVipsShims",
+                "CFFmpeg",
+                "CFFmpegShims",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -49,12 +49,11 @@ demo: deps
 	$(SWIFT) build --product pushprep
 	@rm -rf $(DEMO_OUT)
 	@echo
-	@echo "$$ pushprep process samples --out $(DEMO_OUT) --base-url https://cdn.example.com/push"
+	@echo "$$ pushprep process samples --out $(DEMO_OUT) --base-url https://cdn.example.com/push --list"
 	@$$($(SWIFT) build --show-bin-path)/pushprep process samples --out $(DEMO_OUT) \
-		--base-url https://cdn.example.com/push; status=$$?; \
-	echo; \
-	python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); [print(f"  {a[\"source\"]:<32} -> {a[\"file\"]}  {a[\"width\"]}x{a[\"height\"]}  {a[\"bytes\"]} bytes" if a["status"]=="ok" else f"  {a[\"source\"]:<32} -> failed: {a[\"error\"][\"code\"]}") for a in m["attachments"]]' $(DEMO_OUT)/manifest.json 2>/dev/null || true; \
-	echo; echo "Manifest: $(DEMO_OUT)/manifest.json"; exit $$status
+		--base-url https://cdn.example.com/push --list
+	@echo
+	@echo "Outputs and manifest: $(DEMO_OUT)/ (manifest: $(DEMO_OUT)/manifest.json)"
 
 ## lint: check formatting with swift format (the toolchain's) and .swift-format
 lint:

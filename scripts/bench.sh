@@ -13,8 +13,14 @@
 #                  skipped with a note when absent)
 #   BENCH_SKIP_PUSHPREP=1  only run the vipsthumbnail baseline (for checking
 #                  the harness before a PushPrep build exists)
+#   BENCH_URLS     remote-source run: this many JPEGs (default 200; 0 skips it)
+#                  processed from disk and fetched from a local HTTP server
+#                  (python3 -m http.server on 127.0.0.1), same files, same
+#                  settings; reports the ratio of URL time to disk time
+#   BENCH_URL_REPEAT  timed runs per side of the URL comparison (default BENCH_REPEAT)
 #
-# Last line of output, for CI / scripts:
+# Last two lines of output, for CI / scripts:
+#   bench urls: count=… disk_s=… url_s=… ratio=…
 #   bench images: pushprep_ips=… vipsthumbnail_ips=… ratio=… peak_rss_mb=…
 set -euo pipefail
 
@@ -26,6 +32,8 @@ BENCH_JOBS=${BENCH_JOBS:-$(nproc)}
 BENCH_REPEAT=${BENCH_REPEAT:-3}
 BENCH_CORPUS=${BENCH_CORPUS:-../shared/corpus/sharp-fixtures}
 BENCH_SKIP_PUSHPREP=${BENCH_SKIP_PUSHPREP:-0}
+BENCH_URLS=${BENCH_URLS:-200}
+BENCH_URL_REPEAT=${BENCH_URL_REPEAT:-$BENCH_REPEAT}
 
 # Must match what PushPrep is asked for, or the comparison is meaningless.
 WIDTH=1290
@@ -44,10 +52,11 @@ LOGS=$ROOT/logs
 die() { echo "bench: error: $*" >&2; exit 2; }
 note() { echo "bench: $*" >&2; }
 
-for n in BENCH_IMAGES BENCH_JOBS BENCH_REPEAT; do
+for n in BENCH_IMAGES BENCH_JOBS BENCH_REPEAT BENCH_URLS BENCH_URL_REPEAT; do
     [[ ${!n} =~ ^[0-9]+$ ]] || die "$n must be a non-negative integer, got '${!n}'"
 done
 (( BENCH_JOBS >= 1 && BENCH_REPEAT >= 1 )) || die "BENCH_JOBS and BENCH_REPEAT must be >= 1"
+(( BENCH_URL_REPEAT >= 1 )) || die "BENCH_URL_REPEAT must be >= 1"
 
 # --- preflight: fail before the (slow) image generation, not after ---------
 if [[ $BENCH_SKIP_PUSHPREP != 1 ]]; then
@@ -61,6 +70,9 @@ fi
 for tool in vips vipsheader vipsthumbnail; do
     command -v "$tool" >/dev/null || die "'$tool' not found; install libvips-tools (apt-get install libvips-tools)"
 done
+if (( BENCH_URLS > 0 )) && [[ $BENCH_SKIP_PUSHPREP != 1 ]]; then
+    command -v python3 >/dev/null || die "python3 is needed to serve the URL benchmark (or set BENCH_URLS=0)"
+fi
 # bash's `time` keyword cannot report peak RSS; GNU time can.
 [[ -x /usr/bin/time ]] || die "GNU time (/usr/bin/time) is required for peak memory.
   Install it with:  sudo apt-get install time"
@@ -213,6 +225,70 @@ for (( r = 1; r <= BENCH_REPEAT; r++ )); do
     note "round $r: vipsthumbnail ${vt_secs[-1]} s"
 done
 
+# --- remote sources: the same files from disk and from 127.0.0.1 ------------
+URL_FILES=$ROOT/url-files     # the files, read from disk and served over HTTP
+URL_OUT=$ROOT/url-out
+url_disk_secs=() url_net_secs=()
+url_count=0
+url_server_pid=
+stop_url_server() { [[ -n $url_server_pid ]] && kill "$url_server_pid" 2>/dev/null; url_server_pid=; }
+trap stop_url_server EXIT
+
+# One timed run: rc 0 or 1 is fine only when no entry failed.
+run_url_side() {
+    local side=$1 r=$2 rc=0 failed
+    shift 2
+    rm -rf "$URL_OUT"; mkdir -p "$URL_OUT"
+    timed "$LOGS/url-$side-$r.time" "$PUSHPREP" process --out "$URL_OUT" --jobs "$BENCH_JOBS" \
+        --manifest "$URL_OUT/manifest.json" --width "$WIDTH" --quality "$QUALITY" "$@" \
+        >"$LOGS/url-$side-$r.log" 2>&1 || rc=$?
+    failed=$(grep -o '"status" *: *"failed"' "$URL_OUT/manifest.json" 2>/dev/null | wc -l) || failed=0
+    if (( rc != 0 || failed > 0 )); then
+        tail -n 5 "$LOGS/url-$side-$r.log" >&2
+        die "url benchmark ($side, run $r): exit $rc, $failed failed entries (log: $LOGS/url-$side-$r.log)"
+    fi
+    read -r secs _ < <(tail -n 1 "$LOGS/url-$side-$r.time")
+    if [[ $side == disk ]]; then url_disk_secs+=("$secs"); else url_net_secs+=("$secs"); fi
+}
+
+if (( BENCH_URLS > 0 )) && [[ $BENCH_SKIP_PUSHPREP != 1 ]]; then
+    jpegs=()
+    for f in "${files[@]}"; do
+        case ${f,,} in *.jpg | *.jpeg) jpegs+=("$f") ;; esac
+    done
+    (( ${#jpegs[@]} > 0 )) || die "the URL benchmark needs JPEG inputs (BENCH_IMAGES > 0)"
+    rm -rf "$URL_FILES"; mkdir -p "$URL_FILES"
+    # BENCH_URLS files cycled from the JPEG inputs; a few bytes after the end-of-image marker
+    # make each one distinct (its own id and output) at no decoding cost.
+    for (( i = 0; i < BENCH_URLS; i++ )); do
+        dst=$(printf '%s/url-%03d.jpg' "$URL_FILES" "$i")
+        cp "${jpegs[i % ${#jpegs[@]}]}" "$dst"
+        printf 'pushprep-bench-%03d' "$i" >>"$dst"
+    done
+    url_count=$BENCH_URLS
+    mapfile -t url_paths < <(find "$URL_FILES" -type f -name '*.jpg' | sort)
+    cat "${url_paths[@]}" >/dev/null
+
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    (cd "$URL_FILES" && exec python3 -m http.server --bind 127.0.0.1 "$port") >"$LOGS/url-server.log" 2>&1 &
+    url_server_pid=$!
+    for (( tries = 0; tries < 50; tries++ )); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+        sleep 0.1
+    done
+    (( tries < 50 )) || die "the URL benchmark server did not start (log: $LOGS/url-server.log)"
+    urls=()
+    for p in "${url_paths[@]}"; do urls+=("http://127.0.0.1:$port/$(basename "$p")"); done
+
+    note "url benchmark: $url_count JPEGs from disk and from http://127.0.0.1:$port, $BENCH_URL_REPEAT rounds (interleaved)"
+    for (( r = 1; r <= BENCH_URL_REPEAT; r++ )); do
+        run_url_side disk "$r" "$URL_FILES"
+        run_url_side url "$r" --allow-host 127.0.0.1 "${urls[@]}"
+        note "url round $r: disk ${url_disk_secs[-1]} s, url ${url_net_secs[-1]} s"
+    done
+    stop_url_server
+fi
+
 # --- report ----------------------------------------------------------------
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 max() { printf '%s\n' "$@" | sort -g | tail -n 1; }
@@ -247,4 +323,17 @@ echo "  runs (s): pushprep ${pp_secs[*]:-skipped} | vipsthumbnail ${vt_secs[*]}"
 echo
 echo "ratio pushprep/vipsthumbnail images/s: $ratio (goal >= 1.0: $ratio_verdict)"
 echo "pushprep peak memory: $pp_mb MB (goal < 300: $mem_verdict)"
+if (( url_count > 0 )); then
+    url_disk_med=$(median "${url_disk_secs[@]}")
+    url_net_med=$(median "${url_net_secs[@]}")
+    url_ratio=$(awk -v u="$url_net_med" -v d="$url_disk_med" 'BEGIN { printf "%.3f", (d > 0) ? u / d : 0 }')
+    url_verdict=$(awk -v r="$url_ratio" 'BEGIN { print (r <= 1.15) ? "ok" : "ABOVE GOAL" }')
+    echo
+    echo "remote sources: $url_count JPEGs, median of $BENCH_URL_REPEAT interleaved runs each"
+    echo "  from disk: $url_disk_med s   from http://127.0.0.1: $url_net_med s   (runs: disk ${url_disk_secs[*]} | url ${url_net_secs[*]})"
+    echo "ratio url/disk time: $url_ratio (goal <= 1.15: $url_verdict)"
+    echo "bench urls: count=$url_count disk_s=$url_disk_med url_s=$url_net_med ratio=$url_ratio"
+else
+    echo "bench urls: skipped"
+fi
 echo "bench images: pushprep_ips=$pp_ips vipsthumbnail_ips=$vt_ips ratio=$ratio peak_rss_mb=$pp_mb"

@@ -77,6 +77,14 @@ int cvipsshims_arrayjoin_vertical(VipsImage **in, int n, VipsImage **out) {
     return vips_arrayjoin(in, out, n, "across", 1, NULL);
 }
 
+int cvipsshims_flatten_white(VipsImage *in, VipsImage **out) {
+    double white[3] = {255.0, 255.0, 255.0};
+    VipsArrayDouble *background = vips_array_double_new(white, 3);
+    int status = vips_flatten(in, out, "background", background, NULL);
+    vips_area_unref(VIPS_AREA(background));
+    return status;
+}
+
 int cvipsshims_min(VipsImage *in, double *out) { return vips_min(in, out, NULL); }
 
 int cvipsshims_copy(VipsImage *in, VipsImage **out) { return vips_copy(in, out, NULL); }

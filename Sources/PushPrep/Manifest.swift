@@ -112,14 +112,14 @@ public struct Attachment: Sendable, Codable, Equatable {
     public var bytes: Int
     /// Lowercase hex SHA-256 of the output.
     public var sha256: String
-    /// Output width in pixels.
-    public var width: Int
-    /// Output height in pixels.
-    public var height: Int
+    /// Output width in pixels (as displayed); nil for audio.
+    public var width: Int?
+    /// Output height in pixels (as displayed); nil for audio.
+    public var height: Int?
     /// Duration in seconds (video and audio), else nil.
     public var duration: Double?
-    /// Number of frames (1 for still images).
-    public var frames: Int
+    /// Number of frames (1 for still images); nil for audio.
+    public var frames: Int?
     /// The `UNNotificationAttachmentOptions…` for the phone; the type hint always.
     public var options: AttachmentOptions
     /// What the input was.
@@ -128,11 +128,21 @@ public struct Attachment: Sendable, Codable, Equatable {
     public var operations: [String]
     /// Things the sender should know (mismatched extension, fallbacks taken).
     public var warnings: [String]
+    /// A still image of a movie, next to it in the out directory.
+    public var poster: Poster?
+
+    /// A movie's poster frame.
+    public struct Poster: Sendable, Codable, Equatable {
+        /// The JPEG's name inside the out directory.
+        public var file: String
+        public var width: Int
+        public var height: Int
+    }
 
     /// Writes `duration` and `url` as explicit nulls, which the manifest format requires.
     private enum CodingKeys: String, CodingKey {
         case id, status, source, kind, file, url, uti, mime, bytes, sha256, width, height, duration, frames
-        case options, input, operations, warnings
+        case options, input, operations, warnings, poster
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -155,6 +165,7 @@ public struct Attachment: Sendable, Codable, Equatable {
         try c.encode(input, forKey: .input)
         try c.encode(operations, forKey: .operations)
         try c.encode(warnings, forKey: .warnings)
+        try c.encodeIfPresent(poster, forKey: .poster)
     }
 }
 
@@ -193,16 +204,30 @@ public struct InputInfo: Sendable, Codable, Equatable {
     public var height: Int?
     /// Duration in seconds, when known.
     public var duration: Double?
+    /// The video codec's name (e.g. "h264"), for movies.
+    public var videoCodec: String?
+    /// The audio codec's name (e.g. "aac"), for movies and sounds.
+    public var audioCodec: String?
+    /// For a remote source: the final URL, after redirects. Written only for remote sources.
+    public var url: String?
+    /// For a remote source: the final HTTP status (304 when a cached output was revalidated).
+    public var status: Int?
 
-    private enum CodingKeys: String, CodingKey { case type, bytes, width, height, duration }
+    private enum CodingKeys: String, CodingKey {
+        case type, bytes, width, height, duration, url, status, videoCodec, audioCodec
+    }
 
     /// Creates the description of an input.
-    public init(type: String, bytes: Int, width: Int?, height: Int?, duration: Double?) {
+    public init(
+        type: String, bytes: Int, width: Int?, height: Int?, duration: Double?, url: String? = nil, status: Int? = nil
+    ) {
         self.type = type
         self.bytes = bytes
         self.width = width
         self.height = height
         self.duration = duration
+        self.url = url
+        self.status = status
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -212,6 +237,10 @@ public struct InputInfo: Sendable, Codable, Equatable {
         try c.encode(width, forKey: .width)
         try c.encode(height, forKey: .height)
         try c.encode(duration, forKey: .duration)
+        try c.encodeIfPresent(videoCodec, forKey: .videoCodec)
+        try c.encodeIfPresent(audioCodec, forKey: .audioCodec)
+        try c.encodeIfPresent(url, forKey: .url)
+        try c.encodeIfPresent(status, forKey: .status)
     }
 }
 

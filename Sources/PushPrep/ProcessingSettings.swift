@@ -17,27 +17,38 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
     public var jobs: Int = ProcessingSettings.defaultJobs
     /// Prefix for the `url` of each output, or nil.
     public var baseURL: String?
+    /// Where video previews start, in seconds.
+    public var videoStart: Double = 0
+    /// Length of video previews in seconds (the whole clip when shorter).
+    public var videoSeconds: Double = 15
+    /// Width of transcoded video in pixels; never upscaled.
+    public var videoWidth: Int = 720
+    /// The largest video output in bytes; never more than Apple's limit.
+    public var videoMaxBytes: Int = AppleLimits.videoBytes
+    /// Length of audio previews in seconds.
+    public var audioSeconds: Double = 30
+    /// The largest audio output in bytes; never more than Apple's limit.
+    public var audioMaxBytes: Int = AppleLimits.audioBytes
+    /// Deadline for processing one video or audio input, in seconds.
+    public var timeout: Double = 120
+    /// Whether animated images that cannot fit as an image become a silent MP4.
+    public var gifAsVideo: GIFAsVideo = .auto
+
+    /// When an animated GIF or WebP becomes a movie attachment.
+    public enum GIFAsVideo: String, Sendable, Codable, CaseIterable {
+        /// Only when it cannot fit as an animated GIF.
+        case auto
+        /// Always.
+        case always
+        /// Never: reduce it, or fall back to its first frame.
+        case never
+    }
 
     /// The number of active cores.
     public static var defaultJobs: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
     /// The defaults.
     public init() {}
-
-    private enum CodingKeys: String, CodingKey {
-        case width, quality, imageMaxBytes, maxPixels, maxInputBytes, jobs, baseURL
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        width = try c.decode(Int.self, forKey: .width)
-        quality = try c.decode(Int.self, forKey: .quality)
-        imageMaxBytes = try c.decode(Int.self, forKey: .imageMaxBytes)
-        maxPixels = try c.decode(Int.self, forKey: .maxPixels)
-        maxInputBytes = try c.decode(Int.self, forKey: .maxInputBytes)
-        jobs = try c.decode(Int.self, forKey: .jobs)
-        baseURL = try c.decodeIfPresent(String.self, forKey: .baseURL)
-    }
 
     /// Writes `baseURL` as an explicit null when unset, as the manifest format requires.
     public func encode(to encoder: any Encoder) throws {
@@ -49,6 +60,14 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
         try c.encode(maxInputBytes, forKey: .maxInputBytes)
         try c.encode(jobs, forKey: .jobs)
         try c.encode(baseURL, forKey: .baseURL)
+        try c.encode(videoStart, forKey: .videoStart)
+        try c.encode(videoSeconds, forKey: .videoSeconds)
+        try c.encode(videoWidth, forKey: .videoWidth)
+        try c.encode(videoMaxBytes, forKey: .videoMaxBytes)
+        try c.encode(audioSeconds, forKey: .audioSeconds)
+        try c.encode(audioMaxBytes, forKey: .audioMaxBytes)
+        try c.encode(timeout, forKey: .timeout)
+        try c.encode(gifAsVideo, forKey: .gifAsVideo)
     }
 
     /// Checks ranges; the CLI reports a failure as a usage error.
@@ -62,6 +81,19 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
             (10_000...AppleLimits.imageBytes).contains(imageMaxBytes),
             "--image-max-bytes must be between 10000 and \(AppleLimits.imageBytes) (Apple's limit), got \(imageMaxBytes)"
         )
+        try require(videoStart >= 0, "--video-start must not be negative, got \(videoStart)")
+        try require(videoSeconds > 0 && videoSeconds <= 3600, "--video-seconds must be in (0, 3600], got \(videoSeconds)")
+        try require((16...3840).contains(videoWidth), "--video-width must be between 16 and 3840, got \(videoWidth)")
+        try require(
+            (100_000...AppleLimits.videoBytes).contains(videoMaxBytes),
+            "--video-max-bytes must be between 100000 and \(AppleLimits.videoBytes) (Apple's limit), got \(videoMaxBytes)"
+        )
+        try require(audioSeconds > 0 && audioSeconds <= 3600, "--audio-seconds must be in (0, 3600], got \(audioSeconds)")
+        try require(
+            (50_000...AppleLimits.audioBytes).contains(audioMaxBytes),
+            "--audio-max-bytes must be between 50000 and \(AppleLimits.audioBytes) (Apple's limit), got \(audioMaxBytes)"
+        )
+        try require(timeout > 0 && timeout <= 86_400, "--timeout must be in (0, 86400] seconds, got \(timeout)")
         try require(maxPixels >= 1, "--max-pixels must be positive, got \(maxPixels)")
         try require(maxInputBytes >= 1, "--max-input-bytes must be positive, got \(maxInputBytes)")
         try require((1...256).contains(jobs), "--jobs must be between 1 and 256, got \(jobs)")
@@ -78,6 +110,23 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
     var imageFingerprint: String {
         "pipeline=\(Self.pipelineVersion);kind=image;width=\(width);quality=\(quality);"
             + "imageMaxBytes=\(imageMaxBytes);maxPixels=\(maxPixels);maxInputBytes=\(maxInputBytes)"
+    }
+
+    /// The settings that decide a video's output bytes (its audio track included).
+    var videoFingerprint: String {
+        "pipeline=\(Self.pipelineVersion);kind=video;start=\(videoStart);seconds=\(videoSeconds);width=\(videoWidth);"
+            + "videoMaxBytes=\(videoMaxBytes);maxPixels=\(maxPixels);maxInputBytes=\(maxInputBytes)"
+    }
+
+    /// The settings that decide an audio preview's bytes.
+    var audioFingerprint: String {
+        "pipeline=\(Self.pipelineVersion);kind=audio;seconds=\(audioSeconds);audioMaxBytes=\(audioMaxBytes);"
+            + "maxInputBytes=\(maxInputBytes)"
+    }
+
+    /// The settings that decide an animated image turned into a movie.
+    var animationVideoFingerprint: String {
+        "\(imageFingerprint);asVideo=\(gifAsVideo.rawValue);videoWidth=\(videoWidth);videoMaxBytes=\(videoMaxBytes)"
     }
 
     /// Bumped whenever the processing changes in a way that changes outputs, so that ids of

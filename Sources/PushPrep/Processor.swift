@@ -16,12 +16,17 @@ public struct Processor: Sendable {
 
     public let settings: ProcessingSettings
     public let outputDirectory: String
-    private let logger: Logger
+    /// How `http://` and `https://` inputs are fetched.
+    public let remote: RemoteSettings
+    let logger: Logger
 
     /// A processor writing into `outputDirectory` (created when missing).
-    public init(settings: ProcessingSettings, outputDirectory: String, logger: Logger) {
+    public init(
+        settings: ProcessingSettings, outputDirectory: String, logger: Logger, remote: RemoteSettings = RemoteSettings()
+    ) {
         self.settings = settings
         self.outputDirectory = outputDirectory
+        self.remote = remote
         self.logger = logger
         VipsRuntime.logger.withLock { $0 = logger }
     }
@@ -33,12 +38,14 @@ public struct Processor: Sendable {
         progress: (@Sendable (Progress) -> Void)? = nil
     ) async throws(PushPrepError) -> Manifest {
         try settings.validate()
+        try remote.validate()
         try prepareOutputDirectory()
         // libvips calls block their thread: they run on a pool of `jobs` threads of their own,
         // never on Swift's cooperative executor.
         let pool = NIOThreadPool(numberOfThreads: settings.jobs)
         pool.start()
         defer { pool.shutdownGracefully { _ in } }
+        let fetcher = makeFetcher(for: inputs)
 
         var entries = [ManifestEntry?](repeating: nil, count: inputs.count)
         var failed = 0
@@ -53,7 +60,11 @@ public struct Processor: Sendable {
                 group.addTask {
                     let entry: ManifestEntry
                     do {
-                        entry = try await pool.runIfActive { self.processOne(item) }
+                        if let fetcher, item.isRemote {
+                            entry = await self.processRemote(item, fetcher: fetcher, pool: pool)
+                        } else {
+                            entry = try await pool.runIfActive { self.processOne(item) }
+                        }
                     } catch {
                         entry = .failed(Failure(source: item.source, error: PushPrepError(.ioError, "\(error)")))
                     }
@@ -71,6 +82,7 @@ public struct Processor: Sendable {
                 submit()
             }
         }
+        await fetcher?.shutdown()
         return Manifest(settings: settings, attachments: entries.map { $0! })
     }
 
@@ -88,7 +100,7 @@ public struct Processor: Sendable {
         }
     }
 
-    private func process(_ item: InputItem) throws(PushPrepError) -> Attachment {
+    func process(_ item: InputItem) throws(PushPrepError) -> Attachment {
         let file = try InputFile.read(path: item.path, maxBytes: settings.maxInputBytes)
         let type = try MediaDetector.require(file.prefix)
         var warnings = ExtensionCheck.warnings(path: item.path, detected: type)
@@ -97,8 +109,7 @@ public struct Processor: Sendable {
             throw PushPrepError(
                 .unsupportedType,
                 "\(type.rawValue) is \(type.kind.rawValue); this version of PushPrep processes images only")
-        case .image:
-            break
+        case .image: break
         }
         let payload: ImageInput.Payload
         switch type {
@@ -113,7 +124,8 @@ public struct Processor: Sendable {
                 .unsupportedType,
                 "\(type.rawValue) images are not accepted (only JPEG, PNG, GIF, WebP, HEIF/AVIF, TIFF and BMP)")
         }
-        let processed = try ImagePipeline.process(ImageInput(type: type, payload: payload), settings: settings)
+        let image = ImageInput(type: type, payload: payload)
+        let processed = try ImagePipeline.process(image, settings: settings)
         warnings += processed.warnings
 
         let id = AttachmentID.make(kind: .image, sourceSHA256: file.sha256, fingerprint: settings.imageFingerprint)

@@ -37,13 +37,22 @@ public struct PushPrepError: Error, Sendable, CustomStringConvertible {
         /// Reading the input or writing the output failed.
         public static let ioError = Code("io_error")
 
+        /// Processing one input took longer than its deadline (`--timeout`).
+        public static let timeout = Code("timeout")
+        /// A remote source could not be fetched: an HTTP error status, a refused or broken
+        /// connection, too many redirects, or a URL PushPrep does not fetch.
+        public static let fetchFailed = Code("fetch_failed")
+        /// A remote source (or a redirect) leads to an address PushPrep refuses to connect to:
+        /// loopback, private, link-local, reserved, ... (server-side request forgery protection).
+        public static let blockedAddress = Code("blocked_address")
+
         /// A setting is out of range (a usage error, reported before any input is read).
         public static let invalidSettings = Code("invalid_settings")
 
         /// Every code, in documentation order.
         public static let all: [Code] = [
-            .unsupportedType, .corruptInput, .inputTooLarge, .tooManyPixels, .cannotFit, .notFound, .ioError,
-            .invalidSettings,
+            .unsupportedType, .corruptInput, .inputTooLarge, .tooManyPixels, .cannotFit, .notFound, .ioError, .timeout,
+            .fetchFailed, .blockedAddress, .invalidSettings,
         ]
     }
 

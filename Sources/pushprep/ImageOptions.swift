@@ -1,8 +1,8 @@
-import ArgumentParser
+public import ArgumentParser
 import Logging
 import PushPrep
 
-/// The options that decide how images are processed, shared by `process` and `inspect`.
+/// The options that decide how inputs are processed, shared by `process` and `inspect`.
 struct ImageOptions: ParsableArguments {
     @Option(name: .long, help: "Target image width in pixels; never upscaled.")
     var width: Int = ProcessingSettings().width
@@ -19,8 +19,42 @@ struct ImageOptions: ParsableArguments {
     @Option(name: .customLong("max-input-bytes"), help: "Refuse inputs larger than this many bytes.")
     var maxInputBytes: Int = ProcessingSettings().maxInputBytes
 
+    @Option(name: .customLong("video-start"), help: "Where video previews start, in seconds.")
+    var videoStart: Double = ProcessingSettings().videoStart
+
+    @Option(name: .customLong("video-seconds"), help: "Length of video previews in seconds (whole clip if shorter).")
+    var videoSeconds: Double = ProcessingSettings().videoSeconds
+
+    @Option(name: .customLong("video-width"), help: "Width of transcoded video in pixels; never upscaled.")
+    var videoWidth: Int = ProcessingSettings().videoWidth
+
+    @Option(name: .customLong("video-max-bytes"), help: "Largest video output in bytes (at most Apple's 50000000).")
+    var videoMaxBytes: Int = ProcessingSettings().videoMaxBytes
+
+    @Option(name: .customLong("audio-seconds"), help: "Length of audio previews in seconds.")
+    var audioSeconds: Double = ProcessingSettings().audioSeconds
+
+    @Option(name: .customLong("audio-max-bytes"), help: "Largest audio output in bytes (at most Apple's 5000000).")
+    var audioMaxBytes: Int = ProcessingSettings().audioMaxBytes
+
+    @Option(name: .long, help: "Deadline for processing one video or audio input, in seconds.")
+    var timeout: Double = ProcessingSettings().timeout
+
+    @Option(
+        name: .customLong("gif-as-video"),
+        help: "When an animated GIF/WebP becomes an MP4: auto (when it cannot fit as an image), always, never.")
+    var gifAsVideo: ProcessingSettings.GIFAsVideo = .auto
+
     var settings: ProcessingSettings {
         var settings = ProcessingSettings()
+        settings.videoStart = videoStart
+        settings.videoSeconds = videoSeconds
+        settings.videoWidth = videoWidth
+        settings.videoMaxBytes = videoMaxBytes
+        settings.audioSeconds = audioSeconds
+        settings.audioMaxBytes = audioMaxBytes
+        settings.timeout = timeout
+        settings.gifAsVideo = gifAsVideo
         settings.width = width
         settings.quality = quality
         settings.imageMaxBytes = imageMaxBytes
@@ -51,3 +85,5 @@ struct LoggingOptions: ParsableArguments {
         return Logger(label: "pushprep")
     }
 }
+
+extension ProcessingSettings.GIFAsVideo: ExpressibleByArgument {}

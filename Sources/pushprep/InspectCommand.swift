@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import PushPrep
 
 /// `pushprep inspect`: headers only; what an input is and what `process` would do.
@@ -14,20 +15,25 @@ struct InspectCommand: AsyncParsableCommand {
               pushprep inspect photo.heic
               pushprep inspect uploads/ --json
               pushprep inspect banner.png --width 1179
+              pushprep inspect https://cdn.example.com/banner.webp
             """
     )
 
     @OptionGroup var options: ImageOptions
 
+    @OptionGroup(title: "Remote sources") var remote: RemoteOptions
+
     @Flag(name: .long, help: "Print JSON (an array of reports) instead of text.")
     var json = false
 
-    @Argument(help: "Files, directories, or - for paths on standard input.")
+    @Argument(help: "Files, directories, http(s) URLs, or - for paths and URLs on standard input.")
     var inputs: [String]
 
     func run() async throws {
         let settings = options.settings
-        let reports = InspectInputs.expand(inputs).map { Inspector.inspect($0, settings: settings) }
+        let reports = await Inspector.inspect(
+            InspectInputs.expand(inputs), settings: settings, remote: remote.settings,
+            logger: Self.quietLogger)
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -35,6 +41,13 @@ struct InspectCommand: AsyncParsableCommand {
         } else {
             for report in reports { print(Self.text(report)) }
         }
+    }
+
+    /// Only warnings and worse: inspect prints its own report.
+    static var quietLogger: Logger {
+        var logger = Logger(label: "pushprep")
+        logger.logLevel = .warning
+        return logger
     }
 
     static func text(_ r: InspectReport) -> String {

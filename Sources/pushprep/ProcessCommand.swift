@@ -21,10 +21,13 @@ struct ProcessCommand: AsyncParsableCommand {
               pushprep process samples/ --out demo-out --base-url https://cdn.example.com/push
               find uploads -name '*.heic' | pushprep process - --width 1179 --manifest -
               pushprep process big.png --image-max-bytes 2000000 --quality 75
+              pushprep process https://cdn.example.com/a.jpg photo.png --out out
             """
     )
 
     @OptionGroup var options: ImageOptions
+
+    @OptionGroup(title: "Remote sources") var remote: RemoteOptions
 
     @Option(name: .long, help: "The out directory.")
     var out: String = "./pushprep-out"
@@ -39,9 +42,12 @@ struct ProcessCommand: AsyncParsableCommand {
         name: .customLong("base-url"), help: "URL prefix of the out directory; each entry's url is this + its file.")
     var baseURL: String?
 
+    @Flag(name: .long, help: "Print one line per input after the run (source, output, size).")
+    var list = false
+
     @OptionGroup var logging: LoggingOptions
 
-    @Argument(help: "Files, directories, or - for paths on standard input.")
+    @Argument(help: "Files, directories, http(s) URLs, or - for paths and URLs on standard input.")
     var inputs: [String]
 
     func validate() throws {
@@ -65,7 +71,7 @@ struct ProcessCommand: AsyncParsableCommand {
         guard !items.isEmpty else {
             throw ValidationError("no inputs: the directories given hold no files")
         }
-        let processor = Processor(settings: settings, outputDirectory: out, logger: logger)
+        let processor = Processor(settings: settings, outputDirectory: out, logger: logger, remote: remote.settings)
         let bar = ProgressBar(total: items.count)
         let started = ContinuousClock.now
         let result: Manifest
@@ -96,13 +102,36 @@ struct ProcessCommand: AsyncParsableCommand {
         } else {
             print(summary)
         }
-        for entry in result.attachments {
+        if list {
+            let lines = result.attachments.map(Self.line(for:)).joined(separator: "\n")
+            if manifestPath == "-" {
+                FileHandle.standardError.write(Data((lines + "\n").utf8))
+            } else {
+                print(lines)
+            }
+        }
+        for entry in result.attachments where !list {
             if let failure = entry.failure {
                 FileHandle.standardError.write(
                     Data("failed: \(failure.source): \(failure.error.code): \(failure.error.message)\n".utf8))
             }
         }
         if failed > 0 { throw ExitCode(1) }
+    }
+}
+
+extension ProcessCommand {
+    /// One line describing an entry, for `--list`.
+    static func line(for entry: ManifestEntry) -> String {
+        switch entry {
+        case .ok(let a):
+            let size = a.width.flatMap { w in a.height.map { "\(w)x\($0)" } }.map { "  \($0)" } ?? ""
+            let frames = (a.frames ?? 1) > 1 ? ", \(a.frames ?? 1) frames" : ""
+            let duration = a.duration.map { String(format: ", %.1f s", $0) } ?? ""
+            return "  ok      \(a.source) -> \(a.file)\(size)\(frames)\(duration), \(a.bytes) bytes"
+        case .failed(let f):
+            return "  failed  \(f.source): \(f.error.code): \(f.error.message)"
+        }
     }
 }
 

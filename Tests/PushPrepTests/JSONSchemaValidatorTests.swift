@@ -55,6 +55,10 @@ private func audioEntry() -> [String: Any] {
     entry["mime"] = "audio/mpeg"
     entry["bytes"] = 4_000_000
     entry["duration"] = 29.9
+    // A sound has no picture: width, height and frames are null.
+    entry["width"] = NSNull()
+    entry["height"] = NSNull()
+    entry["frames"] = NSNull()
     entry["options"] = ["UNNotificationAttachmentOptionsTypeHintKey": "public.mp3"]
     entry["input"] = ["type": "wav", "bytes": 5_300_000, "width": NSNull(), "height": NSNull(), "duration": 29.9]
     return entry

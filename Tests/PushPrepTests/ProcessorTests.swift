@@ -127,15 +127,21 @@ final class ProcessorTests {
         #expect(probe.fields["loop"] == "0")
     }
 
-    @Test("an animation over budget is reduced, then falls back to its first frame with a warning")
+    @Test("with --gif-as-video never, an animation over budget is reduced, then sent as its first frame")
     func animationOverBudget() async throws {
         let source = try makeAnimatedGIF(width: 800, height: 600, frames: 8, noisy: true)
-        let (reduced, _) = try await run([source]) { $0.imageMaxBytes = 400_000 }
+        let (reduced, _) = try await run([source]) {
+            $0.imageMaxBytes = 400_000
+            $0.gifAsVideo = .never
+        }
         let small = try #require(reduced.attachments.first?.attachment)
         #expect(small.bytes <= 400_000)
         #expect(small.operations.contains { $0.contains("reduced width") || $0.contains("frame") })
 
-        let (still, _) = try await run([source]) { $0.imageMaxBytes = 10_000 }
+        let (still, _) = try await run([source]) {
+            $0.imageMaxBytes = 10_000
+            $0.gifAsVideo = .never
+        }
         let fallback = try #require(still.attachments.first?.attachment)
         #expect(fallback.frames == 1)
         #expect(fallback.uti != "com.compuserve.gif")

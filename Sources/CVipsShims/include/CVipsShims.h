@@ -54,6 +54,9 @@ int cvipsshims_extract_area(VipsImage *in, VipsImage **out, int left, int top, i
 /// Joins images vertically (one column), as libvips stores animation frames.
 int cvipsshims_arrayjoin_vertical(VipsImage **in, int n, VipsImage **out);
 
+/// Flattens an alpha channel onto white (for outputs that cannot be transparent, e.g. video).
+int cvipsshims_flatten_white(VipsImage *in, VipsImage **out);
+
 /// Minimum pixel value over the whole image.
 int cvipsshims_min(VipsImage *in, double *out);
 

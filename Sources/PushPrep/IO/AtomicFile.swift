@@ -58,6 +58,40 @@ enum AtomicFile {
         return .written
     }
 
+    /// A temporary name beside `path` for a writer that produces the file itself (libav's
+    /// muxer); pass it to ``commit(_:to:)`` when complete, or remove it.
+    static func temporaryPath(for path: String) -> String {
+        let directory = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        return "\(directory.isEmpty ? "." : directory)/\(temporaryPrefix)\(getpid())-\(UInt64.random(in: 0...UInt64.max))-\(name)"
+    }
+
+    /// Moves a complete temporary file to its final name (flushed to disk first), or keeps an
+    /// identical file already there and removes the temporary.
+    static func commit(_ temporary: String, to path: String) throws(PushPrepError) -> Outcome {
+        defer { unlink(temporary) }
+        if sameContent(temporary, path) { return .reused }
+        let fd = open(temporary, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw PushPrepError(.ioError, "cannot open \(temporary): \(String(cString: strerror(errno)))") }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard synced else { throw PushPrepError(.ioError, "cannot flush \(temporary): \(String(cString: strerror(errno)))") }
+        guard rename(temporary, path) == 0 else {
+            throw PushPrepError(.ioError, "cannot rename to \(path): \(String(cString: strerror(errno)))")
+        }
+        return .written
+    }
+
+    private static func sameContent(_ a: String, _ b: String) -> Bool {
+        var infoA = stat()
+        var infoB = stat()
+        guard stat(a, &infoA) == 0, stat(b, &infoB) == 0, infoA.st_size == infoB.st_size else { return false }
+        guard let first = try? InputFile.read(path: a, maxBytes: .max),
+            let second = try? InputFile.read(path: b, maxBytes: .max)
+        else { return false }
+        return first.sha256 == second.sha256
+    }
+
     /// Whether `path` already holds exactly `bytes` (same size, same SHA-256).
     static func isIdentical(_ bytes: [UInt8], at path: String) -> Bool {
         var info = stat()

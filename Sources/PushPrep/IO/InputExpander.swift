@@ -39,6 +39,8 @@ public enum InputExpander {
     }
 
     private static func expandPath(_ path: String) -> [InputItem] {
+        // A URL is a remote source, never looked up on disk.
+        if RemoteURL.looksLikeURL(path) { return [InputItem(source: path, path: path)] }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
             return [InputItem(source: path, path: path)]

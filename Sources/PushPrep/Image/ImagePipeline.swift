@@ -19,9 +19,30 @@ enum ImagePipeline {
     /// Smallest width a still image is shrunk to before giving up with `cannot_fit`.
     static let minimumWidth = 32
 
+    /// What the pipeline produced: an image, or the finding that an animation should be sent
+    /// as a movie (`--gif-as-video`), which the caller hands to the video encoder.
+    enum Outcome {
+        case image(ProcessedImage)
+        case animationNeedsVideo(ImageHeader, reason: String)
+    }
+
+    /// Processes an image; an animation that would need a movie is reduced or sent as a still
+    /// instead (as with `--gif-as-video never`).
     static func process(_ input: ImageInput, settings: ProcessingSettings) throws(PushPrepError) -> ProcessedImage {
+        var settings = settings
+        settings.gifAsVideo = .never
+        guard case .image(let image) = try run(input, settings: settings) else {
+            throw PushPrepError(.cannotFit, "the animation does not fit as an image")
+        }
+        return image
+    }
+
+    static func run(_ input: ImageInput, settings: ProcessingSettings) throws(PushPrepError) -> Outcome {
         try VipsRuntime.start()
         let header = try ImageHeaderStep.run(input, maxPixels: settings.maxPixels)
+        if header.isAnimated && settings.gifAsVideo == .always {
+            return .animationNeedsVideo(header, reason: "--gif-as-video always")
+        }
         let limit = settings.imageMaxBytes
         let startWidth = min(settings.width, header.uprightWidth)
         let frameNote = header.isAnimated ? ", \(header.frames) frames" : ""
@@ -59,7 +80,7 @@ enum ImagePipeline {
                 operations.append(describe(attempt))
                 operations.append("stripped metadata")
                 let frames = format == .gif ? AnimationStep.frameCount(alpha.image) : 1
-                return ProcessedImage(
+                return .image(ProcessedImage(
                     bytes: bytes,
                     format: format,
                     width: alpha.image.width,
@@ -68,7 +89,7 @@ enum ImagePipeline {
                     header: header,
                     operations: operations,
                     warnings: warnings
-                )
+                ))
             }
 
             // Nothing fitted at this size: shrink by about the square root of the overshoot
@@ -80,6 +101,9 @@ enum ImagePipeline {
                 if smaller >= max(160, startWidth / 3) {
                     width = smaller
                     reductions.append("reduced width to \(width) to fit \(limit) bytes")
+                } else if settings.gifAsVideo == .auto {
+                    return .animationNeedsVideo(
+                        header, reason: "the animation does not fit in \(limit) bytes as a GIF at \(width) px wide")
                 } else if keepEvery < 4 && header.frames / (keepEvery * 2) >= 2 {
                     keepEvery *= 2
                 } else {

@@ -1,0 +1,85 @@
+import Foundation
+
+/// A source URL checked for what PushPrep fetches: `http` or `https`, a host, no credentials.
+struct RemoteURL: Sendable, Equatable, CustomStringConvertible {
+    /// The URL as it will be requested.
+    let text: String
+    /// `http` or `https`, lowercase.
+    let scheme: String
+    /// The host as written, without IPv6 brackets.
+    let host: String
+    /// The port, explicit or the scheme's default.
+    let port: Int
+    /// The host as an address when it is an IP literal.
+    let literalAddress: IPAddress?
+
+    var description: String { text }
+
+    /// Whether `text` starts like an absolute URL (`scheme://`): such an input is a remote
+    /// source, never a path, and an unsupported scheme fails instead of being read as a file.
+    static func looksLikeURL(_ text: String) -> Bool {
+        guard let colon = text.firstIndex(of: ":"), text[colon...].hasPrefix("://") else { return false }
+        let scheme = text[..<colon]
+        guard let first = scheme.first, first.isASCII, first.isLetter else { return false }
+        return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
+    }
+
+    /// Parses and checks a URL; throws `fetch_failed` for anything PushPrep will not fetch.
+    init(_ text: String) throws(PushPrepError) {
+        guard let components = URLComponents(string: text), let url = components.url else {
+            throw PushPrepError(.fetchFailed, "not a valid URL: \(text)")
+        }
+        let scheme = (components.scheme ?? "").lowercased()
+        guard scheme == "http" || scheme == "https" else {
+            throw PushPrepError(
+                .fetchFailed, "only http and https URLs are fetched, not \(scheme.isEmpty ? "this" : scheme): \(text)")
+        }
+        // Credentials in a URL end up in logs and manifests, and are a classic way to smuggle a
+        // different host past a naive parser (http://good.example@evil.example/).
+        guard components.user == nil, components.password == nil else {
+            throw PushPrepError(
+                .fetchFailed, "URLs with credentials (user:password@) are refused: \(Self.redacted(text))")
+        }
+        guard var host = components.host, !host.isEmpty else {
+            throw PushPrepError(.fetchFailed, "the URL has no host: \(text)")
+        }
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if let port = components.port, !(1...65535).contains(port) {
+            throw PushPrepError(.fetchFailed, "the URL's port \(port) is out of range: \(text)")
+        }
+        self.text = url.absoluteString
+        self.scheme = scheme
+        self.host = host
+        self.port = components.port ?? (scheme == "https" ? 443 : 80)
+        self.literalAddress = IPAddress(host)
+    }
+
+    /// Resolves a `Location` header against this URL, then checks the result like any source.
+    func redirected(to location: String) throws(PushPrepError) -> RemoteURL {
+        guard let base = URL(string: text), let target = URL(string: location, relativeTo: base)?.absoluteURL else {
+            throw PushPrepError(.fetchFailed, "redirect to an invalid location \(location) from \(text)")
+        }
+        return try RemoteURL(target.absoluteString)
+    }
+
+    /// The extension of the URL path's last component (lowercase, letters and digits only), or "".
+    var pathExtension: String {
+        guard let path = URLComponents(string: text)?.path else { return "" }
+        let ext = (path as NSString).pathExtension.lowercased()
+        guard (1...8).contains(ext.count), ext.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+            return ""
+        }
+        return ext
+    }
+
+    /// `scheme://host:port`, the unit of per-host concurrency.
+    var origin: String { "\(scheme)://\(literalAddress?.urlHost ?? host.lowercased()):\(port)" }
+
+    /// The URL with any credentials replaced, for messages.
+    static func redacted(_ text: String) -> String {
+        guard var components = URLComponents(string: text) else { return "(unparseable URL)" }
+        if components.user != nil { components.user = "***" }
+        if components.password != nil { components.password = "***" }
+        return components.string ?? "(unparseable URL)"
+    }
+}

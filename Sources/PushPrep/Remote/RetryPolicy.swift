@@ -1,0 +1,44 @@
+import Foundation
+
+/// When and how long to wait before trying a request again: exponential backoff with full
+/// jitter for transient failures, `Retry-After` honoured when it fits in the deadline.
+struct RetryPolicy: Sendable {
+    /// Tries in all, the first included.
+    var maxTries: Int
+    /// The wait before the second try, before jitter; doubled for each further try.
+    var baseDelay: Duration = .milliseconds(200)
+    /// No computed wait is longer than this.
+    var maxDelay: Duration = .seconds(5)
+
+    /// Statuses worth another try: rate limiting and a struggling upstream.
+    static let transientStatuses: Set<UInt> = [429, 502, 503, 504]
+
+    /// The wait before try number `nextTry` (2, 3, ...): full jitter over the exponential
+    /// backoff, so that many clients hitting one server do not retry in lockstep.
+    func backoff(beforeTry nextTry: Int, random: (ClosedRange<Double>) -> Double = { Double.random(in: $0) })
+        -> Duration
+    {
+        let exponent = max(0, nextTry - 2)
+        let ceiling = min(baseDelay * (1 << min(exponent, 20)), maxDelay)
+        let seconds = Double(ceiling.components.seconds) + Double(ceiling.components.attoseconds) / 1e18
+        // At least a tenth of the ceiling, so a retry never hammers the server instantly.
+        return .milliseconds(Int64(random(0.1...1.0) * seconds * 1000))
+    }
+
+    /// Parses `Retry-After`: delta-seconds or an HTTP-date. Nil when absent or unparseable.
+    static func retryAfter(_ value: String?, now: Date = Date()) -> Duration? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if let seconds = Int(value) { return seconds >= 0 ? .seconds(seconds) : nil }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
+            formatter.dateFormat = format
+            if let date = formatter.date(from: value) {
+                let seconds = max(0, date.timeIntervalSince(now))
+                return .milliseconds(Int64(seconds * 1000))
+            }
+        }
+        return nil
+    }
+}

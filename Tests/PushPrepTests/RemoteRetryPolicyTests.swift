@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+@testable import PushPrep
+
+/// Backoff, `Retry-After` and the concurrency bound, as pure logic.
+@Suite struct RemoteRetryPolicyTests {
+    @Test("backoff doubles per try, is jittered, and never exceeds its ceiling")
+    func backoff() {
+        let policy = RetryPolicy(maxTries: 3, baseDelay: .milliseconds(200), maxDelay: .seconds(1))
+        #expect(policy.backoff(beforeTry: 2, random: { $0.upperBound }) == .milliseconds(200))
+        #expect(policy.backoff(beforeTry: 3, random: { $0.upperBound }) == .milliseconds(400))
+        #expect(policy.backoff(beforeTry: 4, random: { $0.upperBound }) == .milliseconds(800))
+        #expect(policy.backoff(beforeTry: 9, random: { $0.upperBound }) == .seconds(1))
+        #expect(policy.backoff(beforeTry: 2, random: { $0.lowerBound }) == .milliseconds(20))
+        for _ in 0..<100 {
+            let delay = policy.backoff(beforeTry: 3)
+            #expect(delay >= .milliseconds(40) && delay <= .milliseconds(400))
+        }
+    }
+
+    @Test("Retry-After: seconds or an HTTP date; garbage is ignored")
+    func retryAfter() {
+        #expect(RetryPolicy.retryAfter("3") == .seconds(3))
+        #expect(RetryPolicy.retryAfter(" 0 ") == .seconds(0))
+        #expect(RetryPolicy.retryAfter(nil) == nil)
+        #expect(RetryPolicy.retryAfter("soon") == nil)
+        #expect(RetryPolicy.retryAfter("-5") == nil)
+        let now = Date(timeIntervalSince1970: 1_743_501_600)  // Tue, 01 Apr 2025 10:00:00 GMT
+        #expect(RetryPolicy.retryAfter("Tue, 01 Apr 2025 10:00:30 GMT", now: now) == .seconds(30))
+        #expect(RetryPolicy.retryAfter("Tue, 01 Apr 2025 09:00:00 GMT", now: now) == .zero)
+        #expect(RetryPolicy.transientStatuses == [429, 502, 503, 504])
+    }
+
+    @Test("the limiter never runs more than its bounds, overall and per host")
+    func limiter() async throws {
+        let limiter = FetchLimiter(overall: 3, perHost: 2)
+        let peaks = PeakCounter()
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<24 {
+                group.addTask {
+                    let host = index % 2 == 0 ? "a" : "b"
+                    _ = try? await limiter.withSlot(host: host) { () async throws(PushPrepError) -> Void in
+                        peaks.enter(host)
+                        try? await Task.sleep(for: .milliseconds(5))
+                        peaks.leave(host)
+                    }
+                }
+            }
+        }
+        #expect(peaks.overallPeak == 3)
+        #expect(peaks.hostPeak <= 2)
+        #expect(limiter.running == 0)
+    }
+}
+
+private final class PeakCounter: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var running = 0
+    private var perHost: [String: Int] = [:]
+    private(set) var overallPeak = 0
+    private(set) var hostPeak = 0
+
+    func enter(_ host: String) {
+        lock.withLock {
+            running += 1
+            perHost[host, default: 0] += 1
+            overallPeak = max(overallPeak, running)
+            hostPeak = max(hostPeak, perHost[host]!)
+        }
+    }
+
+    func leave(_ host: String) {
+        lock.withLock {
+            running -= 1
+            perHost[host, default: 0] -= 1
+        }
+    }
+}

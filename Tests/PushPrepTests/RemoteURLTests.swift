@@ -1,0 +1,78 @@
+import Testing
+
+@testable import PushPrep
+
+/// Which URLs are fetched at all, and how a response's Content-Type is judged.
+@Suite struct RemoteURLTests {
+    @Test("http and https URLs parse with host, port and extension")
+    func parses() throws {
+        let url = try RemoteURL("https://CDN.example.com/a/b/Photo.JPG?x=1")
+        #expect(url.scheme == "https" && url.host == "CDN.example.com" && url.port == 443)
+        #expect(url.pathExtension == "jpg")
+        #expect(url.literalAddress == nil)
+        let literal = try RemoteURL("http://[::ffff:127.0.0.1]:8080/x")
+        #expect(literal.host == "::ffff:127.0.0.1" && literal.port == 8080)
+        #expect(literal.literalAddress == IPAddress("::ffff:127.0.0.1"))
+        #expect(try RemoteURL("http://example.com/noext").pathExtension == "")
+        #expect(try RemoteURL("http://example.com/").pathExtension == "")
+    }
+
+    @Test(
+        "other schemes, credentials and host-less URLs are refused with fetch_failed",
+        arguments: [
+            "ftp://example.com/a.jpg", "file:///etc/passwd", "gopher://example.com/",
+            "http://user:pass@example.com/a.jpg",
+            "https://user@example.com/a.jpg", "http:///a.jpg", "http://example.com:0/a.jpg",
+        ])
+    func refuses(_ text: String) {
+        #expect {
+            _ = try RemoteURL(text)
+        } throws: { error in
+            (error as? PushPrepError)?.code == .fetchFailed
+        }
+    }
+
+    @Test("credentials never appear in the error message")
+    func redactsCredentials() {
+        do {
+            _ = try RemoteURL("http://alice:s3cret@example.com/a.jpg")
+            Issue.record("a URL with credentials was accepted")
+        } catch {
+            #expect(!error.message.contains("s3cret") && !error.message.contains("alice"))
+        }
+    }
+
+    @Test("redirect locations resolve against the current URL and are checked again")
+    func redirects() throws {
+        let base = try RemoteURL("http://127.0.0.1:8080/a/b.jpg")
+        #expect(try base.redirected(to: "/c.jpg").text == "http://127.0.0.1:8080/c.jpg")
+        #expect(try base.redirected(to: "d.jpg").text == "http://127.0.0.1:8080/a/d.jpg")
+        #expect(try base.redirected(to: "http://169.254.169.254/x").host == "169.254.169.254")
+        #expect(throws: PushPrepError.self) { try base.redirected(to: "file:///etc/passwd") }
+    }
+
+    @Test("URL-like inputs are remote sources; paths are not")
+    func remoteInputs() {
+        #expect(InputItem(source: "http://example.com/a.jpg", path: "http://example.com/a.jpg").isRemote)
+        #expect(InputItem(source: "ftp://example.com/a.jpg", path: "ftp://example.com/a.jpg").isRemote)
+        #expect(!InputItem(source: "photos/a.jpg", path: "photos/a.jpg").isRemote)
+        #expect(!InputItem(source: "a:b.jpg", path: "a:b.jpg").isRemote)
+        #expect(
+            InputExpander.expand(["https://example.com/x", "-"], readStandardInput: { ["http://example.com/y"] })
+                == [
+                    InputItem(source: "https://example.com/x", path: "https://example.com/x"),
+                    InputItem(source: "http://example.com/y", path: "http://example.com/y"),
+                ])
+    }
+
+    @Test("a Content-Type that disagrees with the bytes is a warning; generic and matching ones are not")
+    func contentType() {
+        #expect(ContentTypeCheck.warnings(contentType: "image/jpeg", detected: .jpeg).isEmpty)
+        #expect(ContentTypeCheck.warnings(contentType: "Image/JPG; charset=binary", detected: .jpeg).isEmpty)
+        #expect(ContentTypeCheck.warnings(contentType: "application/octet-stream", detected: .png).isEmpty)
+        #expect(ContentTypeCheck.warnings(contentType: nil, detected: .png).isEmpty)
+        let warnings = ContentTypeCheck.warnings(contentType: "image/png", detected: .jpeg)
+        #expect(warnings.count == 1 && warnings[0].contains("image/png") && warnings[0].contains("jpeg"))
+        #expect(ContentTypeCheck.warnings(contentType: "text/html", detected: .gif).count == 1)
+    }
+}

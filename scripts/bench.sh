@@ -32,6 +32,13 @@ BENCH_JOBS=${BENCH_JOBS:-$(nproc)}
 BENCH_REPEAT=${BENCH_REPEAT:-3}
 BENCH_CORPUS=${BENCH_CORPUS:-../shared/corpus/sharp-fixtures}
 BENCH_SKIP_PUSHPREP=${BENCH_SKIP_PUSHPREP:-0}
+BENCH_ONLY=${BENCH_ONLY:-all}
+
+case $BENCH_ONLY in
+    all|images) ;;
+    video) exec bash scripts/bench-video.sh ;;
+    *) echo "bench: error: BENCH_ONLY must be images, video or all, got '$BENCH_ONLY'" >&2; exit 2 ;;
+esac
 BENCH_URLS=${BENCH_URLS:-200}
 BENCH_URL_REPEAT=${BENCH_URL_REPEAT:-$BENCH_REPEAT}
 
@@ -337,3 +344,8 @@ else
     echo "bench urls: skipped"
 fi
 echo "bench images: pushprep_ips=$pp_ips vipsthumbnail_ips=$vt_ips ratio=$ratio peak_rss_mb=$pp_mb"
+
+if [[ $BENCH_ONLY == all && $BENCH_SKIP_PUSHPREP != 1 ]]; then
+    echo
+    bash scripts/bench-video.sh
+fi

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# The video section of `make bench` (run by scripts/bench.sh, or alone): PushPrep against the
+# `ffmpeg` program doing the same job, side by side in the same run, interleaved.
+#
+#  (a) transcode: a 1080p 60 s H.264/AAC clip to a 720-wide, 15 s preview starting at 10 s:
+#      PushPrep vs `ffmpeg` with the same encoder settings (libx264 preset veryfast, CRF 23,
+#      the same maxrate/bufsize, High profile, level 4.0, yuv420p, the same output size,
+#      bicubic scaling, AAC 128 kbit/s stereo, +faststart, default (automatic) threads).
+#      Goal: PushPrep takes at most 1.1x ffmpeg's time. (PushPrep also writes a poster JPEG.)
+#  (b) copy path: an already-fine clip (720x406 H.264 High/AAC-LC, 60 s) previewed with the
+#      same start and length, vs PushPrep transcoding that same clip (forced with
+#      --video-width 718, which is the same work: 720 → 718 px). Goal: >= 10x faster.
+#
+# Environment: PUSHPREP (default .build/release/pushprep), BENCH_REPEAT (default 3; the
+# median is reported). Inputs are generated once into bench-out/cache.
+#
+# Last line of output, for CI / scripts:
+#   bench video: pushprep_transcode_s=… ffmpeg_s=… ratio=… copy_s=… pushprep_transcode_fine_s=… copy_speedup=…
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PUSHPREP=${PUSHPREP:-.build/release/pushprep}
+BENCH_REPEAT=${BENCH_REPEAT:-3}
+
+# Must match PushPrep's defaults and VideoEncoder, or the comparison is meaningless.
+START=10
+LENGTH=15
+WIDTH=720
+PRESET=veryfast
+CRF=23
+
+ROOT=bench-out
+CACHE=$ROOT/cache
+OUT=$ROOT/video
+LOGS=$ROOT/logs
+CLIP=$CACHE/video-1080p-60s.mp4
+FINE=$CACHE/video-720-fine-60s.mp4
+
+die() { echo "bench video: error: $*" >&2; exit 2; }
+note() { echo "bench video: $*" >&2; }
+
+[[ $BENCH_REPEAT =~ ^[0-9]+$ ]] && (( BENCH_REPEAT >= 1 )) || die "BENCH_REPEAT must be >= 1"
+[[ -x $PUSHPREP ]] || die "PushPrep binary not found at '$PUSHPREP' (build it: swift build -c release)"
+for tool in ffmpeg ffprobe; do command -v "$tool" >/dev/null || die "'$tool' not found (apt-get install ffmpeg)"; done
+[[ -x /usr/bin/time ]] || die "GNU time (/usr/bin/time) is required"
+help=$("$PUSHPREP" process --help 2>&1 || true)
+[[ $help == *--video-seconds* ]] || die "'$PUSHPREP' has no --video-seconds option"
+
+mkdir -p "$CACHE" "$OUT" "$LOGS"
+
+# --- inputs (once; written under a temporary name so a broken run never leaves a truncated one)
+if [[ ! -s $CLIP ]]; then
+    note "generating $CLIP (one-off)..."
+    ffmpeg -y -v error -nostdin -f lavfi -i "testsrc2=size=1920x1080:rate=30,noise=alls=2:allf=t" \
+        -f lavfi -i "sine=frequency=440:sample_rate=48000" -t 60 -c:v libx264 -preset veryfast -crf 23 \
+        -pix_fmt yuv420p -c:a aac -b:a 160k -ac 2 "${CLIP%.mp4}.partial.mp4"
+    mv "${CLIP%.mp4}.partial.mp4" "$CLIP"
+fi
+if [[ ! -s $FINE ]]; then
+    note "generating $FINE (one-off)..."
+    ffmpeg -y -v error -nostdin -i "$CLIP" -vf scale=720:406,setsar=1 -c:v libx264 -preset veryfast -crf 23 \
+        -profile:v high -level 4.0 -pix_fmt yuv420p -c:a aac -b:a 128k -movflags +faststart \
+        "${FINE%.mp4}.partial.mp4"
+    mv "${FINE%.mp4}.partial.mp4" "$FINE"
+fi
+
+# The output size and bitrate cap PushPrep chooses (VideoScaler.outputSize, VideoEncoder.maxRate):
+# 720 wide, height rounded to the nearest even number; maxrate 0.1 bit/pixel/frame, >= 1 Mbit/s.
+read -r in_w in_h < <(ffprobe -v error -select_streams v:0 -show_entries stream=width,height -of csv=p=0 "$CLIP" | tr ',' ' ')
+height=$(awk -v w="$in_w" -v h="$in_h" -v t="$WIDTH" 'BEGIN { x = h * t / w / 2; printf "%d", int(x + 0.5) * 2 }')
+maxrate=$(awk -v w="$WIDTH" -v h="$height" 'BEGIN { b = w * h * 30 * 0.1; b = int(b / 1000 + 0.5) * 1000; if (b < 1000000) b = 1000000; print b }')
+bufsize=$(( maxrate * 2 ))
+
+cat "$CLIP" "$FINE" >/dev/null  # page cache
+
+timed() { local out=$1; shift; /usr/bin/time -f '%e %M' -o "$out" "$@"; }
+seconds_of() { tail -n 1 "$1" | cut -d' ' -f1; }
+
+# Runs PushPrep on one clip; prints the elapsed seconds; checks the manifest and the output.
+run_pushprep() {
+    local name=$1 input=$2 expect=$3; shift 3
+    local dir=$OUT/$name log=$LOGS/video-$name
+    rm -rf "$dir"; mkdir -p "$dir"
+    timed "$log.time" "$PUSHPREP" process --out "$dir" --manifest "$dir/manifest.json" \
+        --video-start "$START" --video-seconds "$LENGTH" "$@" "$input" >"$log.log" 2>&1 \
+        || { tail -n 20 "$log.log" >&2; die "pushprep failed on $input (log: $log.log)"; }
+    grep -q '"status" *: *"ok"' "$dir/manifest.json" || die "pushprep did not process $input: see $dir/manifest.json"
+    grep -q "\"$expect\"" "$dir/manifest.json" || die "pushprep did not take the $expect path on $input"
+    seconds_of "$log.time"
+}
+
+run_ffmpeg() {
+    local log=$LOGS/video-ffmpeg
+    timed "$log.time" ffmpeg -y -v error -nostdin -ss "$START" -t "$LENGTH" -i "$CLIP" \
+        -vf "scale=$WIDTH:$height:flags=bicubic" -c:v libx264 -preset "$PRESET" -crf "$CRF" \
+        -maxrate "$maxrate" -bufsize "$bufsize" -profile:v high -level 4.0 -pix_fmt yuv420p \
+        -c:a aac -b:a 128k -ac 2 -movflags +faststart "$OUT/ffmpeg.mp4" >"$log.log" 2>&1 \
+        || { tail -n 20 "$log.log" >&2; die "ffmpeg failed (log: $log.log)"; }
+    seconds_of "$log.time"
+}
+
+pp=() ff=() copy=() fine=()
+note "$BENCH_REPEAT interleaved rounds: ${WIDTH}x$height, start $START s, $LENGTH s, preset $PRESET, CRF $CRF, maxrate $maxrate"
+for (( r = 1; r <= BENCH_REPEAT; r++ )); do
+    pp+=("$(run_pushprep transcode "$CLIP" transcode --video-width "$WIDTH")")
+    ff+=("$(run_ffmpeg)")
+    copy+=("$(run_pushprep copy "$FINE" remux --video-width "$WIDTH")")
+    fine+=("$(run_pushprep transcode-fine "$FINE" transcode --video-width 718)")
+    note "round $r: pushprep ${pp[-1]} s, ffmpeg ${ff[-1]} s, copy ${copy[-1]} s, pushprep transcode of the fine clip ${fine[-1]} s"
+done
+
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+pp_med=$(median "${pp[@]}"); ff_med=$(median "${ff[@]}")
+copy_med=$(median "${copy[@]}"); fine_med=$(median "${fine[@]}")
+ratio=$(awk -v a="$pp_med" -v b="$ff_med" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')
+# /usr/bin/time has 10 ms resolution; a copy faster than that counts as 0.01 s.
+speedup=$(awk -v a="$fine_med" -v b="$copy_med" 'BEGIN { if (b < 0.01) b = 0.01; printf "%.1f", a / b }')
+ratio_verdict=$(awk -v r="$ratio" 'BEGIN { print (r <= 1.1) ? "ok" : "ABOVE GOAL" }')
+speedup_verdict=$(awk -v s="$speedup" 'BEGIN { print (s >= 10) ? "ok" : "BELOW GOAL" }')
+pp_bytes=$(find "$OUT/transcode" -name '*.mp4' -printf '%s\n' | head -n 1)
+ff_bytes=$(stat -c %s "$OUT/ffmpeg.mp4")
+
+echo
+echo "PushPrep video benchmark: $CLIP (${in_w}x$in_h, 60 s) → ${WIDTH}x$height, $START-$(( START + LENGTH )) s, preset $PRESET, CRF $CRF, maxrate $maxrate, $(nproc) cores, median of $BENCH_REPEAT interleaved runs, $(ffmpeg -version | head -n 1 | cut -d' ' -f1-3)"
+printf '%-34s %10s %12s\n' job "median s" "output bytes"
+printf '%-34s %10s %12s\n' "pushprep transcode" "$pp_med" "$pp_bytes"
+printf '%-34s %10s %12s\n' "ffmpeg transcode" "$ff_med" "$ff_bytes"
+printf '%-34s %10s\n' "pushprep copy path (fine clip)" "$copy_med"
+printf '%-34s %10s\n' "pushprep transcode (fine clip)" "$fine_med"
+echo "  runs (s): pushprep ${pp[*]} | ffmpeg ${ff[*]} | copy ${copy[*]} | transcode-fine ${fine[*]}"
+echo
+echo "ratio pushprep/ffmpeg transcode time: $ratio (goal <= 1.1: $ratio_verdict)"
+echo "copy path speed-up over transcoding the same clip: ${speedup}x (goal >= 10: $speedup_verdict)"
+echo "bench video: pushprep_transcode_s=$pp_med ffmpeg_s=$ff_med ratio=$ratio copy_s=$copy_med pushprep_transcode_fine_s=$fine_med copy_speedup=$speedup"

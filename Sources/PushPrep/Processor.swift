@@ -105,10 +105,8 @@ public struct Processor: Sendable {
         let type = try MediaDetector.require(file.prefix)
         var warnings = ExtensionCheck.warnings(path: item.path, detected: type)
         switch type.kind {
-        case .video, .audio:
-            throw PushPrepError(
-                .unsupportedType,
-                "\(type.rawValue) is \(type.kind.rawValue); this version of PushPrep processes images only")
+        case .video: return try processVideo(item, file: file, type: type, warnings: warnings)
+        case .audio: return try processAudio(item, file: file, type: type, warnings: warnings)
         case .image: break
         }
         let payload: ImageInput.Payload
@@ -125,7 +123,14 @@ public struct Processor: Sendable {
                 "\(type.rawValue) images are not accepted (only JPEG, PNG, GIF, WebP, HEIF/AVIF, TIFF and BMP)")
         }
         let image = ImageInput(type: type, payload: payload)
-        let processed = try ImagePipeline.process(image, settings: settings)
+        let processed: ProcessedImage
+        switch try ImagePipeline.run(image, settings: settings) {
+        case .image(let result):
+            processed = result
+        case .animationNeedsVideo(let header, let reason):
+            return try processAnimationAsVideo(
+                item, file: file, image: image, header: header, reason: reason, warnings: warnings)
+        }
         warnings += processed.warnings
 
         let id = AttachmentID.make(kind: .image, sourceSHA256: file.sha256, fingerprint: settings.imageFingerprint)

@@ -82,13 +82,15 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
             "--image-max-bytes must be between 10000 and \(AppleLimits.imageBytes) (Apple's limit), got \(imageMaxBytes)"
         )
         try require(videoStart >= 0, "--video-start must not be negative, got \(videoStart)")
-        try require(videoSeconds > 0 && videoSeconds <= 3600, "--video-seconds must be in (0, 3600], got \(videoSeconds)")
+        try require(
+            videoSeconds > 0 && videoSeconds <= 3600, "--video-seconds must be in (0, 3600], got \(videoSeconds)")
         try require((16...3840).contains(videoWidth), "--video-width must be between 16 and 3840, got \(videoWidth)")
         try require(
             (100_000...AppleLimits.videoBytes).contains(videoMaxBytes),
             "--video-max-bytes must be between 100000 and \(AppleLimits.videoBytes) (Apple's limit), got \(videoMaxBytes)"
         )
-        try require(audioSeconds > 0 && audioSeconds <= 3600, "--audio-seconds must be in (0, 3600], got \(audioSeconds)")
+        try require(
+            audioSeconds > 0 && audioSeconds <= 3600, "--audio-seconds must be in (0, 3600], got \(audioSeconds)")
         try require(
             (50_000...AppleLimits.audioBytes).contains(audioMaxBytes),
             "--audio-max-bytes must be between 50000 and \(AppleLimits.audioBytes) (Apple's limit), got \(audioMaxBytes)"

@@ -63,7 +63,8 @@ enum AtomicFile {
     static func temporaryPath(for path: String) -> String {
         let directory = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
-        return "\(directory.isEmpty ? "." : directory)/\(temporaryPrefix)\(getpid())-\(UInt64.random(in: 0...UInt64.max))-\(name)"
+        return
+            "\(directory.isEmpty ? "." : directory)/\(temporaryPrefix)\(getpid())-\(UInt64.random(in: 0...UInt64.max))-\(name)"
     }
 
     /// Moves a complete temporary file to its final name (flushed to disk first), or keeps an
@@ -72,10 +73,14 @@ enum AtomicFile {
         defer { unlink(temporary) }
         if sameContent(temporary, path) { return .reused }
         let fd = open(temporary, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw PushPrepError(.ioError, "cannot open \(temporary): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw PushPrepError(.ioError, "cannot open \(temporary): \(String(cString: strerror(errno)))")
+        }
         let synced = fsync(fd) == 0
         close(fd)
-        guard synced else { throw PushPrepError(.ioError, "cannot flush \(temporary): \(String(cString: strerror(errno)))") }
+        guard synced else {
+            throw PushPrepError(.ioError, "cannot flush \(temporary): \(String(cString: strerror(errno)))")
+        }
         guard rename(temporary, path) == 0 else {
             throw PushPrepError(.ioError, "cannot rename to \(path): \(String(cString: strerror(errno)))")
         }

@@ -80,16 +80,17 @@ enum ImagePipeline {
                 operations.append(describe(attempt))
                 operations.append("stripped metadata")
                 let frames = format == .gif ? AnimationStep.frameCount(alpha.image) : 1
-                return .image(ProcessedImage(
-                    bytes: bytes,
-                    format: format,
-                    width: alpha.image.width,
-                    height: alpha.image.height / frames,
-                    frames: frames,
-                    header: header,
-                    operations: operations,
-                    warnings: warnings
-                ))
+                return .image(
+                    ProcessedImage(
+                        bytes: bytes,
+                        format: format,
+                        width: alpha.image.width,
+                        height: alpha.image.height / frames,
+                        frames: frames,
+                        header: header,
+                        operations: operations,
+                        warnings: warnings
+                    ))
             }
 
             // Nothing fitted at this size: shrink by about the square root of the overshoot

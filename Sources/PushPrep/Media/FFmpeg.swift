@@ -48,7 +48,9 @@ func avErrorText(_ code: Int32) -> String {
 
 /// Turns a negative libav return code into a ``PushPrepError``: an interrupted call is a
 /// `timeout` when the deadline fired, invalid data is `corrupt_input`, and so on.
-func avError(_ status: Int32, _ what: String, deadline: MediaDeadline?, default code: PushPrepError.Code = .corruptInput)
+func avError(
+    _ status: Int32, _ what: String, deadline: MediaDeadline?, default code: PushPrepError.Code = .corruptInput
+)
     -> PushPrepError
 {
     if let deadline, deadline.fired {

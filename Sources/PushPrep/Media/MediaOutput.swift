@@ -35,7 +35,9 @@ final class MediaOutput {
     }
 
     /// Adds a stream described by an opened encoder.
-    func addStream(encoder: UnsafeMutablePointer<AVCodecContext>) throws(PushPrepError) -> UnsafeMutablePointer<AVStream> {
+    func addStream(encoder: UnsafeMutablePointer<AVCodecContext>) throws(PushPrepError) -> UnsafeMutablePointer<
+        AVStream
+    > {
         guard let stream = avformat_new_stream(context, nil) else {
             throw PushPrepError(.ioError, "cannot add an output stream")
         }
@@ -47,7 +49,9 @@ final class MediaOutput {
     }
 
     /// Adds a stream that copies `input`'s packets as they are (remux).
-    func addStream(copying input: UnsafeMutablePointer<AVStream>) throws(PushPrepError) -> UnsafeMutablePointer<AVStream> {
+    func addStream(copying input: UnsafeMutablePointer<AVStream>) throws(PushPrepError) -> UnsafeMutablePointer<
+        AVStream
+    > {
         guard let stream = avformat_new_stream(context, nil) else {
             throw PushPrepError(.ioError, "cannot add an output stream")
         }

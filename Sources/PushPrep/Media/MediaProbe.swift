@@ -119,5 +119,7 @@ struct AudioStreamInfo {
     }
 
     /// AAC Low Complexity, the profile every iPhone decodes.
-    var isAACLC: Bool { codecID == AV_CODEC_ID_AAC && (profileID == FF_PROFILE_AAC_LOW || profileID == FF_PROFILE_UNKNOWN) }
+    var isAACLC: Bool {
+        codecID == AV_CODEC_ID_AAC && (profileID == FF_PROFILE_AAC_LOW || profileID == FF_PROFILE_UNKNOWN)
+    }
 }

@@ -142,10 +142,11 @@ extension Processor {
         -> InputFile
     {
         let path = "\(outputDirectory)/\(name)"
-        switch try AtomicFile.commit(temporary, to: path) {
+        let (outcome, output) = try AtomicFile.commit(temporary, to: path)
+        switch outcome {
         case .written: operations.append("wrote \(name)")
         case .reused: operations.append("reused identical existing output \(name)")
         }
-        return try InputFile.read(path: path, maxBytes: .max)
+        return output
     }
 }

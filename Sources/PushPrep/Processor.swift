@@ -28,7 +28,10 @@ public struct Processor: Sendable {
         self.outputDirectory = outputDirectory
         self.remote = remote
         self.logger = logger
+        // libvips and libav log through C callbacks that carry no context: both go to this
+        // processor's logger.
         VipsRuntime.logger.withLock { $0 = logger }
+        FFmpegRuntime.logger.withLock { $0 = logger }
     }
 
     /// Processes every input; never throws for a bad input (that is a failed entry). Throws

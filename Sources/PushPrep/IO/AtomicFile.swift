@@ -68,10 +68,17 @@ enum AtomicFile {
     }
 
     /// Moves a complete temporary file to its final name (flushed to disk first), or keeps an
-    /// identical file already there and removes the temporary.
-    static func commit(_ temporary: String, to path: String) throws(PushPrepError) -> Outcome {
+    /// identical file already there and removes the temporary. Returns what it did and the
+    /// file's size and hash, read once from the temporary.
+    static func commit(_ temporary: String, to path: String) throws(PushPrepError) -> (Outcome, InputFile) {
         defer { unlink(temporary) }
-        if sameContent(temporary, path) { return .reused }
+        let written = try InputFile.read(path: temporary, maxBytes: .max)
+        var existing = stat()
+        if stat(path, &existing) == 0, Int(existing.st_size) == written.size,
+            (try? InputFile.read(path: path, maxBytes: .max))?.sha256 == written.sha256
+        {
+            return (.reused, written)
+        }
         let fd = open(temporary, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw PushPrepError(.ioError, "cannot open \(temporary): \(String(cString: strerror(errno)))")
@@ -84,17 +91,7 @@ enum AtomicFile {
         guard rename(temporary, path) == 0 else {
             throw PushPrepError(.ioError, "cannot rename to \(path): \(String(cString: strerror(errno)))")
         }
-        return .written
-    }
-
-    private static func sameContent(_ a: String, _ b: String) -> Bool {
-        var infoA = stat()
-        var infoB = stat()
-        guard stat(a, &infoA) == 0, stat(b, &infoB) == 0, infoA.st_size == infoB.st_size else { return false }
-        guard let first = try? InputFile.read(path: a, maxBytes: .max),
-            let second = try? InputFile.read(path: b, maxBytes: .max)
-        else { return false }
-        return first.sha256 == second.sha256
+        return (.written, written)
     }
 
     /// Whether `path` already holds exactly `bytes` (same size, same SHA-256).

@@ -10,9 +10,12 @@ SWIFT ?= swift
 
 # libvips and FFmpeg's libraries are linked in-process (the -dev packages); libvips-tools and
 # ffmpeg are the reference programs the tests and benchmarks compare against; time measures
-# peak memory in `make bench`.
+# peak memory in `make bench`. libsqlite3-dev is the job queue's embedded database (through
+# GRDB) and sqlite3 its command-line tool (a test edits a database with it); postgresql is the
+# server the queue tests and the queue benchmark start in a temporary directory.
 APT_PACKAGES := pkg-config libvips-dev libvips-tools \
-	libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg time
+	libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg time \
+	libsqlite3-dev sqlite3 postgresql
 
 DEMO_OUT := demo-out
 
@@ -63,9 +66,11 @@ lint:
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Sources Tests
 
-## bench: PushPrep and the reference tools side by side, same run, same cores
+## bench: PushPrep and the reference tools side by side, same run, same cores; then the job queue
 bench: release
-	PUSHPREP=$$($(SWIFT) build -c release --show-bin-path)/pushprep bash scripts/bench.sh
+	$(SWIFT) build -c release --product pushprep-queue-bench
+	bin=$$($(SWIFT) build -c release --show-bin-path) && \
+		PUSHPREP=$$bin/pushprep QUEUE_BENCH=$$bin/pushprep-queue-bench bash scripts/bench.sh
 
 ## samples: regenerate samples/ (committed; only needed when the script changes)
 samples: deps

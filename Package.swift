@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .executable(name: "pushprep", targets: ["pushprep"]),
         .library(name: "PushPrep", targets: ["PushPrep"]),
+        .library(name: "PushPrepQueue", targets: ["PushPrepQueue"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -20,6 +21,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     ],
     targets: [
         // libvips, linked in-process. Only names the headers and the library.
@@ -63,12 +70,47 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The job queue (SQLite through GRDB, PostgreSQL through PostgresNIO) and the worker
+        // service that processes its jobs.
+        .target(
+            name: "PushPrepQueue",
+            dependencies: [
+                "PushPrep",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "pushprep",
             dependencies: [
                 "PushPrep",
+                "PushPrepQueue",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // `make bench`'s queue section: the queue's own throughput with no-op jobs.
+        .executableTarget(
+            name: "pushprep-queue-bench",
+            dependencies: [
+                "PushPrep",
+                "PushPrepQueue",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -76,6 +118,7 @@ let package = Package(
             name: "PushPrepTests",
             dependencies: [
                 "PushPrep",
+                "PushPrepQueue",
                 "CVips",
                 "CVipsShims",
                 .product(name: "NIOCore", package: "swift-nio"),

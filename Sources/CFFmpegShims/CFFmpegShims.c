@@ -34,9 +34,17 @@ void cffmpegshims_set_log_callback(cffmpegshims_log_function function, int max_l
     av_log_set_callback(log_callback);
 }
 
+void cffmpegshims_deadline_cancel(cffmpegshims_deadline *deadline) {
+    __atomic_store_n(&deadline->cancelled, 1, __ATOMIC_RELEASE);
+}
+
+int cffmpegshims_deadline_is_cancelled(const cffmpegshims_deadline *deadline) {
+    return __atomic_load_n(&deadline->cancelled, __ATOMIC_ACQUIRE);
+}
+
 static int interrupt(void *opaque) {
     cffmpegshims_deadline *deadline = opaque;
-    if (deadline->cancelled ||
+    if (cffmpegshims_deadline_is_cancelled(deadline) ||
         (deadline->deadline_us > 0 && av_gettime_relative() > deadline->deadline_us)) {
         deadline->fired = 1;
         return 1;

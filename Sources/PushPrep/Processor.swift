@@ -1,7 +1,5 @@
-import Crypto
 import Foundation
 public import Logging
-import NIOPosix
 import Synchronization
 
 /// Processes inputs into attachments in an out directory, with bounded parallelism, and
@@ -35,7 +33,10 @@ public struct Processor: Sendable {
     }
 
     /// Processes every input; never throws for a bad input (that is a failed entry). Throws
-    /// only when the out directory cannot be used.
+    /// only when the settings are invalid or the out directory cannot be used.
+    ///
+    /// Runs a ``ProcessingSession`` of `settings.jobs` threads for the run, with a window of
+    /// twice that many inputs in flight.
     public func run(
         _ inputs: [InputItem],
         progress: (@Sendable (Progress) -> Void)? = nil
@@ -43,12 +44,7 @@ public struct Processor: Sendable {
         try settings.validate()
         try remote.validate()
         try prepareOutputDirectory()
-        // libvips calls block their thread: they run on a pool of `jobs` threads of their own,
-        // never on Swift's cooperative executor.
-        let pool = NIOThreadPool(numberOfThreads: settings.jobs)
-        pool.start()
-        defer { pool.shutdownGracefully { _ in } }
-        let fetcher = makeFetcher(for: inputs)
+        let session = ProcessingSession(threads: settings.jobs, remote: remote, logger: logger)
 
         var entries = [ManifestEntry?](repeating: nil, count: inputs.count)
         var failed = 0
@@ -61,16 +57,8 @@ public struct Processor: Sendable {
                 let item = inputs[index]
                 next += 1
                 group.addTask {
-                    let entry: ManifestEntry
-                    do {
-                        if let fetcher, item.isRemote {
-                            entry = await self.processRemote(item, fetcher: fetcher, pool: pool)
-                        } else {
-                            entry = try await pool.runIfActive { self.processOne(item) }
-                        }
-                    } catch {
-                        entry = .failed(Failure(source: item.source, error: PushPrepError(.ioError, "\(error)")))
-                    }
+                    let entry = await session.process(
+                        item, settings: self.settings, outputDirectory: self.outputDirectory, control: nil)
                     return (index, entry)
                 }
             }
@@ -85,99 +73,20 @@ public struct Processor: Sendable {
                 submit()
             }
         }
-        await fetcher?.shutdown()
+        await session.shutdown()
         return Manifest(settings: settings, attachments: entries.map { $0! })
     }
 
-    /// Processes one input synchronously (blocking).
+    /// Processes one input synchronously (blocking); a URL is not fetched (it fails as a file
+    /// that does not exist).
     public func processOne(_ item: InputItem) -> ManifestEntry {
-        var logger = self.logger
-        logger[metadataKey: "source"] = "\(item.source)"
-        do {
-            let attachment = try process(item)
-            logger.debug("processed", metadata: ["id": "\(attachment.id)", "bytes": "\(attachment.bytes)"])
-            return .ok(attachment)
-        } catch {
-            logger.info("failed", metadata: ["code": "\(error.code)", "error": "\(error.message)"])
-            return .failed(Failure(source: item.source, error: error))
-        }
+        InputProcessor(settings: settings, outputDirectory: outputDirectory, logger: logger, control: nil)
+            .processOne(item)
     }
 
-    func process(_ item: InputItem) throws(PushPrepError) -> Attachment {
-        let file = try InputFile.read(path: item.path, maxBytes: settings.maxInputBytes)
-        let type = try MediaDetector.require(file.prefix)
-        var warnings = ExtensionCheck.warnings(path: item.path, detected: type)
-        switch type.kind {
-        case .video: return try processVideo(item, file: file, type: type, warnings: warnings)
-        case .audio: return try processAudio(item, file: file, type: type, warnings: warnings)
-        case .image: break
-        }
-        let payload: ImageInput.Payload
-        switch type {
-        case .jpeg, .png, .gif, .webp, .heic, .avif, .tiff:
-            payload = .file(item.path)
-        case .bmp:
-            payload = .bitmap(
-                try InputFile.read(path: item.path, maxBytes: settings.maxInputBytes, keepContents: true).contents ?? []
-            )
-        default:
-            throw PushPrepError(
-                .unsupportedType,
-                "\(type.rawValue) images are not accepted (only JPEG, PNG, GIF, WebP, HEIF/AVIF, TIFF and BMP)")
-        }
-        let image = ImageInput(type: type, payload: payload)
-        let processed: ProcessedImage
-        switch try ImagePipeline.run(image, settings: settings) {
-        case .image(let result):
-            processed = result
-        case .animationNeedsVideo(let header, let reason):
-            return try processAnimationAsVideo(
-                item, file: file, image: image, header: header, reason: reason, warnings: warnings)
-        }
-        warnings += processed.warnings
-
-        let id = AttachmentID.make(kind: .image, sourceSHA256: file.sha256, fingerprint: settings.imageFingerprint)
-        let output = processed.format.mediaType
-        let name = "\(id).\(output.fileExtension)"
-        var operations = processed.operations
-        switch try AtomicFile.write(processed.bytes, to: "\(outputDirectory)/\(name)") {
-        case .written: operations.append("wrote \(name)")
-        case .reused: operations.append("reused identical existing output \(name)")
-        }
-        return Attachment(
-            id: id,
-            source: item.source,
-            kind: .image,
-            file: name,
-            url: settings.baseURL.map { URLJoin.join($0, name) },
-            uti: output.uti,
-            mime: output.mime,
-            bytes: processed.bytes.count,
-            sha256: Crypto.SHA256.hash(data: processed.bytes).hexString,
-            width: processed.width,
-            height: processed.height,
-            duration: nil,
-            frames: processed.frames,
-            options: AttachmentOptions(typeHint: output.uti),
-            input: InputInfo(
-                type: type.rawValue,
-                bytes: file.size,
-                width: processed.header.uprightWidth,
-                height: processed.header.uprightHeight,
-                duration: nil
-            ),
-            operations: operations,
-            warnings: warnings
-        )
-    }
-
+    /// Creates the out directory and removes temporaries that dead processes left in it.
     private func prepareOutputDirectory() throws(PushPrepError) {
-        do {
-            try FileManager.default.createDirectory(atPath: outputDirectory, withIntermediateDirectories: true)
-        } catch {
-            throw PushPrepError(
-                .ioError, "cannot create the out directory \(outputDirectory): \(error.localizedDescription)")
-        }
+        try ProcessingSession.createDirectory(outputDirectory)
         AtomicFile.removeStaleTemporaries(in: outputDirectory)
     }
 }

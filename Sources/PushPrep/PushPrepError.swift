@@ -49,11 +49,33 @@ public struct PushPrepError: Error, Sendable, CustomStringConvertible {
         /// A setting is out of range (a usage error, reported before any input is read).
         public static let invalidSettings = Code("invalid_settings")
 
+        /// A job was cancelled (`jobs cancel`) and stopped at its next step.
+        public static let cancelled = Code("cancelled")
+        /// The job queue's database cannot be opened, migrated or used.
+        public static let queueUnavailable = Code("queue_unavailable")
+        /// No job has this id.
+        public static let jobNotFound = Code("job_not_found")
+        /// The job is in a state that does not allow the request (retrying a running job, say).
+        public static let invalidJobState = Code("invalid_job_state")
+
         /// Every code, in documentation order.
         public static let all: [Code] = [
             .unsupportedType, .corruptInput, .inputTooLarge, .tooManyPixels, .cannotFit, .notFound, .ioError, .timeout,
-            .fetchFailed, .blockedAddress, .invalidSettings,
+            .fetchFailed, .blockedAddress, .invalidSettings, .cancelled, .queueUnavailable, .jobNotFound,
+            .invalidJobState,
         ]
+
+        /// Errors that the same input would hit again: a queued job that fails with one of
+        /// these is not retried.
+        public var isPermanent: Bool {
+            [.unsupportedType, .corruptInput, .tooManyPixels, .cannotFit, .blockedAddress].contains(self)
+        }
+
+        /// The code with this raw value, if PushPrep has one.
+        public init?(rawValue: String) {
+            guard let code = Code.all.first(where: { $0.rawValue == rawValue }) else { return nil }
+            self = code
+        }
     }
 
     /// The stable code.

@@ -76,7 +76,11 @@ struct LoggingOptions: ParsableArguments {
     }
 
     func makeLogger() -> Logger {
-        let level = Logger.Level(rawValue: logLevel) ?? .warning
+        Self.makeLogger(level: Logger.Level(rawValue: logLevel) ?? .warning)
+    }
+
+    /// Sends every log line at `level` or above to standard error.
+    static func makeLogger(level: Logger.Level) -> Logger {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level

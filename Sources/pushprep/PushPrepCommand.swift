@@ -15,9 +15,13 @@ struct PushPrepCommand: AsyncParsableCommand {
             Examples:
               pushprep process photos/ --out out --base-url https://cdn.example.com/push
               pushprep inspect banner.webp
+              pushprep enqueue uploads/ && pushprep worker --out out
+              pushprep jobs list --state failed
             """,
         version: PushPrepVersion.current,
-        subcommands: [ProcessCommand.self, InspectCommand.self]
+        subcommands: [
+            ProcessCommand.self, InspectCommand.self, EnqueueCommand.self, WorkerCommand.self, JobsCommand.self,
+        ]
     )
 
     /// The entry point. Like ArgumentParser's own `main()`, except that usage errors exit with

@@ -38,9 +38,14 @@ void cffmpegshims_set_log_callback(cffmpegshims_log_function function, int max_l
 /// A per-input deadline and cancellation flag, checked by libav's interrupt callback.
 typedef struct cffmpegshims_deadline {
     int64_t deadline_us;   // av_gettime_relative() value after which calls are interrupted; 0: none
-    volatile int cancelled;
-    volatile int fired;    // set when the callback interrupted a call
+    int cancelled;         // set from any thread: only through the two functions below
+    volatile int fired;    // set when the callback interrupted a call (on the job's own thread)
 } cffmpegshims_deadline;
+
+/// Sets `deadline->cancelled` atomically: safe from any thread while the job runs.
+void cffmpegshims_deadline_cancel(cffmpegshims_deadline *deadline);
+/// Reads `deadline->cancelled` atomically.
+int cffmpegshims_deadline_is_cancelled(const cffmpegshims_deadline *deadline);
 
 /// The interrupt callback for `deadline` (store it in AVFormatContext.interrupt_callback).
 AVIOInterruptCB cffmpegshims_interrupt_callback(cffmpegshims_deadline *deadline);

@@ -28,16 +28,22 @@ enum ImagePipeline {
 
     /// Processes an image; an animation that would need a movie is reduced or sent as a still
     /// instead (as with `--gif-as-video never`).
-    static func process(_ input: ImageInput, settings: ProcessingSettings) throws(PushPrepError) -> ProcessedImage {
+    static func process(_ input: ImageInput, settings: ProcessingSettings, control: ProcessingControl? = nil)
+        throws(PushPrepError) -> ProcessedImage
+    {
         var settings = settings
         settings.gifAsVideo = .never
-        guard case .image(let image) = try run(input, settings: settings) else {
+        guard case .image(let image) = try run(input, settings: settings, control: control) else {
             throw PushPrepError(.cannotFit, "the animation does not fit as an image")
         }
         return image
     }
 
-    static func run(_ input: ImageInput, settings: ProcessingSettings) throws(PushPrepError) -> Outcome {
+    /// Runs the steps. A stopped `control` ends the run between decoding and encoding, and
+    /// between attempts (libvips calls themselves cannot be interrupted).
+    static func run(_ input: ImageInput, settings: ProcessingSettings, control: ProcessingControl? = nil)
+        throws(PushPrepError) -> Outcome
+    {
         try VipsRuntime.start()
         let header = try ImageHeaderStep.run(input, maxPixels: settings.maxPixels)
         if header.isAnimated && settings.gifAsVideo == .always {
@@ -54,6 +60,7 @@ enum ImagePipeline {
 
         while true {
             let decoded = try ImageDecodeStep.run(input, header: header, width: width, maxPixels: settings.maxPixels)
+            try control?.check()
             var image = decoded.image
             var operations = [
                 "decoded \(input.type.rawValue) \(header.uprightWidth)x\(header.uprightHeight)\(frameNote)"
@@ -73,6 +80,7 @@ enum ImagePipeline {
 
             var lastSize = 0
             for attempt in ImageEncodeStep.ladder(for: format, quality: settings.quality) {
+                try control?.check()
                 let bytes = try ImageEncodeStep.encode(alpha.image, attempt)
                 lastSize = bytes.count
                 guard bytes.count <= limit else { continue }

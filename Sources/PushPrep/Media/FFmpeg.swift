@@ -26,7 +26,7 @@ enum FFmpegRuntime {
         )
     }()
 
-    /// Where libav's log lines go: the logger of the latest ``Processor``.
+    /// Where libav's log lines go: the logger of the latest ``Processor`` or ``ProcessingSession``.
     static let logger = Mutex(Logger(label: "pushprep.libav", factory: { _ in SwiftLogNoOpLogHandler() }))
 
     static func start() { _ = started }
@@ -47,14 +47,14 @@ func avErrorText(_ code: Int32) -> String {
 }
 
 /// Turns a negative libav return code into a ``PushPrepError``: an interrupted call is a
-/// `timeout` when the deadline fired, invalid data is `corrupt_input`, and so on.
+/// `timeout` (or `cancelled`) when the deadline fired, invalid data is `corrupt_input`, and so on.
 func avError(
     _ status: Int32, _ what: String, deadline: MediaDeadline?, default code: PushPrepError.Code = .corruptInput
 )
     -> PushPrepError
 {
     if let deadline, deadline.fired {
-        return PushPrepError(.timeout, "\(what): gave up after \(deadline.seconds) s (--timeout)")
+        return deadline.error(what)
     }
     if status == cffmpegshims_error_enomem() {
         return PushPrepError(.inputTooLarge, "\(what): the input needs more memory than allowed")
@@ -76,34 +76,68 @@ func avCall(
     return status
 }
 
-/// A per-input deadline checked by libav's interrupt callback and between pipeline steps.
+/// A per-input deadline checked by libav's interrupt callback and between pipeline steps,
+/// which also fires as soon as the job's ``ProcessingControl`` is stopped.
 ///
 /// Owns the C struct the callback reads, at a stable address for the object's lifetime.
-/// Confined to one job.
+/// Confined to one job, except for the stop, which may arrive from any thread.
 final class MediaDeadline {
-    let pointer: UnsafeMutablePointer<cffmpegshims_deadline>
-    let seconds: Double
+    /// The C struct. A class of its own so that a stop arriving from another thread while the
+    /// deadline goes away still writes to live memory.
+    private final class Storage: @unchecked Sendable {
+        let pointer: UnsafeMutablePointer<cffmpegshims_deadline>
 
-    init(seconds: Double) {
+        init(deadlineMicroseconds: Int64) {
+            pointer = .allocate(capacity: 1)
+            pointer.initialize(to: cffmpegshims_deadline(deadline_us: deadlineMicroseconds, cancelled: 0, fired: 0))
+        }
+
+        deinit {
+            pointer.deallocate()
+        }
+
+        /// Sets the C flag atomically; thread-safe.
+        func cancel() { cffmpegshims_deadline_cancel(pointer) }
+    }
+
+    private let storage: Storage
+    let seconds: Double
+    private let control: ProcessingControl?
+    private let observation: ProcessingControl.Observation?
+
+    /// A deadline `seconds` from now (none when 0), that also fires when `control` is stopped.
+    init(seconds: Double, control: ProcessingControl? = nil) {
         self.seconds = seconds
-        pointer = .allocate(capacity: 1)
         let deadline = seconds > 0 ? cffmpegshims_now_us() + Int64(seconds * 1_000_000) : 0
-        pointer.initialize(to: cffmpegshims_deadline(deadline_us: deadline, cancelled: 0, fired: 0))
+        let storage = Storage(deadlineMicroseconds: deadline)
+        self.storage = storage
+        self.control = control
+        observation = control?.onStop { storage.cancel() }
     }
 
     deinit {
-        pointer.deallocate()
+        if let observation { control?.removeObserver(observation) }
     }
 
-    /// Whether the interrupt callback stopped a call because of this deadline.
+    /// The C struct, for `cffmpegshims_interrupt_callback` and `cffmpegshims_open_input`.
+    var pointer: UnsafeMutablePointer<cffmpegshims_deadline> { storage.pointer }
+
+    /// Whether the interrupt callback or ``check(_:)`` stopped a call because of this deadline.
     var fired: Bool { pointer.pointee.fired != 0 }
 
-    /// Throws `timeout` once the deadline has passed (checked between steps).
+    /// Throws once the deadline has passed or the job was stopped (checked between steps).
     func check(_ step: String) throws(PushPrepError) {
         let limit = pointer.pointee.deadline_us
-        if pointer.pointee.cancelled != 0 || (limit > 0 && cffmpegshims_now_us() > limit) {
+        if cffmpegshims_deadline_is_cancelled(pointer) != 0 || (limit > 0 && cffmpegshims_now_us() > limit) {
             pointer.pointee.fired = 1
-            throw PushPrepError(.timeout, "\(step): gave up after \(seconds) s (--timeout)")
+            throw error(step)
         }
+    }
+
+    /// Why `what` was stopped: the job's stop (`cancelled`, or the job's own `timeout`) when
+    /// its control was stopped, else this deadline's `timeout`.
+    func error(_ what: String) -> PushPrepError {
+        if let reason = control?.reason { return reason.error }
+        return PushPrepError(.timeout, "\(what): gave up after \(seconds) s (--timeout)")
     }
 }

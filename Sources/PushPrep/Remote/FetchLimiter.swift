@@ -4,14 +4,16 @@ import Synchronization
 /// first served, skipping those whose host is still at its limit.
 final class FetchLimiter: Sendable {
     private struct Waiter {
+        let id: UInt64
         let host: String
-        let continuation: CheckedContinuation<Void, Never>
+        let continuation: CheckedContinuation<Void, any Error>
     }
 
     private struct State {
         var running = 0
         var perHost: [String: Int] = [:]
         var waiters: [Waiter] = []
+        var nextWaiter: UInt64 = 0
     }
 
     private let overall: Int
@@ -23,25 +25,49 @@ final class FetchLimiter: Sendable {
         self.perHost = max(1, perHost)
     }
 
-    /// Runs `body` once a slot for `host` is free.
+    /// Runs `body` once a slot for `host` is free. A task cancelled while it waits for a slot
+    /// stops waiting and fails with `fetch_failed`.
     func withSlot<T>(host: String, _ body: () async throws(PushPrepError) -> T) async throws(PushPrepError) -> T {
-        await acquire(host: host)
+        do {
+            try await acquire(host: host)
+        } catch {
+            throw PushPrepError(.fetchFailed, "cancelled while waiting for a free fetch slot for \(host)")
+        }
         defer { release(host: host) }
         return try await body()
     }
 
-    private func acquire(host: String) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let granted = state.withLock { state -> Bool in
-                if state.running < overall && state.perHost[host, default: 0] < perHost {
-                    state.running += 1
-                    state.perHost[host, default: 0] += 1
-                    return true
+    private func acquire(host: String) async throws {
+        let id = state.withLock { state in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let granted = state.withLock { state -> Bool? in
+                    // Checked under the lock that the cancellation handler takes too: either the
+                    // handler already ran (and this sees the flag) or it will find the waiter.
+                    if Task.isCancelled { return nil }
+                    if state.running < overall && state.perHost[host, default: 0] < perHost {
+                        state.running += 1
+                        state.perHost[host, default: 0] += 1
+                        return true
+                    }
+                    state.waiters.append(Waiter(id: id, host: host, continuation: continuation))
+                    return false
                 }
-                state.waiters.append(Waiter(host: host, continuation: continuation))
-                return false
+                switch granted {
+                case true?: continuation.resume()
+                case nil: continuation.resume(throwing: CancellationError())
+                case false?: break
+                }
             }
-            if granted { continuation.resume() }
+        } onCancel: {
+            let waiter = state.withLock { state -> Waiter? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiters.remove(at: index)
+            }
+            waiter?.continuation.resume(throwing: CancellationError())
         }
     }
 
@@ -63,4 +89,7 @@ final class FetchLimiter: Sendable {
 
     /// Fetches running now (for tests).
     var running: Int { state.withLock { $0.running } }
+
+    /// Fetches waiting for a slot now (for tests).
+    var waiting: Int { state.withLock { $0.waiters.count } }
 }

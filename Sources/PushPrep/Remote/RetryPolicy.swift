@@ -18,11 +18,8 @@ struct RetryPolicy: Sendable {
     func backoff(beforeTry nextTry: Int, random: (ClosedRange<Double>) -> Double = { Double.random(in: $0) })
         -> Duration
     {
-        let exponent = max(0, nextTry - 2)
-        let ceiling = min(baseDelay * (1 << min(exponent, 20)), maxDelay)
-        let seconds = Double(ceiling.components.seconds) + Double(ceiling.components.attoseconds) / 1e18
         // At least a tenth of the ceiling, so a retry never hammers the server instantly.
-        return .milliseconds(Int64(random(0.1...1.0) * seconds * 1000))
+        Backoff(base: baseDelay, cap: maxDelay, minimumFraction: 0.1).delay(afterFailure: nextTry - 1, random: random)
     }
 
     /// Parses `Retry-After`: delta-seconds or an HTTP-date. Nil when absent or unparseable.

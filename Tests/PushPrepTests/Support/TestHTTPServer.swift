@@ -12,6 +12,8 @@ import Synchronization
 /// - `/noext/<stem>`: the fixture `<stem>.jpg` under a path with no extension, no Content-Type of use.
 /// - `/wrong-type/<name>`: a fixture with `Content-Type: image/png` whatever it is.
 /// - `/slow-first-byte/<ms>/<name>`: waits before the response head.
+/// - `/hold-first/<ms>/<key>/<name>`: holds the first request `<ms>` before answering; later
+///   requests are answered at once (a source that is slow only for the first worker to try it).
 /// - `/trickle/<name>`: a chunked body, one byte every 100 ms (at most 600 bytes).
 /// - `/lying-length/<declared>/<name>`: says `Content-Length: <declared>`, then sends the whole fixture.
 /// - `/short-body/<name>`: says the fixture's length, sends half and closes.
@@ -156,6 +158,18 @@ private final class Handler: ChannelInboundHandler, @unchecked Sendable {
             context.eventLoop.scheduleTask(in: .milliseconds(delay)) {
                 let (handler, context) = loopBound.value
                 handler.respond(context, status: .ok, headers: [("Content-Type", Self.contentType(last))], body: bytes)
+            }
+        case "hold-first" where parts.count == 4:
+            guard let bytes = fixture(last), let delay = Int64(parts[1]) else {
+                return respond(context, status: .notFound)
+            }
+            let headers = [("Content-Type", Self.contentType(last))]
+            guard hit == 1 else { return respond(context, status: .ok, headers: headers, body: bytes) }
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            context.eventLoop.scheduleTask(in: .milliseconds(delay)) {
+                let (handler, context) = loopBound.value
+                guard context.channel.isActive else { return }
+                handler.respond(context, status: .ok, headers: headers, body: bytes)
             }
         case "trickle" where parts.count == 2:
             guard let bytes = fixture(last) else { return respond(context, status: .notFound) }

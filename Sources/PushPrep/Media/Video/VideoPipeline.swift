@@ -92,7 +92,7 @@ enum VideoPipeline {
             } catch {
                 // A damaged or hostile file fails the same way when transcoded; anything else
                 // (a seek the demuxer refuses, a stream the muxer cannot copy) is worth a transcode.
-                if [.timeout, .corruptInput, .tooManyPixels].contains(error.code) { throw error }
+                if error.stopsProcessing || [.corruptInput, .tooManyPixels].contains(error.code) { throw error }
                 warnings.append("could not copy the streams (\(error.message)): transcoded instead")
             }
             try? FileManager.default.removeItem(atPath: outputPath)

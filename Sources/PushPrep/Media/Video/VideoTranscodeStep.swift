@@ -71,7 +71,7 @@ enum VideoTranscodeStep {
                 audioDecoder = decoder
                 transcoder = audio
             } catch {
-                if error.code == .timeout { throw error }
+                if error.stopsProcessing { throw error }
                 warnings.append("dropped the audio track: \(error.message)")
             }
         }
@@ -90,7 +90,7 @@ enum VideoTranscodeStep {
         if plan.start > 0 {
             // A file without an index may not seek: then decode from the beginning and drop.
             do { try input.seek(to: plan.origin + plan.start) } catch {
-                if error.code == .timeout { throw error }
+                if error.stopsProcessing { throw error }
             }
         }
         let end = plan.start + plan.seconds

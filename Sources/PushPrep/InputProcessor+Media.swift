@@ -1,19 +1,22 @@
 import Foundation
 
 /// Movies and sounds: the FFmpeg pipelines write to a temporary file in the out directory,
-/// which is renamed to its final, content-addressed name only when complete.
-extension Processor {
+/// which is renamed to its final, content-addressed name only when complete (and the job was
+/// not stopped meanwhile). The pipelines' deadline observes the job's control, so a stop
+/// interrupts libav within a packet or a blocking call.
+extension InputProcessor {
     func processVideo(_ item: InputItem, file: InputFile, type: MediaType, warnings: [String]) throws(PushPrepError)
         -> Attachment
     {
         let id = AttachmentID.make(kind: .video, sourceSHA256: file.sha256, fingerprint: settings.videoFingerprint)
         let name = "\(id).\(MediaType.mp4.fileExtension)"
         let temporary = AtomicFile.temporaryPath(for: "\(outputDirectory)/\(name)")
-        let deadline = MediaDeadline(seconds: settings.timeout)
+        let deadline = MediaDeadline(seconds: settings.timeout, control: control)
         let video: ProcessedVideo
         do throws(PushPrepError) {
             video = try VideoPipeline.process(
                 path: item.path, settings: settings, outputPath: temporary, deadline: deadline)
+            try control?.check()
         } catch {
             unlink(temporary)
             throw error
@@ -36,7 +39,7 @@ extension Processor {
             kind: .video, sourceSHA256: file.sha256, fingerprint: settings.animationVideoFingerprint)
         let name = "\(id).\(MediaType.mp4.fileExtension)"
         let temporary = AtomicFile.temporaryPath(for: "\(outputDirectory)/\(name)")
-        let deadline = MediaDeadline(seconds: settings.timeout)
+        let deadline = MediaDeadline(seconds: settings.timeout, control: control)
         let video: ProcessedVideo
         do throws(PushPrepError) {
             let animation = try AnimationFrames.decode(
@@ -45,6 +48,7 @@ extension Processor {
             video = try AnimationVideoEncoder.encode(
                 frames: animation.frames, width: animation.width, height: animation.height, bands: 3,
                 delays: animation.delays, settings: settings, outputPath: temporary, deadline: deadline)
+            try control?.check()
         } catch {
             unlink(temporary)
             throw error
@@ -100,11 +104,12 @@ extension Processor {
         // The extension depends on the path taken (an MP3 may be copied), so the pipeline writes
         // to a neutral temporary name and the final name is chosen afterwards.
         let temporary = AtomicFile.temporaryPath(for: "\(outputDirectory)/\(id).audio")
-        let deadline = MediaDeadline(seconds: settings.timeout)
+        let deadline = MediaDeadline(seconds: settings.timeout, control: control)
         let audio: ProcessedAudio
         do throws(PushPrepError) {
             audio = try AudioPipeline.process(
                 path: item.path, type: type, settings: settings, outputPath: temporary, deadline: deadline)
+            try control?.check()
         } catch {
             unlink(temporary)
             throw error

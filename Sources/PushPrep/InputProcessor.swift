@@ -1,0 +1,109 @@
+import Crypto
+import Foundation
+import Logging
+
+/// Processes one input with one job's settings into one out directory, on the calling thread
+/// (which must be one that may block: libvips and libav calls do), stopping at the next step
+/// once `control` is stopped.
+///
+/// What ``ProcessingSession`` runs for each input; the image path is here, movies and sounds
+/// in `InputProcessor+Media.swift`, URLs in `Remote/InputProcessor+Remote.swift`.
+struct InputProcessor: Sendable {
+    let settings: ProcessingSettings
+    /// Where outputs go; must exist.
+    let outputDirectory: String
+    let logger: Logger
+    let control: ProcessingControl?
+
+    /// Processes a local file; never throws (a bad input, or a stop, is a failed entry).
+    func processOne(_ item: InputItem) -> ManifestEntry {
+        var logger = self.logger
+        logger[metadataKey: "source"] = "\(item.source)"
+        do {
+            let attachment = try process(item)
+            logger.debug("processed", metadata: ["id": "\(attachment.id)", "bytes": "\(attachment.bytes)"])
+            return .ok(attachment)
+        } catch {
+            return failed(item, error)
+        }
+    }
+
+    /// The failed entry for `item`, logged.
+    func failed(_ item: InputItem, _ error: PushPrepError) -> ManifestEntry {
+        logger.info(
+            "failed", metadata: ["source": "\(item.source)", "code": "\(error.code)", "error": "\(error.message)"])
+        return .failed(Failure(source: item.source, error: error))
+    }
+
+    /// The attachment made from a local file, or why there is none.
+    func process(_ item: InputItem) throws(PushPrepError) -> Attachment {
+        try control?.check()
+        let file = try InputFile.read(path: item.path, maxBytes: settings.maxInputBytes)
+        let type = try MediaDetector.require(file.prefix)
+        try control?.check()
+        var warnings = ExtensionCheck.warnings(path: item.path, detected: type)
+        switch type.kind {
+        case .video: return try processVideo(item, file: file, type: type, warnings: warnings)
+        case .audio: return try processAudio(item, file: file, type: type, warnings: warnings)
+        case .image: break
+        }
+        let payload: ImageInput.Payload
+        switch type {
+        case .jpeg, .png, .gif, .webp, .heic, .avif, .tiff:
+            payload = .file(item.path)
+        case .bmp:
+            payload = .bitmap(
+                try InputFile.read(path: item.path, maxBytes: settings.maxInputBytes, keepContents: true).contents ?? []
+            )
+        default:
+            throw PushPrepError(
+                .unsupportedType,
+                "\(type.rawValue) images are not accepted (only JPEG, PNG, GIF, WebP, HEIF/AVIF, TIFF and BMP)")
+        }
+        let image = ImageInput(type: type, payload: payload)
+        let processed: ProcessedImage
+        switch try ImagePipeline.run(image, settings: settings, control: control) {
+        case .image(let result):
+            processed = result
+        case .animationNeedsVideo(let header, let reason):
+            return try processAnimationAsVideo(
+                item, file: file, image: image, header: header, reason: reason, warnings: warnings)
+        }
+        warnings += processed.warnings
+
+        let id = AttachmentID.make(kind: .image, sourceSHA256: file.sha256, fingerprint: settings.imageFingerprint)
+        let output = processed.format.mediaType
+        let name = "\(id).\(output.fileExtension)"
+        var operations = processed.operations
+        try control?.check()
+        switch try AtomicFile.write(processed.bytes, to: "\(outputDirectory)/\(name)") {
+        case .written: operations.append("wrote \(name)")
+        case .reused: operations.append("reused identical existing output \(name)")
+        }
+        return Attachment(
+            id: id,
+            source: item.source,
+            kind: .image,
+            file: name,
+            url: settings.baseURL.map { URLJoin.join($0, name) },
+            uti: output.uti,
+            mime: output.mime,
+            bytes: processed.bytes.count,
+            sha256: Crypto.SHA256.hash(data: processed.bytes).hexString,
+            width: processed.width,
+            height: processed.height,
+            duration: nil,
+            frames: processed.frames,
+            options: AttachmentOptions(typeHint: output.uti),
+            input: InputInfo(
+                type: type.rawValue,
+                bytes: file.size,
+                width: processed.header.uprightWidth,
+                height: processed.header.uprightHeight,
+                duration: nil
+            ),
+            operations: operations,
+            warnings: warnings
+        )
+    }
+}

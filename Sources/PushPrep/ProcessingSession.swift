@@ -1,0 +1,81 @@
+import Foundation
+public import Logging
+import NIOPosix
+import Synchronization
+
+/// Long-lived: owns the thread pool that libvips/libav calls block, and one RemoteFetcher for
+/// URL inputs, shared by every job processed through it.
+///
+/// ``Processor/run(_:progress:)`` makes one per run; a queue worker keeps one for its whole
+/// life and processes one job after another through it, each with its own settings, out
+/// directory and ``ProcessingControl``. Call ``shutdown()`` when done.
+public final class ProcessingSession: Sendable {
+    private let pool: NIOThreadPool
+    private let fetcher: RemoteFetcher
+    private let remote: RemoteSettings
+    private let logger: Logger
+    private let isShutDown = Mutex(false)
+
+    /// A session whose pool has `threads` threads (at least one: as many inputs are processed
+    /// at once), fetching URLs with `remote`. libvips and libav log to `logger` from now on.
+    public init(threads: Int, remote: RemoteSettings, logger: Logger) {
+        pool = NIOThreadPool(numberOfThreads: max(1, threads))
+        pool.start()
+        fetcher = RemoteFetcher(settings: remote, logger: logger)
+        self.remote = remote
+        self.logger = logger
+        // libvips and libav log through C callbacks that carry no context: both go to the
+        // latest session's logger.
+        VipsRuntime.logger.withLock { $0 = logger }
+        FFmpegRuntime.logger.withLock { $0 = logger }
+    }
+
+    /// Processes one input into `outputDirectory` (created when missing) and returns its
+    /// manifest entry; a stop shows as a failed entry with code `cancelled` or `timeout` ("the
+    /// job's timeout of N s passed"), and leaves no output (nor temporary) behind.
+    ///
+    /// Never throws: invalid settings, an out directory that cannot be created and a session
+    /// already shut down are failed entries too. Temporaries left by dead processes are not
+    /// swept here (that would list the directory for every job); see
+    /// ``Processor/run(_:progress:)``.
+    public func process(
+        _ item: InputItem, settings: ProcessingSettings, outputDirectory: String, control: ProcessingControl?
+    ) async -> ManifestEntry {
+        let processor = InputProcessor(
+            settings: settings, outputDirectory: outputDirectory, logger: logger, control: control)
+        do throws(PushPrepError) {
+            try control?.check()
+            try settings.validate()
+            if item.isRemote { try remote.validate() }
+            try Self.createDirectory(outputDirectory)
+        } catch {
+            return processor.failed(item, error)
+        }
+        if item.isRemote {
+            return await processor.processRemote(item, fetcher: fetcher, pool: pool)
+        }
+        return await processor.onPool(pool, item)
+    }
+
+    /// Stops the pool (after the inputs it is processing) and closes the fetcher's
+    /// connections. Inputs processed afterwards fail with `io_error`. Calling it again does
+    /// nothing.
+    public func shutdown() async {
+        let first = isShutDown.withLock { done in
+            defer { done = true }
+            return !done
+        }
+        guard first else { return }
+        await fetcher.shutdown()
+        try? await pool.shutdownGracefully()
+    }
+
+    /// Creates `path` and its parents when missing.
+    static func createDirectory(_ path: String) throws(PushPrepError) {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw PushPrepError(.ioError, "cannot create the out directory \(path): \(error.localizedDescription)")
+        }
+    }
+}

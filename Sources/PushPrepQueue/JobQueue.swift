@@ -1,0 +1,279 @@
+public import Foundation
+public import PushPrep
+
+/// A job's id: assigned by the queue, increasing.
+public typealias JobID = Int64
+
+/// Where a job is in its life.
+///
+/// `queued` jobs wait for `runAt` (a delayed start or a retry's backoff); `running` jobs hold a
+/// lease; the other four are final and are pruned after the retention.
+public enum JobState: String, Sendable, Codable, CaseIterable {
+    case queued, running, succeeded, failed, dead, cancelled
+
+    /// Whether the job will not run again (unless retried by hand).
+    public var isFinished: Bool {
+        switch self {
+        case .queued, .running: false
+        case .succeeded, .failed, .dead, .cancelled: true
+        }
+    }
+}
+
+/// What to enqueue. The queue stores `source` and `payload` as they are and never reads them.
+public struct JobSpec: Sendable, Equatable {
+    /// The input, a path or a URL, as given.
+    public var source: String
+    /// The job's settings as JSON text (for PushPrep jobs: ``ProcessingSettings``).
+    public var payload: String
+    /// While a job with the same key is queued or running, enqueueing returns that job.
+    public var dedupKey: String?
+    /// Higher runs first.
+    public var priority: Int
+    /// Not before this delay after enqueueing.
+    public var delay: Duration
+    /// Tries before the job ends `dead`.
+    public var maxAttempts: Int
+    /// A deadline for one attempt, or nil for the worker's default.
+    public var timeout: Duration?
+
+    public init(
+        source: String, payload: String, dedupKey: String? = nil, priority: Int = 0, delay: Duration = .zero,
+        maxAttempts: Int = 5, timeout: Duration? = nil
+    ) {
+        self.source = source
+        self.payload = payload
+        self.dedupKey = dedupKey
+        self.priority = priority
+        self.delay = delay
+        self.maxAttempts = maxAttempts
+        self.timeout = timeout
+    }
+}
+
+/// The answer to one enqueued spec.
+public struct EnqueueResult: Sendable, Equatable, Codable {
+    public var id: JobID
+    /// False when an identical job was already queued or running and is returned instead.
+    public var created: Bool
+    public var state: JobState
+
+    public init(id: JobID, created: Bool, state: JobState) {
+        self.id = id
+        self.created = created
+        self.state = state
+    }
+}
+
+/// A lease on a running job: the job and the fencing token of the claim that holds it.
+///
+/// Every claim increments the token; heartbeats, results and releases carry it and are refused
+/// once another claim has taken the job.
+public struct Lease: Sendable, Hashable, Codable {
+    public var id: JobID
+    public var token: Int64
+
+    public init(id: JobID, token: Int64) {
+        self.id = id
+        self.token = token
+    }
+}
+
+/// A job handed to a worker by a claim.
+public struct ClaimedJob: Sendable, Equatable {
+    public var lease: Lease
+    public var source: String
+    public var payload: String
+    /// This claim's attempt, from 1.
+    public var attempt: Int
+    public var maxAttempts: Int
+    public var timeout: Duration?
+
+    public var id: JobID { lease.id }
+
+    public init(lease: Lease, source: String, payload: String, attempt: Int, maxAttempts: Int, timeout: Duration?) {
+        self.lease = lease
+        self.source = source
+        self.payload = payload
+        self.attempt = attempt
+        self.maxAttempts = maxAttempts
+        self.timeout = timeout
+    }
+}
+
+/// How an attempt ended, reported with its lease.
+public struct JobOutcome: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        /// Done; `result` is the job's result as JSON text (for PushPrep jobs: the manifest entry).
+        case succeeded(result: String)
+        /// Failed for good: the job ends `failed` without retries.
+        case failed(code: String, message: String)
+        /// Failed for now: queued again after `delay`, or `dead` when this was the last attempt.
+        case retry(code: String, message: String, delay: Duration)
+        /// Stopped because it was cancelled: the job ends `cancelled`.
+        case cancelled(message: String)
+    }
+
+    public var lease: Lease
+    public var kind: Kind
+
+    public init(lease: Lease, kind: Kind) {
+        self.lease = lease
+        self.kind = kind
+    }
+}
+
+/// The answer to a heartbeat.
+public struct HeartbeatResult: Sendable, Equatable {
+    /// Leases still held, now extended.
+    public var held: Set<Lease>
+    /// Held leases whose job was asked to stop (`jobs cancel`).
+    public var cancelRequested: Set<Lease>
+
+    public init(held: Set<Lease>, cancelRequested: Set<Lease>) {
+        self.held = held
+        self.cancelRequested = cancelRequested
+    }
+}
+
+/// Everything the queue knows about a job.
+public struct JobRecord: Sendable, Equatable, Codable {
+    public var id: JobID
+    public var state: JobState
+    public var source: String
+    public var payload: String
+    public var dedupKey: String?
+    public var priority: Int
+    /// Claims so far, including the running one.
+    public var attempt: Int
+    public var maxAttempts: Int
+    /// Seconds, or nil for the worker's default.
+    public var timeoutSeconds: Double?
+    /// Not claimed before this time.
+    public var runAt: Date
+    public var createdAt: Date
+    public var updatedAt: Date
+    public var finishedAt: Date?
+    /// The worker holding the lease, while running.
+    public var leaseOwner: String?
+    /// The token of the latest claim (0 before the first).
+    public var leaseToken: Int64
+    public var leaseExpiresAt: Date?
+    public var cancelRequested: Bool
+    public var errorCode: String?
+    public var errorMessage: String?
+    /// The result as JSON text, once succeeded.
+    public var result: String?
+
+    public init(
+        id: JobID, state: JobState, source: String, payload: String, dedupKey: String?, priority: Int, attempt: Int,
+        maxAttempts: Int, timeoutSeconds: Double?, runAt: Date, createdAt: Date, updatedAt: Date, finishedAt: Date?,
+        leaseOwner: String?, leaseToken: Int64, leaseExpiresAt: Date?, cancelRequested: Bool, errorCode: String?,
+        errorMessage: String?, result: String?
+    ) {
+        self.id = id
+        self.state = state
+        self.source = source
+        self.payload = payload
+        self.dedupKey = dedupKey
+        self.priority = priority
+        self.attempt = attempt
+        self.maxAttempts = maxAttempts
+        self.timeoutSeconds = timeoutSeconds
+        self.runAt = runAt
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.finishedAt = finishedAt
+        self.leaseOwner = leaseOwner
+        self.leaseToken = leaseToken
+        self.leaseExpiresAt = leaseExpiresAt
+        self.cancelRequested = cancelRequested
+        self.errorCode = errorCode
+        self.errorMessage = errorMessage
+        self.result = result
+    }
+}
+
+/// Counts for `jobs stats` and the queue-depth metric.
+public struct QueueStats: Sendable, Equatable, Codable {
+    /// Jobs in each state (every state present, zero when none).
+    public var byState: [JobState: Int]
+    /// Queued jobs whose `runAt` is still in the future (delayed or waiting for a retry).
+    public var scheduled: Int
+    /// Running jobs whose lease has expired and that a worker will rescue.
+    public var expiredLeases: Int
+    /// Age in seconds of the oldest job that is ready to run, or nil when none is.
+    public var oldestReadyAge: Double?
+
+    public init(byState: [JobState: Int], scheduled: Int, expiredLeases: Int, oldestReadyAge: Double?) {
+        self.byState = byState
+        self.scheduled = scheduled
+        self.expiredLeases = expiredLeases
+        self.oldestReadyAge = oldestReadyAge
+    }
+
+    /// Queued jobs ready to be claimed now.
+    public var ready: Int { (byState[.queued] ?? 0) - scheduled }
+}
+
+/// A durable job queue shared by any number of worker processes.
+///
+/// At-least-once: a claim leases a job to one worker until the lease expires; a lease that
+/// expires (the worker died or stalled) is rescued by any worker's next claim, and the attempt
+/// counts. Every write that concerns a running job carries its ``Lease`` and is refused when the
+/// token is no longer current. Methods that take many items do them in one transaction.
+///
+/// Errors are ``PushPrepError``s: `queue_unavailable` when the database cannot be used,
+/// `job_not_found` and `invalid_job_state` for requests about one job.
+public protocol JobQueue: Sendable {
+    /// A name for logs, such as `sqlite:/var/lib/pushprep.db`, without credentials.
+    var description: String { get }
+
+    /// Adds jobs, or returns the queued or running job with the same dedup key. One transaction.
+    func enqueue(_ specs: [JobSpec]) async throws(PushPrepError) -> [EnqueueResult]
+
+    /// Leases up to `limit` ready jobs to `worker` for `lease`, highest priority first, then
+    /// oldest `runAt`. Before claiming, running jobs with an expired lease are rescued: queued
+    /// again, or `dead` when that was their last attempt.
+    func claim(worker: String, limit: Int, lease: Duration) async throws(PushPrepError) -> [ClaimedJob]
+
+    /// Extends the leases still held by `lease` from now.
+    func heartbeat(_ leases: [Lease], lease: Duration) async throws(PushPrepError) -> HeartbeatResult
+
+    /// Records how attempts ended; returns the ids whose lease was current (the others are
+    /// ignored: another claim owns the job now).
+    func finish(_ outcomes: [JobOutcome]) async throws(PushPrepError) -> Set<JobID>
+
+    /// Gives leased jobs back without counting the attempt: queued again, ready now. Returns
+    /// the ids whose lease was current.
+    func release(_ leases: [Lease]) async throws(PushPrepError) -> Set<JobID>
+
+    /// Rescues running jobs whose lease expired (see ``claim(worker:limit:lease:)``); returns
+    /// how many.
+    func rescueExpired() async throws(PushPrepError) -> Int
+
+    /// Jobs, newest first, optionally in one state.
+    func list(state: JobState?, limit: Int) async throws(PushPrepError) -> [JobRecord]
+
+    /// One job, or nil.
+    func job(_ id: JobID) async throws(PushPrepError) -> JobRecord?
+
+    /// Queues a `failed`, `dead` or `cancelled` job again with a fresh set of attempts.
+    /// Throws `invalid_job_state` for a job that is queued, running or succeeded.
+    func retry(_ id: JobID) async throws(PushPrepError) -> JobRecord
+
+    /// Cancels a queued job at once; asks a running one to stop (its worker sees the request at
+    /// its next heartbeat or poll and stops at the next pipeline step). Throws
+    /// `invalid_job_state` for a finished job.
+    func cancel(_ id: JobID) async throws(PushPrepError) -> JobRecord
+
+    /// Deletes finished jobs that finished before `before`; returns how many.
+    func prune(finishedBefore before: Date) async throws(PushPrepError) -> Int
+
+    /// Counts by state.
+    func stats() async throws(PushPrepError) -> QueueStats
+
+    /// Returns when new work may be ready (a notification) or after `timeout`, whichever is
+    /// first.
+    func waitForWork(timeout: Duration) async
+}

@@ -1,0 +1,38 @@
+public import Hummingbird
+public import Logging
+public import Prometheus
+public import ServiceLifecycle
+
+/// Serves the Prometheus registry as text on `GET /metrics` (and `GET /healthz`), as a
+/// service of the worker's service group.
+public struct MetricsServer: Service {
+    let application: Application<RouterResponder<BasicRequestContext>>
+
+    /// A server for `registry` on `host:port` (port 0 picks a free port; `onListening` reports
+    /// the port actually bound).
+    public init(
+        registry: PrometheusCollectorRegistry, host: String = "0.0.0.0", port: Int, logger: Logger,
+        onListening: (@Sendable (Int) async -> Void)? = nil
+    ) {
+        let router = Router()
+        router.get("metrics") { _, _ -> Response in
+            let body = registry.emitToBuffer()
+            return Response(
+                status: .ok,
+                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        }
+        router.get("healthz") { _, _ -> String in "ok\n" }
+        var logger = logger
+        logger[metadataKey: "component"] = "metrics"
+        application = Application(
+            router: router,
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "pushprep"),
+            onServerRunning: { channel in await onListening?(channel.localAddress?.port ?? port) },
+            logger: logger)
+    }
+
+    public func run() async throws {
+        try await application.run()
+    }
+}

@@ -1,0 +1,115 @@
+import Logging
+import PostgresNIO
+import PushPrep
+
+/// The PostgreSQL queue's schema, as versioned migrations recorded in
+/// `pushprep_schema_migrations`.
+///
+/// A released migration is never edited; a change is a new migration. Opening a queue applies
+/// the missing ones in one transaction that first takes a transaction-scoped advisory lock, so
+/// any number of workers can start at once against a new database: the first applies the
+/// migrations, the others wait for its commit and then find nothing to do. A database that
+/// records a version this build does not know was upgraded by a newer PushPrep and is refused,
+/// so an old worker never writes rows it does not understand.
+enum PostgresSchema {
+    /// The advisory lock that serializes migrations: "pushprep" in ASCII.
+    static let migrationLock: Int64 = 0x7075_7368_7072_6570
+
+    /// Every migration, oldest first: its version and its statements (the extended query
+    /// protocol runs one statement per query).
+    private static let migrations: [(version: Int, statements: [String])] = [(1, version1)]
+
+    /// The newest schema version this build knows.
+    static var latestVersion: Int { migrations.map(\.version).max() ?? 0 }
+
+    /// Version 1: the jobs table and the indexes of the queue's four access paths.
+    ///
+    /// Timestamps are `timestamptz` from the server's clock, so workers on hosts whose clocks
+    /// disagree still agree on when a lease expires.
+    private static let version1 = [
+        """
+        CREATE TABLE pushprep_jobs (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            state text NOT NULL
+                CHECK (state IN ('queued', 'running', 'succeeded', 'failed', 'dead', 'cancelled')),
+            source text NOT NULL,
+            payload text NOT NULL,
+            dedup_key text,
+            priority integer NOT NULL DEFAULT 0,
+            attempt integer NOT NULL DEFAULT 0,
+            max_attempts integer NOT NULL CHECK (max_attempts >= 1),
+            timeout_seconds double precision,
+            run_at timestamptz NOT NULL,
+            created_at timestamptz NOT NULL,
+            updated_at timestamptz NOT NULL,
+            finished_at timestamptz,
+            lease_owner text,
+            lease_token bigint NOT NULL DEFAULT 0,
+            lease_expires_at timestamptz,
+            cancel_requested boolean NOT NULL DEFAULT false,
+            error_code text,
+            error_message text,
+            result text
+        )
+        """,
+        // The dedup: one queued or running job per key.
+        """
+        CREATE UNIQUE INDEX pushprep_jobs_dedup ON pushprep_jobs (dedup_key)
+            WHERE state IN ('queued', 'running')
+        """,
+        // Claiming: the ready jobs in claim order.
+        """
+        CREATE INDEX pushprep_jobs_claim ON pushprep_jobs (state, priority DESC, run_at, id)
+            WHERE state = 'queued'
+        """,
+        // Rescuing: running jobs by lease expiry.
+        "CREATE INDEX pushprep_jobs_lease ON pushprep_jobs (lease_expires_at) WHERE state = 'running'",
+        // Pruning: finished jobs by age.
+        "CREATE INDEX pushprep_jobs_finished ON pushprep_jobs (finished_at) WHERE finished_at IS NOT NULL",
+    ]
+
+    /// Applies the migrations the database is missing, in one transaction under
+    /// ``migrationLock``; returns the versions it applied.
+    ///
+    /// - Throws: `queue_unavailable` (a ``PushPrepError``) when the schema is newer than this
+    ///   build; database errors as they come.
+    static func migrate(_ connection: PostgresConnection, logger: Logger) async throws -> [Int] {
+        try await connection.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS pushprep_schema_migrations (
+                    version integer PRIMARY KEY,
+                    applied_at timestamptz NOT NULL DEFAULT now()
+                )
+                """, logger: logger)
+            let current = try await currentVersion(connection, logger: logger)
+            guard current <= latestVersion else {
+                throw PushPrepError(
+                    .queueUnavailable,
+                    "the queue's schema is version \(current), this PushPrep knows up to \(latestVersion): "
+                        + "upgrade PushPrep")
+            }
+            var applied: [Int] = []
+            for migration in migrations where migration.version > current {
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query(
+                    "INSERT INTO pushprep_schema_migrations (version) VALUES (\(migration.version))", logger: logger)
+                applied.append(migration.version)
+            }
+            return applied
+        }
+    }
+
+    /// The newest version recorded, 0 for a new database.
+    private static func currentVersion(_ connection: PostgresConnection, logger: Logger) async throws -> Int {
+        let rows = try await connection.query(
+            "SELECT coalesce(max(version), 0) FROM pushprep_schema_migrations", logger: logger)
+        for try await version in rows.decode(Int.self) {
+            return version
+        }
+        return 0
+    }
+}

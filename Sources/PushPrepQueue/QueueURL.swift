@@ -1,0 +1,104 @@
+import Foundation
+public import Logging
+public import PushPrep
+
+/// Where the queue lives: `sqlite:PATH` (one machine) or `postgres://USER:PASSWORD@HOST:PORT/DB`
+/// (many hosts).
+public enum QueueURL: Sendable, Equatable, CustomStringConvertible {
+    case sqlite(path: String)
+    case postgres(PostgresLocation)
+
+    /// The default: a SQLite file in the current directory.
+    public static let defaultValue = "sqlite:./pushprep.db"
+
+    /// A PostgreSQL server and database.
+    public struct PostgresLocation: Sendable, Equatable {
+        public var host: String
+        public var port: Int
+        public var username: String
+        public var password: String?
+        public var database: String
+        /// `sslmode=disable|prefer|require` from the query; `prefer` is treated as `disable` on
+        /// loopback and `require` elsewhere.
+        public var tls: Bool
+
+        public init(host: String, port: Int, username: String, password: String?, database: String, tls: Bool) {
+            self.host = host
+            self.port = port
+            self.username = username
+            self.password = password
+            self.database = database
+            self.tls = tls
+        }
+    }
+
+    /// Parses `sqlite:PATH`, `sqlite://PATH` or `postgres[ql]://USER[:PASSWORD]@HOST[:PORT]/DB`.
+    public init(parsing text: String) throws(PushPrepError) {
+        if text.hasPrefix("sqlite:") {
+            var path = String(text.dropFirst("sqlite:".count))
+            if path.hasPrefix("//") { path.removeFirst(2) }
+            guard !path.isEmpty else {
+                throw PushPrepError(.invalidSettings, "--queue sqlite: needs a path, as in sqlite:./pushprep.db")
+            }
+            self = .sqlite(path: path)
+            return
+        }
+        guard text.hasPrefix("postgres://") || text.hasPrefix("postgresql://"),
+            let components = URLComponents(string: text), let host = components.host, !host.isEmpty
+        else {
+            throw PushPrepError(
+                .invalidSettings,
+                "--queue must be sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE, got \(Self.redacted(text))"
+            )
+        }
+        let database = String(components.path.drop(while: { $0 == "/" }))
+        let query = Dictionary(
+            (components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { _, last in last })
+        let loopback = ["127.0.0.1", "::1", "localhost"].contains(host)
+        let tls: Bool
+        switch query["sslmode"] ?? "prefer" {
+        case "disable": tls = false
+        case "require", "verify-ca", "verify-full": tls = true
+        case "prefer", "allow": tls = !loopback
+        case let other: throw PushPrepError(.invalidSettings, "--queue: unknown sslmode \(other)")
+        }
+        self = .postgres(
+            PostgresLocation(
+                host: host, port: components.port ?? 5432,
+                username: components.percentEncodedUser?.removingPercentEncoding ?? "postgres",
+                password: components.percentEncodedPassword?.removingPercentEncoding,
+                database: database.isEmpty ? "postgres" : database, tls: tls))
+    }
+
+    /// The URL without its password, for logs and messages.
+    public var description: String {
+        switch self {
+        case .sqlite(let path): "sqlite:\(path)"
+        case .postgres(let location):
+            "postgres://\(location.username)@\(location.host):\(location.port)/\(location.database)"
+        }
+    }
+
+    static func redacted(_ text: String) -> String {
+        guard var components = URLComponents(string: text), components.password != nil else { return text }
+        components.password = "***"
+        return components.string ?? text
+    }
+}
+
+/// Opens queues.
+public enum JobQueues {
+    /// Opens the queue at `url`, applies the schema migrations it is missing, runs `body`, and
+    /// closes the queue (and its connections) when `body` returns or throws.
+    public static func withQueue<Result: Sendable>(
+        _ url: QueueURL, logger: Logger, _ body: (any JobQueue) async throws -> Result
+    ) async throws -> Result {
+        switch url {
+        case .sqlite(let path):
+            let queue = try SQLiteJobQueue(path: path, logger: logger)
+            return try await body(queue)
+        case .postgres(let location):
+            return try await PostgresJobQueue.withQueue(location, logger: logger, body)
+        }
+    }
+}

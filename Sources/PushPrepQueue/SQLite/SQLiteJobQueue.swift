@@ -1,0 +1,564 @@
+public import Foundation
+import GRDB
+public import Logging
+public import PushPrep
+
+/// A ``JobQueue`` in one SQLite file, shared by the worker processes of one machine.
+///
+/// The file is opened as a GRDB `DatabasePool` in WAL mode with `synchronous=NORMAL`: reads
+/// (`list`, `job`, `stats`) run beside the writes, and every write is one short
+/// `BEGIN IMMEDIATE` transaction, so a writer in another process waits for the lock (up to the
+/// busy timeout) instead of failing when it upgrades a read lock. Timestamps are Unix seconds
+/// from this machine's clock, which every process on it shares.
+public final class SQLiteJobQueue: JobQueue {
+    public let description: String
+    private let path: String
+    private let pool: DatabasePool
+    private let logger: Logger
+
+    /// Opens (or creates, with its parent directory) the queue database at `path` and applies
+    /// the schema migrations it is missing.
+    ///
+    /// - Parameter busyTimeout: How long a write waits for another process's transaction.
+    /// - Throws: `queue_unavailable` when the file cannot be created, opened or migrated, or
+    ///   when its schema is newer than this PushPrep.
+    public init(path: String, logger: Logger, busyTimeout: Duration = .seconds(10)) throws(PushPrepError) {
+        self.path = path
+        self.description = "sqlite:\(path)"
+        self.logger = logger
+        try Self.createParentDirectory(of: path)
+        do {
+            pool = try DatabasePool(path: path, configuration: Self.configuration(busyTimeout: busyTimeout))
+        } catch {
+            throw PushPrepError(
+                .queueUnavailable, "cannot open the queue database \(path): \(Self.reason(error))", cause: error)
+        }
+        try SQLiteSchema.migrate(pool, path: path)
+        logger.debug("opened the job queue", metadata: ["queue": "\(description)"])
+    }
+
+    // MARK: - Adding and claiming
+
+    public func enqueue(_ specs: [JobSpec]) async throws(PushPrepError) -> [EnqueueResult] {
+        try Self.validate(specs)
+        guard !specs.isEmpty else { return [] }
+        return try await write("enqueue jobs") { db in
+            let now = Self.now()
+            let insert = try db.cachedStatement(sql: SQL.insert)
+            let existing = try db.cachedStatement(sql: SQL.activeWithKey)
+            return try specs.map { spec in
+                let arguments: StatementArguments = [
+                    spec.source, spec.payload, spec.dedupKey, spec.priority, spec.maxAttempts, spec.timeout?.seconds,
+                    now + spec.delay.seconds, now, now,
+                ]
+                if let id = try Int64.fetchOne(insert, arguments: arguments) {
+                    return EnqueueResult(id: id, created: true, state: .queued)
+                }
+                // Nothing inserted: the dedup index names a queued or running job with this key.
+                guard let row = try Row.fetchOne(existing, arguments: [spec.dedupKey]) else {
+                    throw DatabaseError(message: "an insert was skipped, yet no active job has its dedup key")
+                }
+                return EnqueueResult(id: row[0], created: false, state: try Self.state(row[1]))
+            }
+        }
+    }
+
+    public func claim(worker: String, limit: Int, lease: Duration) async throws(PushPrepError) -> [ClaimedJob] {
+        guard limit > 0 else { return [] }
+        let (jobs, rescued) = try await write("claim jobs") { db in
+            let now = Self.now()
+            let rescued = try Self.rescue(db, now: now)
+            let rows = try Row.fetchAll(
+                db.cachedStatement(sql: SQL.claim),
+                arguments: ["worker": worker, "now": now, "expires": now + lease.seconds, "limit": limit])
+            return (rows.sorted(by: Self.inClaimOrder).map(Self.claimedJob), rescued)
+        }
+        logRescued(rescued)
+        return jobs
+    }
+
+    public func rescueExpired() async throws(PushPrepError) -> Int {
+        let rescued = try await write("rescue expired leases") { db in try Self.rescue(db, now: Self.now()) }
+        logRescued(rescued)
+        return rescued
+    }
+
+    // MARK: - Leases
+
+    public func heartbeat(_ leases: [Lease], lease: Duration) async throws(PushPrepError) -> HeartbeatResult {
+        guard !leases.isEmpty else { return HeartbeatResult(held: [], cancelRequested: []) }
+        return try await write("renew leases") { db in
+            let expires = Self.now() + lease.seconds
+            let statement = try db.cachedStatement(sql: SQL.heartbeat)
+            var held = Set<Lease>()
+            var cancelRequested = Set<Lease>()
+            for lease in leases {
+                guard let cancel = try Bool.fetchOne(statement, arguments: [expires, lease.id, lease.token]) else {
+                    continue
+                }
+                held.insert(lease)
+                if cancel { cancelRequested.insert(lease) }
+            }
+            return HeartbeatResult(held: held, cancelRequested: cancelRequested)
+        }
+    }
+
+    public func finish(_ outcomes: [JobOutcome]) async throws(PushPrepError) -> Set<JobID> {
+        guard !outcomes.isEmpty else { return [] }
+        return try await write("record job results") { db in
+            let now = Self.now()
+            var matched = Set<JobID>()
+            for outcome in outcomes {
+                let (sql, arguments) = Self.finishStatement(outcome, now: now)
+                try db.cachedStatement(sql: sql).execute(arguments: arguments)
+                if db.changesCount > 0 { matched.insert(outcome.lease.id) }
+            }
+            return matched
+        }
+    }
+
+    public func release(_ leases: [Lease]) async throws(PushPrepError) -> Set<JobID> {
+        guard !leases.isEmpty else { return [] }
+        return try await write("release jobs") { db in
+            let now = Self.now()
+            let statement = try db.cachedStatement(sql: SQL.release)
+            var matched = Set<JobID>()
+            for lease in leases {
+                try statement.execute(arguments: ["now": now, "id": lease.id, "token": lease.token])
+                if db.changesCount > 0 { matched.insert(lease.id) }
+            }
+            return matched
+        }
+    }
+
+    // MARK: - Managing jobs
+
+    public func list(state: JobState?, limit: Int) async throws(PushPrepError) -> [JobRecord] {
+        try await read("list jobs") { db in
+            let rows: [Row]
+            if let state {
+                rows = try Row.fetchAll(db, sql: SQL.listInState, arguments: [state.rawValue, max(limit, 0)])
+            } else {
+                rows = try Row.fetchAll(db, sql: SQL.list, arguments: [max(limit, 0)])
+            }
+            return try rows.map(Self.record)
+        }
+    }
+
+    public func job(_ id: JobID) async throws(PushPrepError) -> JobRecord? {
+        try await read("read job \(id)") { db in
+            try Row.fetchOne(db, sql: SQL.job, arguments: [id]).map(Self.record)
+        }
+    }
+
+    public func retry(_ id: JobID) async throws(PushPrepError) -> JobRecord {
+        try await write("retry job \(id)") { db in
+            let current = try Self.existingJob(db, id)
+            guard [.failed, .dead, .cancelled].contains(current.state) else {
+                throw PushPrepError(
+                    .invalidJobState,
+                    "job \(id) is \(current.state.rawValue); only failed, dead or cancelled jobs can be retried")
+            }
+            if let key = current.dedupKey, let other = try Row.fetchOne(db, sql: SQL.activeWithKey, arguments: [key]) {
+                let otherID: JobID = other[0]
+                let otherState = try Self.state(other[1])
+                throw PushPrepError(
+                    .invalidJobState,
+                    "job \(otherID) with the same source and settings is already \(otherState.rawValue)")
+            }
+            return try Self.updatedRecord(db, sql: SQL.retryJob, arguments: ["now": Self.now(), "id": id])
+        }
+    }
+
+    public func cancel(_ id: JobID) async throws(PushPrepError) -> JobRecord {
+        try await write("cancel job \(id)") { db in
+            let current = try Self.existingJob(db, id)
+            let arguments: StatementArguments = ["now": Self.now(), "id": id]
+            switch current.state {
+            case .queued:
+                return try Self.updatedRecord(db, sql: SQL.cancelQueued, arguments: arguments)
+            case .running:
+                return try Self.updatedRecord(db, sql: SQL.requestCancel, arguments: arguments)
+            case .succeeded, .failed, .dead, .cancelled:
+                throw PushPrepError(
+                    .invalidJobState,
+                    "job \(id) is \(current.state.rawValue); only queued or running jobs can be cancelled")
+            }
+        }
+    }
+
+    public func prune(finishedBefore before: Date) async throws(PushPrepError) -> Int {
+        try await write("prune finished jobs") { db in
+            try db.execute(sql: SQL.prune, arguments: [before.timeIntervalSince1970])
+            return db.changesCount
+        }
+    }
+
+    public func stats() async throws(PushPrepError) -> QueueStats {
+        try await read("count jobs") { db in
+            let now = Self.now()
+            var byState = Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0, 0) })
+            var scheduled = 0
+            var expiredLeases = 0
+            var oldestReady: Double?
+            for row in try Row.fetchAll(db, sql: SQL.stats, arguments: ["now": now]) {
+                byState[try Self.state(row[0])] = row[1]
+                scheduled += row[2] as Int
+                expiredLeases += row[3] as Int
+                if let runAt = row[4] as Double? { oldestReady = min(oldestReady ?? runAt, runAt) }
+            }
+            return QueueStats(
+                byState: byState, scheduled: scheduled, expiredLeases: expiredLeases,
+                oldestReadyAge: oldestReady.map { max(now - $0, 0) })
+        }
+    }
+
+    /// SQLite cannot notify other processes: sleeps for `timeout` (the poll interval), or until
+    /// the task is cancelled.
+    public func waitForWork(timeout: Duration) async {
+        try? await Task.sleep(for: timeout)
+    }
+
+    // MARK: - Transactions
+
+    /// Runs `body` in one `BEGIN IMMEDIATE` transaction: the write lock is taken up front, so
+    /// the transaction never has to upgrade a read lock that another process's write made
+    /// stale. `PushPrepError`s thrown by `body` roll back and pass through; database errors
+    /// become `queue_unavailable`.
+    private func write<T: Sendable>(
+        _ action: String, _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws(PushPrepError) -> T {
+        do {
+            return try await pool.writeWithoutTransaction { db in
+                var result: T?
+                try db.inTransaction(.immediate) {
+                    result = try body(db)
+                    return .commit
+                }
+                // inTransaction either ran the closure, which set the result, or threw.
+                return result!
+            }
+        } catch {
+            throw failure(action, error)
+        }
+    }
+
+    /// Runs `body` in a read transaction that sees one snapshot and does not block writers.
+    private func read<T: Sendable>(
+        _ action: String, _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws(PushPrepError) -> T {
+        do {
+            return try await pool.read(body)
+        } catch {
+            throw failure(action, error)
+        }
+    }
+
+    private func failure(_ action: String, _ error: any Error) -> PushPrepError {
+        if let error = error as? PushPrepError { return error }
+        return PushPrepError(
+            .queueUnavailable, "cannot \(action) in the queue database \(path): \(Self.reason(error))", cause: error)
+    }
+
+    /// A short explanation of a database error, for messages.
+    static func reason(_ error: any Error) -> String {
+        guard let error = error as? DatabaseError else {
+            return error is CancellationError ? "the task was cancelled" : "\(error)"
+        }
+        let message = error.message ?? "SQLite error \(error.extendedResultCode.rawValue)"
+        if error.resultCode == .SQLITE_BUSY {
+            return "\(message) (another process held the database longer than the busy timeout)"
+        }
+        return message
+    }
+
+    private func logRescued(_ count: Int) {
+        guard count > 0 else { return }
+        logger.notice(
+            "rescued jobs whose lease expired", metadata: ["queue": "\(description)", "jobs": "\(count)"])
+    }
+
+    // MARK: - Opening
+
+    private static func configuration(busyTimeout: Duration) -> Configuration {
+        var configuration = Configuration()
+        configuration.label = "pushprep.queue"
+        configuration.journalMode = .wal
+        configuration.busyMode = .timeout(busyTimeout.seconds)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        return configuration
+    }
+
+    private static func createParentDirectory(of path: String) throws(PushPrepError) {
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw PushPrepError(
+                .queueUnavailable,
+                "cannot create the directory \(directory.path) for the queue database \(path): "
+                    + error.localizedDescription,
+                cause: error)
+        }
+    }
+
+    // MARK: - Statements
+
+    /// Rescues the running jobs whose lease expired before `now` (see
+    /// ``JobQueue/rescueExpired()``); returns how many.
+    private static func rescue(_ db: Database, now: Double) throws -> Int {
+        try db.cachedStatement(sql: SQL.rescue).execute(arguments: ["now": now])
+        return db.changesCount
+    }
+
+    /// The statement that records `outcome`, and its arguments.
+    private static func finishStatement(_ outcome: JobOutcome, now: Double) -> (String, StatementArguments) {
+        var arguments: StatementArguments = ["now": now, "id": outcome.lease.id, "token": outcome.lease.token]
+        switch outcome.kind {
+        case .succeeded(let result):
+            arguments += ["result": result]
+            return (SQL.succeeded, arguments)
+        case .failed(let code, let message):
+            arguments += ["code": code, "message": message]
+            return (SQL.failed, arguments)
+        case .retry(let code, let message, let delay):
+            arguments += ["code": code, "message": message, "runAt": now + delay.seconds]
+            return (SQL.retryOutcome, arguments)
+        case .cancelled(let message):
+            arguments += ["message": message]
+            return (SQL.cancelled, arguments)
+        }
+    }
+
+    /// The job `id` as it is, or `job_not_found`.
+    private static func existingJob(_ db: Database, _ id: JobID) throws -> JobRecord {
+        guard let row = try Row.fetchOne(db, sql: SQL.job, arguments: [id]) else {
+            throw PushPrepError(.jobNotFound, "no job \(id)")
+        }
+        return try record(row)
+    }
+
+    /// Runs an `UPDATE ... RETURNING` of one existing job and decodes the row.
+    private static func updatedRecord(_ db: Database, sql: String, arguments: StatementArguments) throws -> JobRecord {
+        guard let row = try Row.fetchOne(db, sql: sql, arguments: arguments) else {
+            throw DatabaseError(message: "the job vanished during its update")
+        }
+        return try record(row)
+    }
+
+    // MARK: - Rows
+
+    private static func now() -> Double { Date().timeIntervalSince1970 }
+
+    private static func state(_ text: String) throws -> JobState {
+        guard let state = JobState(rawValue: text) else {
+            throw DatabaseError(message: "the queue holds a job in an unknown state '\(text)'")
+        }
+        return state
+    }
+
+    /// Claim order: priority (highest first), then `run_at`, then id. `RETURNING` leaves the
+    /// order of its rows unspecified.
+    private static func inClaimOrder(_ lhs: Row, _ rhs: Row) -> Bool {
+        let (lhsPriority, rhsPriority): (Int, Int) = (lhs[SQL.Claimed.priority], rhs[SQL.Claimed.priority])
+        if lhsPriority != rhsPriority { return lhsPriority > rhsPriority }
+        let (lhsRunAt, rhsRunAt): (Double, Double) = (lhs[SQL.Claimed.runAt], rhs[SQL.Claimed.runAt])
+        if lhsRunAt != rhsRunAt { return lhsRunAt < rhsRunAt }
+        return (lhs[SQL.Claimed.id] as JobID) < (rhs[SQL.Claimed.id] as JobID)
+    }
+
+    private static func claimedJob(_ row: Row) -> ClaimedJob {
+        ClaimedJob(
+            lease: Lease(id: row[SQL.Claimed.id], token: row[SQL.Claimed.token]), source: row[SQL.Claimed.source],
+            payload: row[SQL.Claimed.payload], attempt: row[SQL.Claimed.attempt],
+            maxAttempts: row[SQL.Claimed.maxAttempts],
+            timeout: (row[SQL.Claimed.timeout] as Double?).map { .seconds($0) })
+    }
+
+    /// A row selected with ``SQL/columns``.
+    private static func record(_ row: Row) throws -> JobRecord {
+        func date(_ column: String) -> Date? { (row[column] as Double?).map(Date.init(timeIntervalSince1970:)) }
+        return JobRecord(
+            id: row["id"], state: try state(row["state"]), source: row["source"], payload: row["payload"],
+            dedupKey: row["dedup_key"], priority: row["priority"], attempt: row["attempt"],
+            maxAttempts: row["max_attempts"], timeoutSeconds: row["timeout_seconds"],
+            runAt: Date(timeIntervalSince1970: row["run_at"]),
+            createdAt: Date(timeIntervalSince1970: row["created_at"]),
+            updatedAt: Date(timeIntervalSince1970: row["updated_at"]), finishedAt: date("finished_at"),
+            leaseOwner: row["lease_owner"], leaseToken: row["lease_token"], leaseExpiresAt: date("lease_expires_at"),
+            cancelRequested: row["cancel_requested"], errorCode: row["error_code"], errorMessage: row["error_message"],
+            result: row["result"])
+    }
+
+    private static func validate(_ specs: [JobSpec]) throws(PushPrepError) {
+        for spec in specs {
+            guard spec.maxAttempts >= 1 else {
+                throw PushPrepError(.invalidSettings, "a job needs at least 1 attempt, got \(spec.maxAttempts)")
+            }
+            guard (-1000...1000).contains(spec.priority) else {
+                throw PushPrepError(.invalidSettings, "a job's priority must be -1000...1000, got \(spec.priority)")
+            }
+        }
+    }
+}
+
+/// The queue's SQL. Statements of the hot paths (enqueue, claim, heartbeat, finish, release)
+/// are prepared once per connection and cached.
+private enum SQL {
+    static let columns = """
+        id, state, source, payload, dedup_key, priority, attempt, max_attempts, timeout_seconds, run_at, \
+        created_at, updated_at, finished_at, lease_owner, lease_token, lease_expires_at, cancel_requested, \
+        error_code, error_message, result
+        """
+
+    /// The columns a claim returns, by position.
+    enum Claimed {
+        static let id = 0
+        static let token = 1
+        static let source = 2
+        static let payload = 3
+        static let attempt = 4
+        static let maxAttempts = 5
+        static let timeout = 6
+        static let priority = 7
+        static let runAt = 8
+    }
+
+    /// Ends the claim: the lease fields are cleared (the token stays); `:now` is bound.
+    private static let clearLease = "updated_at = :now, lease_owner = NULL, lease_expires_at = NULL"
+
+    /// Applies only to the current claim of a running job.
+    private static let currentLease = "WHERE id = :id AND lease_token = :token AND state = 'running'"
+
+    static let insert = """
+        INSERT INTO pushprep_jobs
+            (state, source, payload, dedup_key, priority, max_attempts, timeout_seconds, run_at, created_at, updated_at)
+        VALUES ('queued', ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (dedup_key) WHERE state IN ('queued', 'running') DO NOTHING
+        RETURNING id
+        """
+
+    static let activeWithKey = """
+        SELECT id, state FROM pushprep_jobs WHERE dedup_key = ? AND state IN ('queued', 'running')
+        """
+
+    static let claim = """
+        UPDATE pushprep_jobs
+        SET state = 'running', attempt = attempt + 1, lease_token = lease_token + 1, lease_owner = :worker,
+            lease_expires_at = :expires, updated_at = :now
+        WHERE id IN (
+            SELECT id FROM pushprep_jobs
+            WHERE state = 'queued' AND run_at <= :now
+            ORDER BY priority DESC, run_at, id
+            LIMIT :limit)
+        RETURNING id, lease_token, source, payload, attempt, max_attempts, timeout_seconds, priority, run_at
+        """
+
+    static let rescue = """
+        UPDATE pushprep_jobs
+        SET state = CASE
+                WHEN cancel_requested THEN 'cancelled'
+                WHEN attempt >= max_attempts THEN 'dead'
+                ELSE 'queued' END,
+            run_at = CASE WHEN cancel_requested OR attempt >= max_attempts THEN run_at ELSE :now END,
+            finished_at = CASE WHEN cancel_requested OR attempt >= max_attempts THEN :now END,
+            error_code = CASE WHEN cancel_requested THEN 'cancelled' ELSE 'lease_expired' END,
+            error_message = CASE
+                WHEN cancel_requested THEN 'cancelled while it ran; the worker stopped without reporting'
+                ELSE 'the lease expired on attempt ' || attempt || ' of ' || max_attempts
+                    || ': the worker died or stalled' END,
+            \(clearLease)
+        WHERE state = 'running' AND lease_expires_at < :now
+        """
+
+    static let heartbeat = """
+        UPDATE pushprep_jobs SET lease_expires_at = ?
+        WHERE id = ? AND lease_token = ? AND state = 'running'
+        RETURNING cancel_requested
+        """
+
+    static let succeeded = """
+        UPDATE pushprep_jobs
+        SET state = 'succeeded', result = :result, error_code = NULL, error_message = NULL, finished_at = :now,
+            \(clearLease)
+        \(currentLease)
+        """
+
+    static let failed = """
+        UPDATE pushprep_jobs
+        SET state = 'failed', error_code = :code, error_message = :message, finished_at = :now, \(clearLease)
+        \(currentLease)
+        """
+
+    /// A retry outcome: queued again after its backoff, or dead after its last attempt.
+    static let retryOutcome = """
+        UPDATE pushprep_jobs
+        SET state = CASE WHEN attempt >= max_attempts THEN 'dead' ELSE 'queued' END,
+            run_at = CASE WHEN attempt >= max_attempts THEN run_at ELSE :runAt END,
+            finished_at = CASE WHEN attempt >= max_attempts THEN :now END,
+            error_code = :code, error_message = :message, \(clearLease)
+        \(currentLease)
+        """
+
+    static let cancelled = """
+        UPDATE pushprep_jobs
+        SET state = 'cancelled', error_code = 'cancelled', error_message = :message, finished_at = :now,
+            \(clearLease)
+        \(currentLease)
+        """
+
+    static let release = """
+        UPDATE pushprep_jobs
+        SET state = CASE WHEN cancel_requested THEN 'cancelled' ELSE 'queued' END,
+            attempt = CASE WHEN cancel_requested THEN attempt ELSE attempt - 1 END,
+            run_at = CASE WHEN cancel_requested THEN run_at ELSE :now END,
+            finished_at = CASE WHEN cancel_requested THEN :now END,
+            error_code = CASE WHEN cancel_requested THEN 'cancelled' ELSE error_code END,
+            error_message = CASE WHEN cancel_requested THEN 'cancelled while it ran' ELSE error_message END,
+            \(clearLease)
+        \(currentLease)
+        """
+
+    static let list = "SELECT \(columns) FROM pushprep_jobs ORDER BY id DESC LIMIT ?"
+
+    static let listInState = "SELECT \(columns) FROM pushprep_jobs WHERE state = ? ORDER BY id DESC LIMIT ?"
+
+    static let job = "SELECT \(columns) FROM pushprep_jobs WHERE id = ?"
+
+    /// `jobs retry`: a fresh set of attempts, ready now; the last error stays for reference.
+    static let retryJob = """
+        UPDATE pushprep_jobs
+        SET state = 'queued', attempt = 0, run_at = :now, finished_at = NULL, cancel_requested = 0, result = NULL,
+            updated_at = :now
+        WHERE id = :id
+        RETURNING \(columns)
+        """
+
+    static let cancelQueued = """
+        UPDATE pushprep_jobs
+        SET state = 'cancelled', error_code = 'cancelled', error_message = 'cancelled before it ran',
+            finished_at = :now, updated_at = :now
+        WHERE id = :id
+        RETURNING \(columns)
+        """
+
+    static let requestCancel = """
+        UPDATE pushprep_jobs SET cancel_requested = 1, updated_at = :now WHERE id = :id RETURNING \(columns)
+        """
+
+    static let prune = """
+        DELETE FROM pushprep_jobs
+        WHERE state IN ('succeeded', 'failed', 'dead', 'cancelled') AND finished_at < ?
+        """
+
+    static let stats = """
+        SELECT state, COUNT(*),
+            COUNT(CASE WHEN state = 'queued' AND run_at > :now THEN 1 END),
+            COUNT(CASE WHEN state = 'running' AND lease_expires_at < :now THEN 1 END),
+            MIN(CASE WHEN state = 'queued' AND run_at <= :now THEN run_at END)
+        FROM pushprep_jobs
+        GROUP BY state
+        """
+}

@@ -1,0 +1,147 @@
+import Crypto
+public import Foundation
+import Logging
+import Metrics
+public import PushPrep
+
+/// PushPrep's jobs: one input processed with the settings given at enqueue time.
+public enum ProcessingJobs {
+    /// The spec for processing `source` with `settings`. Local paths are made absolute (the
+    /// worker may run elsewhere); the dedup key is the SHA-256 of the source and the settings,
+    /// so the same input with the same settings is not queued twice.
+    public static func spec(
+        source: String, settings: ProcessingSettings, priority: Int = 0, delay: Duration = .zero,
+        maxAttempts: Int = 5, timeout: Duration? = nil,
+        currentDirectory: String = FileManager.default.currentDirectoryPath
+    ) -> JobSpec {
+        var settings = settings
+        // How many inputs run at once does not change an output; workers decide.
+        settings.jobs = 1
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let payload = (try? encoder.encode(settings)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        let source = absoluteSource(source, currentDirectory: currentDirectory)
+        let key = SHA256.hash(data: Data("\(source)\n\(payload)".utf8)).map { String(format: "%02x", $0) }.joined()
+        return JobSpec(
+            source: source, payload: payload, dedupKey: key, priority: priority, delay: delay,
+            maxAttempts: maxAttempts, timeout: timeout)
+    }
+
+    /// URLs as they are; relative paths resolved against `currentDirectory` and standardized.
+    static func absoluteSource(_ source: String, currentDirectory: String) -> String {
+        if InputItem(source: source, path: source).isRemote || source.hasPrefix("/") {
+            return source
+        }
+        return URL(fileURLWithPath: source, relativeTo: URL(fileURLWithPath: currentDirectory, isDirectory: true))
+            .standardizedFileURL.path
+    }
+}
+
+/// Runs PushPrep jobs: processes the input into a private staging folder inside the out
+/// directory, confirms the lease, then publishes the outputs into the out directory by atomic
+/// rename (content-addressed names, so a second publication of the same job is harmless) and
+/// returns the manifest entry as the job's result.
+public struct ProcessingJobHandler: JobHandler {
+    let session: ProcessingSession
+    let outputDirectory: String
+    let bytesIn = Counter(label: "pushprep_input_bytes_total")
+    let bytesOut = Counter(label: "pushprep_output_bytes_total")
+
+    public init(session: ProcessingSession, outputDirectory: String) {
+        self.session = session
+        self.outputDirectory = outputDirectory
+    }
+
+    /// Removes staging folders left by killed workers of this host (`workerID` is this
+    /// worker's, `host:pid:random`).
+    public func removeAbandonedStaging(workerID: String) {
+        Staging.removeAbandoned(in: outputDirectory, host: String(workerID.prefix(while: { $0 != ":" })))
+    }
+
+    public func handle(_ job: ClaimedJob, context: JobContext) async -> JobOutcome.Kind {
+        let settings: ProcessingSettings
+        do {
+            settings = try JSONDecoder().decode(ProcessingSettings.self, from: Data(job.payload.utf8))
+            try settings.validate()
+        } catch {
+            return .failed(code: PushPrepError.Code.invalidSettings.rawValue, message: "the job's settings: \(error)")
+        }
+        let staging = Staging.directory(in: outputDirectory, worker: context.workerID, lease: job.lease)
+        defer { Staging.remove(staging) }
+        let entry = await session.process(
+            InputItem(source: job.source, path: job.source), settings: settings, outputDirectory: staging,
+            control: context.control)
+        switch entry {
+        case .failed(let failure):
+            let code = failure.error.code
+            if code == PushPrepError.Code.cancelled.rawValue {
+                return .cancelled(message: failure.error.message)
+            }
+            if PushPrepError.Code(rawValue: code)?.isPermanent == true {
+                return .failed(code: code, message: failure.error.message)
+            }
+            return .retry(code: code, message: failure.error.message, delay: context.retryDelay)
+        case .ok(let attachment):
+            guard await context.confirmLease() else {
+                return .retry(
+                    code: "lease_lost", message: "the lease was lost before publishing; nothing was published",
+                    delay: .zero)
+            }
+            do {
+                try Staging.publish(
+                    [attachment.file] + (attachment.poster.map { [$0.file] } ?? []), from: staging, to: outputDirectory)
+            } catch {
+                return .retry(code: error.code.rawValue, message: error.message, delay: context.retryDelay)
+            }
+            bytesIn.increment(by: attachment.input.bytes)
+            bytesOut.increment(by: attachment.bytes + (attachment.poster.flatMap { posterBytes($0.file) } ?? 0))
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            guard let data = try? encoder.encode(entry) else {
+                return .failed(code: PushPrepError.Code.ioError.rawValue, message: "cannot encode the manifest entry")
+            }
+            return .succeeded(result: String(decoding: data, as: UTF8.self))
+        }
+    }
+
+    private func posterBytes(_ name: String) -> Int? {
+        (try? FileManager.default.attributesOfItem(atPath: "\(outputDirectory)/\(name)")[.size] as? Int) ?? nil
+    }
+}
+
+/// Per-attempt folders under `OUT/.staging/` where jobs write before publishing.
+enum Staging {
+    static func directory(in outputDirectory: String, worker: String, lease: Lease) -> String {
+        let safeWorker = String(worker.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" })
+        return "\(outputDirectory)/.staging/\(safeWorker)-\(lease.id)-\(lease.token)"
+    }
+
+    static func remove(_ directory: String) {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Moves each named file from `staging` into `outputDirectory` with rename(2): readers
+    /// see the old file or the new one, never a part.
+    static func publish(_ names: [String], from staging: String, to outputDirectory: String) throws(PushPrepError) {
+        for name in names {
+            guard !name.contains("/") else { throw PushPrepError(.ioError, "unexpected output name \(name)") }
+            if rename("\(staging)/\(name)", "\(outputDirectory)/\(name)") != 0 {
+                let reason = String(cString: strerror(errno))
+                throw PushPrepError(.ioError, "cannot publish \(name) into \(outputDirectory): \(reason)")
+            }
+        }
+    }
+
+    /// Removes staging folders of workers on this host whose process is gone (killed
+    /// mid-job), leaving other hosts' folders alone.
+    static func removeAbandoned(in outputDirectory: String, host: String) {
+        let root = "\(outputDirectory)/.staging"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: root) else { return }
+        let prefix = String(host.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" }) + "_"
+        for name in names where name.hasPrefix(prefix) {
+            let pidText = name.dropFirst(prefix.count).prefix(while: \.isNumber)
+            guard let pid = Int32(pidText), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            remove("\(root)/\(name)")
+        }
+    }
+}

@@ -1,0 +1,326 @@
+import Foundation
+public import Logging
+import Metrics
+public import PushPrep
+public import ServiceLifecycle
+import Synchronization
+
+/// A queue worker: claims jobs, runs them through a ``JobHandler`` with bounded concurrency,
+/// keeps their leases alive, and reports how they ended.
+///
+/// A `Service` for a `ServiceGroup`: on graceful shutdown (SIGTERM/SIGINT) it stops claiming,
+/// lets running jobs finish for up to the drain timeout, then stops the rest and gives their
+/// leases back so that another worker takes them at once.
+public final class QueueWorker<Handler: JobHandler>: Service {
+    let url: QueueURL
+    let configuration: WorkerConfiguration
+    let handler: Handler
+    let logger: Logger
+    let metrics: WorkerMetrics
+    let state = Mutex(WorkerState())
+
+    public init(url: QueueURL, configuration: WorkerConfiguration, handler: Handler, logger: Logger) {
+        self.url = url
+        self.configuration = configuration
+        self.handler = handler
+        var logger = logger
+        logger[metadataKey: "worker"] = "\(configuration.workerID)"
+        self.logger = logger
+        self.metrics = WorkerMetrics()
+    }
+
+    /// Opens the queue and works until graceful shutdown or cancellation.
+    ///
+    /// The queue must stay open through the drain, which reports results and gives leases
+    /// back. Opened in this service's task, it would see the graceful shutdown too (a
+    /// PostgreSQL connection pool closes at once on it), so it is opened in a detached task,
+    /// which inherits no graceful-shutdown handler; the shutdown is forwarded to the worker and
+    /// cancellation to that task.
+    public func run() async throws {
+        try configuration.validate()
+        let (url, logger) = (self.url, self.logger)
+        let task = Task.detached {
+            try await JobQueues.withQueue(url, logger: logger) { queue in await self.work(on: queue) }
+        }
+        try await withTaskCancellationHandler {
+            try await withGracefulShutdownHandler {
+                try await task.value
+            } onGracefulShutdown: {
+                self.stop()
+            }
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    /// Stops claiming and starts the drain, as a graceful shutdown does.
+    func stop() {
+        let wake = state.withLock { state in
+            state.stopping = true
+            return state.wake
+        }
+        wake?.yield()
+    }
+
+    /// Works on an open queue until graceful shutdown or cancellation.
+    public func work(on queue: any JobQueue) async {
+        logger.info(
+            "worker started",
+            metadata: [
+                "queue": "\(queue.description)", "concurrency": "\(configuration.concurrency)",
+                "lease": "\(configuration.lease)",
+            ])
+        let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        state.withLock { $0.wake = wake }
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await self.listen(queue, wake: wake) }
+                group.addTask { await self.heartbeatLoop(queue) }
+                group.addTask { await self.maintenanceLoop(queue) }
+                var wakeup = wakeups.makeAsyncIterator()
+                await self.claimLoop(queue, group: &group, wake: wake, wakeup: &wakeup)
+                await self.drain(queue, wakeup: &wakeup)
+                group.cancelAll()
+            }
+        } onGracefulShutdown: {
+            self.stop()
+        }
+        await flush(queue)
+        logger.info("worker stopped")
+    }
+
+    // MARK: - Claiming
+
+    private func claimLoop(
+        _ queue: any JobQueue, group: inout DiscardingTaskGroup, wake: AsyncStream<Void>.Continuation,
+        wakeup: inout AsyncStream<Void>.Iterator
+    ) async {
+        while !Task.isCancelled {
+            await flush(queue)
+            let (stopping, running) = state.withLock { ($0.stopping, $0.running.count) }
+            if stopping { return }
+            let free = configuration.concurrency - running
+            var claimed: [ClaimedJob] = []
+            if free > 0 {
+                do {
+                    claimed = try await queue.claim(
+                        worker: configuration.workerID, limit: free, lease: configuration.lease)
+                } catch {
+                    logger.warning("claim failed", metadata: ["code": "\(error.code)", "error": "\(error.message)"])
+                }
+                for job in claimed {
+                    let control = ProcessingControl()
+                    state.withLock { $0.running[job.id] = RunningJob(lease: job.lease, control: control) }
+                    group.addTask {
+                        await self.run(job, control: control, queue: queue)
+                        wake.yield()
+                    }
+                }
+                metrics.running.record(running + claimed.count)
+            }
+            // A full batch means more may be ready: claim again at once if slots are free.
+            if free > 0 && claimed.count == free { continue }
+            _ = await wakeup.next()
+        }
+    }
+
+    /// Wakes the claim loop when the queue signals new work, or every poll interval.
+    private func listen(_ queue: any JobQueue, wake: AsyncStream<Void>.Continuation) async {
+        while !Task.isCancelled {
+            await queue.waitForWork(timeout: configuration.pollInterval)
+            wake.yield()
+        }
+    }
+
+    // MARK: - Running one job
+
+    private func run(_ job: ClaimedJob, control: ProcessingControl, queue: any JobQueue) async {
+        var logger = self.logger
+        logger[metadataKey: "job"] = "\(job.id)"
+        logger[metadataKey: "attempt"] = "\(job.attempt)/\(job.maxAttempts)"
+        logger[metadataKey: "source"] = "\(job.source)"
+        logger.debug("job started")
+        let timeout = job.timeout ?? configuration.defaultJobTimeout
+        let leaseDuration = configuration.lease
+        let context = JobContext(
+            control: control, logger: logger,
+            retryDelay: configuration.backoff.delay(afterFailure: job.attempt),
+            workerID: configuration.workerID,
+            confirmLease: { [logger] in
+                do throws(PushPrepError) {
+                    return try await queue.heartbeat([job.lease], lease: leaseDuration).held.contains(job.lease)
+                } catch {
+                    logger.warning("cannot confirm the lease", metadata: ["error": "\(error.message)"])
+                    return false
+                }
+            })
+        let start = ContinuousClock.now
+        let kind = await withTaskGroup(of: JobOutcome.Kind?.self) { group in
+            group.addTask { await self.handler.handle(job, context: context) }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                if !Task.isCancelled { control.stop(.timedOut(timeout)) }
+                return nil
+            }
+            var kind: JobOutcome.Kind = .retry(
+                code: "io_error", message: "the job ended without a result", delay: .zero)
+            for await result in group {
+                if let result {
+                    kind = result
+                    group.cancelAll()
+                }
+            }
+            return kind
+        }
+        let elapsed = ContinuousClock.now - start
+        let report = state.withLock { state -> Bool in
+            let running = state.running.removeValue(forKey: job.id)
+            guard let running, !running.lost, !running.released else { return false }
+            state.outcomes.append(JobOutcome(lease: job.lease, kind: kind))
+            return true
+        }
+        metrics.recordFinished(kind, elapsed: elapsed, reported: report)
+        switch kind {
+        case .succeeded: logger.info("job succeeded", metadata: ["seconds": "\(elapsed.seconds)"])
+        case .failed(let code, let message), .retry(let code, let message, _):
+            logger.info("job failed", metadata: ["code": "\(code)", "error": "\(message)"])
+        case .cancelled(let message): logger.info("job cancelled", metadata: ["reason": "\(message)"])
+        }
+        if !report { logger.info("result dropped: the lease is no longer this worker's") }
+    }
+
+    /// Reports finished jobs in one batch; keeps them for the next try when the queue fails.
+    private func flush(_ queue: any JobQueue) async {
+        let outcomes = state.withLock { state in
+            defer { state.outcomes.removeAll(keepingCapacity: true) }
+            return state.outcomes
+        }
+        guard !outcomes.isEmpty else { return }
+        do {
+            let accepted = try await queue.finish(outcomes)
+            for outcome in outcomes where !accepted.contains(outcome.lease.id) {
+                logger.warning(
+                    "result refused: another claim owns the job now", metadata: ["job": "\(outcome.lease.id)"])
+            }
+        } catch {
+            logger.warning(
+                "cannot report results, will try again",
+                metadata: ["code": "\(error.code)", "error": "\(error.message)", "jobs": "\(outcomes.count)"])
+            state.withLock { $0.outcomes.insert(contentsOf: outcomes, at: 0) }
+            try? await Task.sleep(for: min(configuration.pollInterval, .seconds(1)))
+        }
+    }
+
+    // MARK: - Leases
+
+    private func heartbeatLoop(_ queue: any JobQueue) async {
+        while true {
+            do { try await Task.sleep(for: configuration.heartbeatInterval) } catch { return }
+            let leases = state.withLock { state in state.running.values.filter { !$0.released }.map(\.lease) }
+            guard !leases.isEmpty else { continue }
+            do {
+                let result = try await queue.heartbeat(leases, lease: configuration.lease)
+                // Only jobs still running under the same lease: one that finished while the
+                // heartbeat was on its way is not held any more, yet was not lost.
+                let (lost, stopped) = state.withLock { state -> ([Lease], [ProcessingControl]) in
+                    var lost: [Lease] = []
+                    var controls: [ProcessingControl] = []
+                    for lease in leases where !result.held.contains(lease) && state.running[lease.id]?.lease == lease {
+                        state.running[lease.id]?.lost = true
+                        lost.append(lease)
+                        if let control = state.running[lease.id]?.control { controls.append(control) }
+                    }
+                    for lease in result.cancelRequested where state.running[lease.id]?.lease == lease {
+                        if let control = state.running[lease.id]?.control { controls.append(control) }
+                    }
+                    return (lost, controls)
+                }
+                for lease in lost {
+                    logger.warning("lease lost: stopping the job", metadata: ["job": "\(lease.id)"])
+                }
+                for lease in result.cancelRequested {
+                    logger.info("cancellation requested: stopping the job", metadata: ["job": "\(lease.id)"])
+                }
+                for control in stopped { control.stop(.cancelled) }
+            } catch {
+                logger.warning("heartbeat failed", metadata: ["code": "\(error.code)", "error": "\(error.message)"])
+            }
+        }
+    }
+
+    /// Waits for running jobs for up to the drain timeout, then stops the rest and gives their
+    /// leases back.
+    private func drain(_ queue: any JobQueue, wakeup: inout AsyncStream<Void>.Iterator) async {
+        let deadline = ContinuousClock.now + configuration.drainTimeout
+        var running = state.withLock { $0.running.count }
+        if running > 0 {
+            logger.info(
+                "draining", metadata: ["running": "\(running)", "timeout": "\(configuration.drainTimeout)"])
+        }
+        while running > 0 && ContinuousClock.now < deadline && !Task.isCancelled {
+            await flush(queue)
+            _ = await wakeup.next()
+            running = state.withLock { $0.running.count }
+        }
+        await flush(queue)
+        let left = state.withLock { state -> [RunningJob] in
+            for id in state.running.keys { state.running[id]?.released = true }
+            return Array(state.running.values)
+        }
+        guard !left.isEmpty else { return }
+        for job in left { job.control.stop(.cancelled) }
+        do {
+            let released = try await queue.release(left.map(\.lease))
+            logger.info(
+                "drain timeout: gave running jobs back to the queue",
+                metadata: ["released": "\(released.count)", "jobs": "\(left.map(\.lease.id))"])
+        } catch {
+            logger.warning(
+                "cannot give leases back; they expire after the lease",
+                metadata: ["code": "\(error.code)", "error": "\(error.message)"])
+        }
+    }
+
+    // MARK: - Maintenance
+
+    /// Rescues expired leases, refreshes the queue gauges and prunes old finished jobs.
+    private func maintenanceLoop(_ queue: any JobQueue) async {
+        var lastPrune: ContinuousClock.Instant?
+        while true {
+            do {
+                _ = try await queue.rescueExpired()
+                if configuration.recordsQueueStats { metrics.recordQueue(try await queue.stats()) }
+                if let retention = configuration.retention,
+                    lastPrune.map({ ContinuousClock.now - $0 >= configuration.pruneInterval }) ?? true
+                {
+                    lastPrune = .now
+                    let before = Date().addingTimeInterval(-retention.seconds)
+                    let pruned = try await queue.prune(finishedBefore: before)
+                    if pruned > 0 { logger.info("pruned finished jobs", metadata: ["jobs": "\(pruned)"]) }
+                }
+            } catch {
+                logger.debug("maintenance failed", metadata: ["code": "\(error.code)", "error": "\(error.message)"])
+            }
+            do { try await Task.sleep(for: configuration.statsInterval) } catch { return }
+        }
+    }
+}
+
+/// A job this worker runs.
+struct RunningJob: Sendable {
+    var lease: Lease
+    var control: ProcessingControl
+    /// The heartbeat found another claim owns the job: its result is dropped.
+    var lost = false
+    /// Given back at the end of a drain: its result is dropped.
+    var released = false
+}
+
+/// What the worker's tasks share.
+struct WorkerState: Sendable {
+    var running: [JobID: RunningJob] = [:]
+    var outcomes: [JobOutcome] = []
+    var stopping = false
+    /// Wakes the claim loop (and the drain), once `work(on:)` runs.
+    var wake: AsyncStream<Void>.Continuation?
+}

@@ -1,0 +1,79 @@
+public import Foundation
+public import PushPrep
+
+/// How a worker claims and runs jobs.
+public struct WorkerConfiguration: Sendable {
+    /// This worker's id in leases and logs: `host:pid:random`.
+    public var workerID: String
+    /// Jobs run at once.
+    public var concurrency: Int
+    /// How long a claim holds a job without a heartbeat; heartbeats come every third of it.
+    public var lease: Duration
+    /// How often an idle worker looks for work when no notification wakes it.
+    public var pollInterval: Duration
+    /// On SIGTERM/SIGINT, how long running jobs may take to finish before their leases are
+    /// given back.
+    public var drainTimeout: Duration
+    /// The timeout of jobs enqueued without one.
+    public var defaultJobTimeout: Duration
+    /// The wait before a failed job's next attempt.
+    public var backoff: Backoff
+    /// Finished jobs older than this are pruned (every `pruneInterval`), nil to keep them.
+    public var retention: Duration?
+    public var pruneInterval: Duration
+    /// How often expired leases are rescued (besides every claim) and queue-wide gauges
+    /// refreshed.
+    public var statsInterval: Duration
+    /// Whether the maintenance loop counts jobs by state for the queue gauges (a query over the
+    /// whole table: only worth it when metrics are exported).
+    public var recordsQueueStats: Bool
+
+    public init(
+        workerID: String = WorkerConfiguration.makeWorkerID(),
+        concurrency: Int = ProcessingSettings.defaultJobs,
+        lease: Duration = .seconds(60),
+        pollInterval: Duration = .seconds(1),
+        drainTimeout: Duration = .seconds(30),
+        defaultJobTimeout: Duration = .seconds(600),
+        backoff: Backoff = Backoff(base: .seconds(15), cap: .seconds(3600)),
+        retention: Duration? = .seconds(7 * 86_400),
+        pruneInterval: Duration = .seconds(3600),
+        statsInterval: Duration = .seconds(5),
+        recordsQueueStats: Bool = false
+    ) {
+        self.workerID = workerID
+        self.concurrency = concurrency
+        self.lease = lease
+        self.pollInterval = pollInterval
+        self.drainTimeout = drainTimeout
+        self.defaultJobTimeout = defaultJobTimeout
+        self.backoff = backoff
+        self.retention = retention
+        self.pruneInterval = pruneInterval
+        self.statsInterval = statsInterval
+        self.recordsQueueStats = recordsQueueStats
+    }
+
+    /// Heartbeats renew leases every third of the lease.
+    public var heartbeatInterval: Duration { lease / 3 }
+
+    /// `host:pid:random`, with only characters that are safe in a file name.
+    public static func makeWorkerID() -> String {
+        let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "host"
+        let safeHost = String(host.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "-" })
+        let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        return "\(safeHost):\(ProcessInfo.processInfo.processIdentifier):\(suffix)"
+    }
+
+    /// Refuses values that cannot work.
+    public func validate() throws(PushPrepError) {
+        func require(_ condition: Bool, _ message: String) throws(PushPrepError) {
+            if !condition { throw PushPrepError(.invalidSettings, message) }
+        }
+        try require((1...256).contains(concurrency), "--concurrency must be in 1...256, got \(concurrency)")
+        try require(lease >= .milliseconds(300), "--lease must be at least 0.3 s")
+        try require(pollInterval > .zero, "--poll-interval must be positive")
+        try require(drainTimeout >= .zero, "--drain-timeout must not be negative")
+        try require(defaultJobTimeout > .zero, "--job-timeout must be positive")
+    }
+}

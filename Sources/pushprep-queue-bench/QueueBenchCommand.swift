@@ -1,0 +1,203 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PushPrep
+import PushPrepQueue
+import ServiceLifecycle
+import UnixSignals
+
+/// `pushprep-queue-bench`: the job queue's own throughput, with jobs that do nothing.
+@main
+struct QueueBenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pushprep-queue-bench",
+        abstract: "Measure the job queue's throughput with no-op jobs (enqueue, claim, complete).",
+        discussion: """
+            Enqueues --jobs jobs in batches (timed: enqueue jobs/s), then runs --workers queue \
+            workers, each on its own connection, whose handler succeeds at once, until every job \
+            has succeeded (timed from the first claim to the last accepted result: process \
+            jobs/s). Checks that every job succeeded exactly once, prints the time spent in each \
+            kind of queue call, and ends with one line for scripts:
+
+              bench queue: backend=sqlite mode=tasks workers=4 concurrency=32 jobs=20000 enqueue_per_s=… process_per_s=…
+
+            The queue must hold no jobs: use a new SQLite file or an empty PostgreSQL database. \
+            Exits 1 when a job did not succeed exactly once or the run timed out.
+
+            Examples:
+              pushprep-queue-bench --queue sqlite:/tmp/bench.db --jobs 20000 --workers 4
+              pushprep-queue-bench --queue postgres://postgres@127.0.0.1:5432/bench --workers 4 --processes
+            """,
+        subcommands: [RunCommand.self, WorkerProcessCommand.self],
+        defaultSubcommand: RunCommand.self
+    )
+}
+
+/// The benchmark itself (the default subcommand).
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run", abstract: "Run the benchmark (the default).")
+
+    @OptionGroup var worker: WorkerOptions
+
+    @Option(name: .long, help: "Jobs to enqueue and process.")
+    var jobs: Int = 20_000
+
+    @Option(name: .long, help: "Queue workers, each with its own connection.")
+    var workers: Int = 1
+
+    @Option(name: .customLong("enqueue-batch"), help: "Jobs per enqueue call.")
+    var enqueueBatch: Int = 500
+
+    @Flag(name: .long, help: "Run each worker in its own process instead of as tasks in this one.")
+    var processes = false
+
+    @Option(
+        name: .customLong("stats-interval"),
+        help: "Seconds between reads of the queue's counts while it runs (not part of the timing).")
+    var statsInterval: Double = 0.5
+
+    @Option(name: .long, help: "Seconds the processing may take before the run fails.")
+    var timeout: Double = 600
+
+    func validate() throws {
+        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        guard (1...64).contains(workers) else { throw ValidationError("--workers must be in 1...64") }
+        guard enqueueBatch >= 1 else { throw ValidationError("--enqueue-batch must be at least 1") }
+        guard statsInterval > 0, timeout > 0 else {
+            throw ValidationError("--stats-interval and --timeout must be positive")
+        }
+    }
+
+    func run() async throws {
+        let url = try worker.url
+        let benchmark = QueueBenchmark(
+            url: url, worker: worker, jobs: jobs, workers: workers, enqueueBatch: enqueueBatch,
+            processes: processes, statsInterval: .milliseconds(Int64(statsInterval * 1000)),
+            timeout: .milliseconds(Int64(timeout * 1000)), logger: worker.makeLogger())
+        do {
+            let result = try await benchmark.run()
+            print(result.report)
+            print(result.line)
+        } catch {
+            let reason = (error as? BenchFailure)?.message ?? String(describing: error)
+            print("bench queue: FAILED backend=\(url.backendName) workers=\(workers) jobs=\(jobs): \(reason)")
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// A worker process started by `run --processes`; not for direct use.
+struct WorkerProcessCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "worker",
+        abstract: "One benchmark worker until SIGTERM (started by --processes).",
+        shouldDisplay: false)
+
+    @OptionGroup var worker: WorkerOptions
+
+    @Option(name: .long, help: "Where to write this worker's report (JSON) when it stops.")
+    var report: String
+
+    func run() async throws {
+        let logger = worker.makeLogger()
+        let handler = NoOpJobHandler()
+        let recorder = CallRecorder()
+        let service = BenchWorker(
+            url: try worker.url, configuration: worker.configuration, handler: handler, recorder: recorder,
+            logger: logger)
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        let data = try JSONEncoder().encode(recorder.snapshot(handled: handler.handled))
+        try data.write(to: URL(fileURLWithPath: report), options: .atomic)
+    }
+}
+
+/// The options every worker gets, in this process or in a child.
+struct WorkerOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp("sqlite:PATH or postgres://USER@HOST:PORT/DB; must hold no jobs.", valueName: "url"))
+    var queue: String
+
+    @Option(name: .long, help: "Jobs each worker runs at once (a claim takes at most the free slots).")
+    var concurrency: Int = 32
+
+    @Option(name: .customLong("poll-interval"), help: "Seconds an idle worker waits before looking for work again.")
+    var pollInterval: Double = 0.05
+
+    @Option(name: .long, help: "Seconds a claim holds a job without a heartbeat.")
+    var lease: Double = 60
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "warning"
+
+    func validate() throws {
+        _ = try url
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+        do {
+            try configuration.validate()
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+
+    var url: QueueURL {
+        get throws {
+            do {
+                return try QueueURL(parsing: queue)
+            } catch {
+                throw ValidationError(error.message)
+            }
+        }
+    }
+
+    /// A worker as `pushprep worker` would run one, minus pruning (nothing is old enough).
+    var configuration: WorkerConfiguration {
+        WorkerConfiguration(
+            concurrency: concurrency, lease: .milliseconds(Int64(lease * 1000)),
+            pollInterval: .milliseconds(Int64(pollInterval * 1000)), retention: nil)
+    }
+
+    /// The same options as arguments, for a worker process.
+    var arguments: [String] {
+        [
+            "--queue", queue, "--concurrency", "\(concurrency)", "--poll-interval", "\(pollInterval)",
+            "--lease", "\(lease)", "--log-level", logLevel,
+        ]
+    }
+
+    /// Sends log lines at `--log-level` or above to standard error.
+    func makeLogger() -> Logger {
+        let level = Logger.Level(rawValue: logLevel) ?? .warning
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        return Logger(label: "pushprep-queue-bench")
+    }
+}
+
+/// Why a run does not count.
+struct BenchFailure: Error, CustomStringConvertible {
+    var message: String
+
+    init(_ message: String) { self.message = message }
+
+    var description: String { message }
+}
+
+extension QueueURL {
+    /// `sqlite` or `postgres`, for the result line.
+    var backendName: String {
+        switch self {
+        case .sqlite: "sqlite"
+        case .postgres: "postgres"
+        }
+    }
+}

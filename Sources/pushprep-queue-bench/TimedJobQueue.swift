@@ -1,0 +1,102 @@
+import Foundation
+import PushPrep
+import PushPrepQueue
+
+/// A queue that forwards every call to another and records how long it took, so that the
+/// benchmark can say which round trip dominates.
+struct TimedJobQueue: JobQueue {
+    let base: any JobQueue
+    let recorder: CallRecorder
+
+    var description: String { base.description }
+
+    func enqueue(_ specs: [JobSpec]) async throws(PushPrepError) -> [EnqueueResult] {
+        try await timed("enqueue", rows: { _ in specs.count }) { () async throws(PushPrepError) in
+            try await base.enqueue(specs)
+        }
+    }
+
+    func claim(worker: String, limit: Int, lease: Duration) async throws(PushPrepError) -> [ClaimedJob] {
+        let start = Date()
+        let jobs = try await timed("claim", rows: \.count) { () async throws(PushPrepError) in
+            try await base.claim(worker: worker, limit: limit, lease: lease)
+        }
+        if !jobs.isEmpty { recorder.noteClaim(startedAt: start) }
+        return jobs
+    }
+
+    func heartbeat(_ leases: [Lease], lease: Duration) async throws(PushPrepError) -> HeartbeatResult {
+        try await timed("heartbeat", rows: { _ in leases.count }) { () async throws(PushPrepError) in
+            try await base.heartbeat(leases, lease: lease)
+        }
+    }
+
+    func finish(_ outcomes: [JobOutcome]) async throws(PushPrepError) -> Set<JobID> {
+        let accepted = try await timed("finish", rows: { _ in outcomes.count }) { () async throws(PushPrepError) in
+            try await base.finish(outcomes)
+        }
+        recorder.noteFinish(endedAt: Date(), accepted: accepted.count, refused: outcomes.count - accepted.count)
+        return accepted
+    }
+
+    func release(_ leases: [Lease]) async throws(PushPrepError) -> Set<JobID> {
+        try await timed("release", rows: { _ in leases.count }) { () async throws(PushPrepError) in
+            try await base.release(leases)
+        }
+    }
+
+    func rescueExpired() async throws(PushPrepError) -> Int {
+        try await timed("rescueExpired", rows: { $0 }) { () async throws(PushPrepError) in
+            try await base.rescueExpired()
+        }
+    }
+
+    func list(state: JobState?, limit: Int) async throws(PushPrepError) -> [JobRecord] {
+        try await timed("list", rows: \.count) { () async throws(PushPrepError) in
+            try await base.list(state: state, limit: limit)
+        }
+    }
+
+    func job(_ id: JobID) async throws(PushPrepError) -> JobRecord? {
+        try await timed("job", rows: { $0 == nil ? 0 : 1 }) { () async throws(PushPrepError) in
+            try await base.job(id)
+        }
+    }
+
+    func retry(_ id: JobID) async throws(PushPrepError) -> JobRecord {
+        try await timed("retry", rows: { _ in 1 }) { () async throws(PushPrepError) in try await base.retry(id) }
+    }
+
+    func cancel(_ id: JobID) async throws(PushPrepError) -> JobRecord {
+        try await timed("cancel", rows: { _ in 1 }) { () async throws(PushPrepError) in try await base.cancel(id) }
+    }
+
+    func prune(finishedBefore before: Date) async throws(PushPrepError) -> Int {
+        try await timed("prune", rows: { $0 }) { () async throws(PushPrepError) in
+            try await base.prune(finishedBefore: before)
+        }
+    }
+
+    func stats() async throws(PushPrepError) -> QueueStats {
+        try await timed("stats", rows: { _ in 0 }) { () async throws(PushPrepError) in try await base.stats() }
+    }
+
+    /// Not recorded: it waits by design.
+    func waitForWork(timeout: Duration) async {
+        await base.waitForWork(timeout: timeout)
+    }
+
+    private func timed<Value>(
+        _ name: String, rows: (Value) -> Int, _ body: () async throws(PushPrepError) -> Value
+    ) async throws(PushPrepError) -> Value {
+        let start = ContinuousClock.now
+        do {
+            let value = try await body()
+            recorder.record(name, duration: ContinuousClock.now - start, rows: rows(value))
+            return value
+        } catch {
+            recorder.recordError(name)
+            throw error
+        }
+    }
+}

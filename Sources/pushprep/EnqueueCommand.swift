@@ -1,0 +1,98 @@
+import ArgumentParser
+import Foundation
+import PushPrep
+import PushPrepQueue
+
+/// `pushprep enqueue`: adds one job per input to the queue.
+struct EnqueueCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "enqueue",
+        abstract: "Queue inputs for workers (pushprep worker) to process.",
+        discussion: """
+            INPUT is a file, a directory (one job per file), an http(s) URL, or - for one per \
+            line on standard input. Local paths are stored as absolute paths: workers on other \
+            hosts need the same paths (a shared directory). Enqueueing an input with the same \
+            settings while a job for it is queued or running returns that job.
+
+            Prints one job id per input (--json: id, source, state and whether it was created).
+
+            Examples:
+              pushprep enqueue photos/ --base-url https://cdn.example.com/push
+              pushprep enqueue --queue postgres://pushprep@db/pushprep --priority 10 clip.mov
+              pushprep enqueue --delay 60 --max-attempts 3 https://example.com/a.jpg
+            """
+    )
+
+    @OptionGroup var queue: QueueOptions
+
+    @Option(name: .long, help: "Higher runs first (-1000...1000).")
+    var priority: Int = 0
+
+    @Option(name: .long, help: "Seconds to wait before the job may run.")
+    var delay: Double = 0
+
+    @Option(name: .customLong("max-attempts"), help: "Tries before the job ends dead.")
+    var maxAttempts: Int = 5
+
+    @Option(
+        name: .customLong("job-timeout"),
+        help: "Seconds one attempt may take in all (default: the worker's --job-timeout).")
+    var jobTimeout: Double?
+
+    @Option(
+        name: .customLong("base-url"),
+        help: "URL prefix of the worker's out directory; each entry's url is this + its file.")
+    var baseURL: String?
+
+    @OptionGroup var options: ImageOptions
+
+    @OptionGroup var output: JSONOutputOptions
+
+    @OptionGroup var logging: LoggingOptions
+
+    @Argument(help: "Files, directories, http(s) URLs, or - for paths and URLs on standard input.")
+    var inputs: [String]
+
+    func validate() throws {
+        guard (-1000...1000).contains(priority) else { throw ValidationError("--priority must be in -1000...1000") }
+        guard delay >= 0 else { throw ValidationError("--delay must not be negative") }
+        guard (1...100).contains(maxAttempts) else { throw ValidationError("--max-attempts must be in 1...100") }
+        if let jobTimeout, jobTimeout <= 0 { throw ValidationError("--job-timeout must be positive") }
+        do {
+            try settings.validate()
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+
+    var settings: ProcessingSettings {
+        var settings = options.settings
+        settings.baseURL = baseURL
+        return settings
+    }
+
+    struct Row: Encodable {
+        var id: JobID
+        var source: String
+        var state: JobState
+        var created: Bool
+    }
+
+    func run() async throws {
+        let logger = logging.makeLogger()
+        let items = InputExpander.expand(inputs)
+        guard !items.isEmpty else { throw ValidationError("no inputs: the directories given hold no files") }
+        let specs = items.map {
+            ProcessingJobs.spec(
+                source: $0.source == $0.path ? $0.source : $0.path, settings: settings, priority: priority,
+                delay: delay.secondsDuration, maxAttempts: maxAttempts, timeout: jobTimeout?.secondsDuration)
+        }
+        let results = try await queue.withQueue(logger: logger) { try await $0.enqueue(specs) }
+        if output.json {
+            try JSONOutputOptions.print(
+                zip(specs, results).map { Row(id: $1.id, source: $0.source, state: $1.state, created: $1.created) })
+        } else {
+            for result in results { print(result.id) }
+        }
+    }
+}

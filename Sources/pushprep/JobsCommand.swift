@@ -1,0 +1,251 @@
+public import ArgumentParser
+import Foundation
+import PushPrep
+import PushPrepQueue
+
+/// `pushprep jobs`: look at and manage the queue.
+struct JobsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "jobs",
+        abstract: "List, show, retry, cancel and prune queued jobs.",
+        subcommands: [List.self, Show.self, Retry.self, Cancel.self, Prune.self, Stats.self]
+    )
+
+    /// Options every `jobs` subcommand takes.
+    struct Common: ParsableArguments {
+        @OptionGroup var queue: QueueOptions
+        @OptionGroup var output: JSONOutputOptions
+        @OptionGroup var logging: LoggingOptions
+
+        func withQueue<Result: Sendable>(_ body: (any JobQueue) async throws -> Result) async throws -> Result {
+            try await queue.withQueue(logger: logging.makeLogger(), body)
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Jobs, newest first.")
+
+        @Option(name: .long, help: "Only jobs in this state: queued, running, succeeded, failed, dead, cancelled.")
+        var state: JobState?
+
+        @Option(name: .long, help: "At most this many jobs.")
+        var limit: Int = 50
+
+        @OptionGroup var common: Common
+
+        func validate() throws {
+            guard limit > 0 else { throw ValidationError("--limit must be positive") }
+        }
+
+        func run() async throws {
+            let jobs = try await common.withQueue { try await $0.list(state: state, limit: limit) }
+            if common.output.json { return try JSONOutputOptions.print(jobs.map(JobView.init)) }
+            guard !jobs.isEmpty else { return print("no jobs" + (state.map { " \($0.rawValue)" } ?? "")) }
+            print(
+                TextTable.render(
+                    header: ["ID", "STATE", "ATTEMPT", "PRIO", "UPDATED", "SOURCE", "ERROR"],
+                    rows: jobs.map { job in
+                        [
+                            "\(job.id)", JobView.stateLabel(job), "\(job.attempt)/\(job.maxAttempts)",
+                            "\(job.priority)",
+                            JobView.shortDate(job.updatedAt), job.source,
+                            job.errorCode.map { "\($0): \(job.errorMessage ?? "")" } ?? "",
+                        ]
+                    }))
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "One job, with its manifest entry when done.")
+
+        @Argument(help: "The job's id.") var id: JobID
+
+        @OptionGroup var common: Common
+
+        func run() async throws {
+            guard let job = try await common.withQueue({ try await $0.job(id) }) else {
+                throw CommandFailure(message: "\(PushPrepError.Code.jobNotFound): no job \(id)")
+            }
+            let view = JobView(job)
+            if common.output.json { return try JSONOutputOptions.print(view) }
+            var lines = [
+                "job \(job.id): \(JobView.stateLabel(job))",
+                "source:    \(job.source)",
+                "attempt:   \(job.attempt) of \(job.maxAttempts)",
+                "priority:  \(job.priority)",
+                "created:   \(JobView.longDate(job.createdAt))",
+                "run at:    \(JobView.longDate(job.runAt))",
+                "updated:   \(JobView.longDate(job.updatedAt))",
+            ]
+            if let finished = job.finishedAt { lines.append("finished:  \(JobView.longDate(finished))") }
+            if let owner = job.leaseOwner {
+                lines.append("worker:    \(owner) (token \(job.leaseToken))")
+                if let expires = job.leaseExpiresAt { lines.append("lease:     until \(JobView.longDate(expires))") }
+            }
+            if let timeout = job.timeoutSeconds { lines.append("timeout:   \(timeout) s") }
+            if let code = job.errorCode { lines.append("error:     \(code): \(job.errorMessage ?? "")") }
+            print(lines.joined(separator: "\n"))
+            if let entry = view.result {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                print("manifest entry:")
+                print(String(decoding: try encoder.encode(entry), as: UTF8.self))
+            }
+        }
+    }
+
+    struct Retry: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Queue a failed, dead or cancelled job again, with a fresh set of attempts.")
+
+        @Argument(help: "The job's id.") var id: JobID
+
+        @OptionGroup var common: Common
+
+        func run() async throws {
+            let job = try await common.withQueue { try await $0.retry(id) }
+            if common.output.json { return try JSONOutputOptions.print(JobView(job)) }
+            print("job \(job.id) queued again")
+        }
+    }
+
+    struct Cancel: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Cancel a queued job, or stop a running one at its next step.")
+
+        @Argument(help: "The job's id.") var id: JobID
+
+        @OptionGroup var common: Common
+
+        func run() async throws {
+            let job = try await common.withQueue { try await $0.cancel(id) }
+            if common.output.json { return try JSONOutputOptions.print(JobView(job)) }
+            print(
+                job.state == .cancelled
+                    ? "job \(job.id) cancelled"
+                    : "job \(job.id) is running: its worker stops it at its next heartbeat")
+        }
+    }
+
+    struct Prune: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete finished jobs older than the retention.")
+
+        @Option(name: .customLong("older-than"), help: "Days since the job finished.")
+        var olderThan: Double = 7
+
+        @OptionGroup var common: Common
+
+        func validate() throws {
+            guard olderThan >= 0 else { throw ValidationError("--older-than must not be negative") }
+        }
+
+        func run() async throws {
+            let before = Date().addingTimeInterval(-olderThan * 86_400)
+            let count = try await common.withQueue { try await $0.prune(finishedBefore: before) }
+            if common.output.json { return try JSONOutputOptions.print(["pruned": count]) }
+            print("pruned \(count) finished job\(count == 1 ? "" : "s")")
+        }
+    }
+
+    struct Stats: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Jobs by state, queue depth, expired leases.")
+
+        @OptionGroup var common: Common
+
+        struct View: Encodable {
+            var states: [String: Int]
+            var ready: Int
+            var scheduled: Int
+            var expiredLeases: Int
+            var oldestReadySeconds: Double?
+        }
+
+        func run() async throws {
+            let stats = try await common.withQueue { try await $0.stats() }
+            let view = View(
+                states: Dictionary(
+                    uniqueKeysWithValues: JobState.allCases.map { ($0.rawValue, stats.byState[$0] ?? 0) }),
+                ready: stats.ready, scheduled: stats.scheduled, expiredLeases: stats.expiredLeases,
+                oldestReadySeconds: stats.oldestReadyAge)
+            if common.output.json { return try JSONOutputOptions.print(view) }
+            var rows = JobState.allCases.map { [$0.rawValue, "\(stats.byState[$0] ?? 0)"] }
+            rows += [
+                ["ready now", "\(stats.ready)"], ["scheduled", "\(stats.scheduled)"],
+                ["expired leases", "\(stats.expiredLeases)"],
+                ["oldest ready", stats.oldestReadyAge.map { String(format: "%.1f s", $0) } ?? "-"],
+            ]
+            print(TextTable.render(header: ["STATE", "JOBS"], rows: rows))
+        }
+    }
+}
+
+extension JobState: ExpressibleByArgument {}
+
+/// A job as `jobs show --json` and `jobs list --json` print it: the record, with the payload
+/// and the result decoded.
+struct JobView: Encodable {
+    var id: JobID
+    var state: JobState
+    var source: String
+    var priority: Int
+    var attempt: Int
+    var maxAttempts: Int
+    var timeoutSeconds: Double?
+    var runAt: Date
+    var createdAt: Date
+    var updatedAt: Date
+    var finishedAt: Date?
+    var leaseOwner: String?
+    var leaseToken: Int64
+    var leaseExpiresAt: Date?
+    var cancelRequested: Bool
+    var error: ErrorView?
+    var settings: ProcessingSettings?
+    var result: ManifestEntry?
+
+    /// The last error: why the job failed, or why its previous attempt did.
+    struct ErrorView: Encodable {
+        var code: String
+        var message: String
+    }
+
+    init(_ job: JobRecord) {
+        id = job.id
+        state = job.state
+        source = job.source
+        priority = job.priority
+        attempt = job.attempt
+        maxAttempts = job.maxAttempts
+        timeoutSeconds = job.timeoutSeconds
+        runAt = job.runAt
+        createdAt = job.createdAt
+        updatedAt = job.updatedAt
+        finishedAt = job.finishedAt
+        leaseOwner = job.leaseOwner
+        leaseToken = job.leaseToken
+        leaseExpiresAt = job.leaseExpiresAt
+        cancelRequested = job.cancelRequested
+        error = job.errorCode.map { ErrorView(code: $0, message: job.errorMessage ?? "") }
+        settings = try? JSONDecoder().decode(ProcessingSettings.self, from: Data(job.payload.utf8))
+        result = job.result.flatMap { try? JSONDecoder().decode(ManifestEntry.self, from: Data($0.utf8)) }
+    }
+
+    /// The state, with "cancelling" for a running job asked to stop and "scheduled" for a
+    /// queued one that waits.
+    static func stateLabel(_ job: JobRecord) -> String {
+        if job.state == .running && job.cancelRequested { return "running (cancelling)" }
+        if job.state == .queued && job.runAt > Date() { return "queued (at \(shortDate(job.runAt)))" }
+        return job.state.rawValue
+    }
+
+    static func shortDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = Calendar.current.isDateInToday(date) ? "HH:mm:ss" : "yyyy-MM-dd HH:mm"
+        return formatter.string(from: date)
+    }
+
+    static func longDate(_ date: Date) -> String {
+        ISO8601DateFormatter().string(from: date)
+    }
+}

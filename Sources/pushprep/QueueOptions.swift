@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PushPrep
+import PushPrepQueue
+
+/// `--queue`, shared by `enqueue`, `worker` and `jobs`.
+struct QueueOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "sqlite:PATH (one machine) or postgres://USER:PASSWORD@HOST:PORT/DB (many hosts).", valueName: "url"))
+    var queue: String = QueueURL.defaultValue
+
+    func validate() throws {
+        _ = try url
+    }
+
+    var url: QueueURL {
+        get throws {
+            do {
+                return try QueueURL(parsing: queue)
+            } catch {
+                throw ValidationError(error.message)
+            }
+        }
+    }
+
+    /// Opens the queue, runs `body`, closes it; queue errors become a command failure.
+    func withQueue<Result: Sendable>(logger: Logger, _ body: (any JobQueue) async throws -> Result) async throws
+        -> Result
+    {
+        do {
+            return try await JobQueues.withQueue(try url, logger: logger, body)
+        } catch let error as PushPrepError {
+            throw CommandFailure(message: error.description)
+        }
+    }
+}
+
+/// `--json`, shared by the queue commands.
+struct JSONOutputOptions: ParsableArguments {
+    @Flag(name: .long, help: "Print JSON instead of a table.")
+    var json = false
+
+    /// Prints `value` as pretty JSON with sorted keys and ISO 8601 dates.
+    static func print<Value: Encodable>(_ value: Value) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        FileHandle.standardOutput.write(try encoder.encode(value))
+        FileHandle.standardOutput.write(Data("\n".utf8))
+    }
+}
+
+/// Columns padded to their widest cell; the last column is not padded.
+enum TextTable {
+    static func render(header: [String], rows: [[String]]) -> String {
+        let all = [header] + rows
+        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        return all.map { row in
+            row.enumerated().map { column, cell in
+                column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+}
+
+extension Double {
+    /// Seconds as a `Duration`, for options given in seconds.
+    var secondsDuration: Duration { .milliseconds(Int64((self * 1000).rounded())) }
+}

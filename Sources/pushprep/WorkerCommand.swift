@@ -1,0 +1,137 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Metrics
+import Prometheus
+import PushPrep
+import PushPrepQueue
+import ServiceLifecycle
+import UnixSignals
+
+/// `pushprep worker`: processes queued jobs until SIGTERM or SIGINT.
+struct WorkerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "worker",
+        abstract: "Process queued jobs until stopped (SIGTERM/SIGINT drain gracefully).",
+        discussion: """
+            Any number of workers, on one host or many, can share a queue: a SQLite file on one \
+            host, or a PostgreSQL database. Outputs land in --out (a shared directory when \
+            several hosts work), named by content, written atomically; each finished job keeps \
+            its manifest entry (pushprep jobs show ID).
+
+            Jobs are leased for --lease seconds and the lease is renewed every third of it; a \
+            worker that dies loses its jobs to the next worker once their lease expires. \
+            Failures are retried with exponential backoff and jitter up to each job's \
+            --max-attempts (then dead); permanent errors (unsupported_type, corrupt_input, \
+            too_many_pixels, cannot_fit, blocked_address) fail at once.
+
+            Examples:
+              pushprep worker --out /srv/push --concurrency 4
+              pushprep worker --queue postgres://pushprep@db/pushprep --out /mnt/shared/push --metrics-port 9464
+            """
+    )
+
+    @OptionGroup var queue: QueueOptions
+
+    @Option(name: .long, help: "The out directory.")
+    var out: String = "./pushprep-out"
+
+    @Option(name: .long, help: "Jobs run at once (default: the number of cores).")
+    var concurrency: Int = ProcessingSettings.defaultJobs
+
+    @Option(name: .customLong("drain-timeout"), help: "Seconds running jobs may take to finish after SIGTERM/SIGINT.")
+    var drainTimeout: Double = 30
+
+    @Option(name: .long, help: "Seconds a claim holds a job without a heartbeat.")
+    var lease: Double = 60
+
+    @Option(name: .customLong("poll-interval"), help: "Seconds between looks for work when nothing signals it.")
+    var pollInterval: Double = 1
+
+    @Option(name: .customLong("job-timeout"), help: "Seconds one attempt may take, for jobs enqueued without one.")
+    var jobTimeout: Double = 600
+
+    @Option(name: .customLong("retry-base"), help: "Seconds before the first retry; doubled for each further one.")
+    var retryBase: Double = 15
+
+    @Option(name: .customLong("retry-max"), help: "The longest wait between retries, in seconds.")
+    var retryMax: Double = 3600
+
+    @Option(name: .long, help: "Days finished jobs are kept before pruning (0 keeps them).")
+    var retention: Double = 7
+
+    @Option(name: .customLong("metrics-port"), help: "Serve Prometheus metrics on this port (GET /metrics).")
+    var metricsPort: Int?
+
+    @Option(name: .customLong("metrics-host"), help: "The address the metrics server listens on.")
+    var metricsHost: String = "0.0.0.0"
+
+    @OptionGroup(title: "Remote sources") var remote: RemoteOptions
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+        guard retryBase > 0, retryMax >= retryBase else {
+            throw ValidationError("--retry-max must be ≥ --retry-base > 0")
+        }
+        guard retention >= 0 else { throw ValidationError("--retention must not be negative") }
+        if let metricsPort, !(0...65535).contains(metricsPort) {
+            throw ValidationError("--metrics-port must be in 0...65535")
+        }
+        do {
+            try workerConfiguration.validate()
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+
+    var workerConfiguration: WorkerConfiguration {
+        WorkerConfiguration(
+            concurrency: concurrency, lease: lease.secondsDuration, pollInterval: pollInterval.secondsDuration,
+            drainTimeout: drainTimeout.secondsDuration, defaultJobTimeout: jobTimeout.secondsDuration,
+            backoff: Backoff(base: retryBase.secondsDuration, cap: retryMax.secondsDuration),
+            retention: retention > 0 ? (retention * 86_400).secondsDuration : nil)
+    }
+
+    func run() async throws {
+        let logger = LoggingOptions.makeLogger(level: Logger.Level(rawValue: logLevel) ?? .info)
+        do {
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        } catch {
+            throw CommandFailure(message: "cannot create the out directory \(out): \(error.localizedDescription)")
+        }
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        // Metrics must be bootstrapped before the worker creates its counters.
+        if let metricsPort {
+            let registry = PrometheusCollectorRegistry()
+            MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+            let server = MetricsServer(
+                registry: registry, host: metricsHost, port: metricsPort, logger: logger,
+                onListening: { port in logger.info("metrics on /metrics", metadata: ["port": "\(port)"]) })
+            services.append(.init(service: server))
+        }
+        var configuration = workerConfiguration
+        configuration.recordsQueueStats = metricsPort != nil
+        let session = ProcessingSession(threads: concurrency, remote: remote.settings, logger: logger)
+        let handler = ProcessingJobHandler(session: session, outputDirectory: out)
+        handler.removeAbandonedStaging(workerID: configuration.workerID)
+        let worker = QueueWorker(url: try queue.url, configuration: configuration, handler: handler, logger: logger)
+        // Shut down last-to-first: the worker drains before the metrics server stops.
+        services.append(.init(service: worker))
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        groupConfiguration.maximumGracefulShutdownDuration = configuration.drainTimeout + .seconds(15)
+        let group = ServiceGroup(configuration: groupConfiguration)
+        do {
+            try await group.run()
+        } catch let error as PushPrepError {
+            await session.shutdown()
+            throw CommandFailure(message: error.description)
+        }
+        await session.shutdown()
+    }
+}

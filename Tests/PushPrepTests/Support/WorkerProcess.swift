@@ -1,0 +1,284 @@
+import Foundation
+import PushPrepQueue
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A `pushprep` process started by a test and left running while the test acts on it: signals
+/// (SIGKILL for a crash, SIGTERM for a graceful stop), bounded waits for its exit, and its
+/// standard error for failure messages.
+///
+/// Output goes to files, so a chatty worker never blocks on a full pipe. A process still
+/// running when its object goes away is killed with SIGKILL and reaped, so a failing test never
+/// leaves workers behind.
+final class PushPrepProcess: @unchecked Sendable {
+    /// How a process ended.
+    struct Exit: Sendable, CustomStringConvertible {
+        /// The exit status, or the signal number when `signal` is set.
+        var status: Int32
+        /// The signal that ended the process, if one did.
+        var signal: Int32?
+
+        var description: String { signal.map { "killed by signal \($0)" } ?? "exit status \(status)" }
+    }
+
+    /// The arguments after `pushprep`.
+    let arguments: [String]
+    private let process = Process()
+    private let scratch: URL
+
+    /// Starts `pushprep ARGUMENTS` in `directory`.
+    init(_ arguments: [String], in directory: URL) throws {
+        self.arguments = arguments
+        scratch = try TestTools.temporaryDirectory()
+        let outURL = scratch.appendingPathComponent("stdout")
+        let errURL = scratch.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        process.executableURL = try PushPrepCLI.binary()
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: outURL)
+        process.standardError = try FileHandle(forWritingTo: errURL)
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning {
+            signalProcess(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? (process.standardOutput as? FileHandle)?.close()
+        try? (process.standardError as? FileHandle)?.close()
+        TestTools.removeDirectory(scratch)
+    }
+
+    var pid: Int32 { process.processIdentifier }
+    var isRunning: Bool { process.isRunning }
+
+    /// Sends `signal` (SIGKILL, SIGTERM, …) to the process if it still runs.
+    func send(_ signal: Int32) {
+        if process.isRunning { signalProcess(process.processIdentifier, signal) }
+    }
+
+    /// Waits for the process to end, for at most `timeout`; nil when it is still running then.
+    func waitForExit(within timeout: Duration) async -> Exit? {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else { return nil }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        process.waitUntilExit()
+        let signal = process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil
+        return Exit(status: process.terminationStatus, signal: signal)
+    }
+
+    /// SIGKILL, then waits for the exit (a killed process is gone within milliseconds; 10 s
+    /// covers a machine under load).
+    @discardableResult
+    func kill() async throws -> Exit {
+        send(SIGKILL)
+        guard let exit = await waitForExit(within: .seconds(10)) else {
+            throw TestTools.Failure(description: "pid \(pid) still runs 10 s after SIGKILL")
+        }
+        return exit
+    }
+
+    /// What the process wrote on standard output so far.
+    var stdoutText: String {
+        String(decoding: (try? Data(contentsOf: scratch.appendingPathComponent("stdout"))) ?? Data(), as: UTF8.self)
+    }
+
+    /// What the process wrote on standard error so far.
+    var stderrText: String {
+        String(decoding: (try? Data(contentsOf: scratch.appendingPathComponent("stderr"))) ?? Data(), as: UTF8.self)
+    }
+
+    /// The last `count` lines of standard error, for failure messages.
+    func logTail(_ count: Int = 40) -> String {
+        let lines = stderrText.split(separator: "\n", omittingEmptySubsequences: false)
+        return "pushprep \(arguments.first ?? "") (pid \(pid)) stderr, last lines:\n"
+            + lines.suffix(count).joined(separator: "\n")
+    }
+}
+
+/// Running the built `pushprep` to completion.
+enum PushPrepCLI {
+    struct Result: Sendable {
+        var status: Int32
+        var stdout: Data
+        var stderr: Data
+        var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+        var stderrText: String { String(decoding: stderr, as: UTF8.self) }
+        /// Standard output split into non-empty lines.
+        var lines: [String] { stdoutText.split(separator: "\n").map(String.init) }
+    }
+
+    /// The built `pushprep`; fails the test when it is not there.
+    static func binary() throws -> URL {
+        try #require(TestTools.pushprepBinary(), "the pushprep executable was not built (swift build --build-tests)")
+    }
+
+    /// Runs `pushprep ARGUMENTS` in `directory`, bounded to 120 s.
+    static func run(_ arguments: [String], in directory: URL) throws -> Result {
+        let result = try TestTools.run(try binary().path, arguments, currentDirectory: directory)
+        return Result(status: result.status, stdout: result.stdout, stderr: result.stderr)
+    }
+
+    /// Runs `pushprep ARGUMENTS` and requires exit status 0.
+    static func runChecked(
+        _ arguments: [String], in directory: URL, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> Result {
+        let result = try run(arguments, in: directory)
+        try #require(
+            result.status == 0,
+            "pushprep \(arguments.joined(separator: " ")) exited with \(result.status): \(result.stderrText)",
+            sourceLocation: sourceLocation)
+        return result
+    }
+
+    /// Runs `pushprep worker` with the options these tests share: a short lease, fast polling,
+    /// loopback sources allowed and debug logs (for failure messages).
+    static func startWorker(
+        queue: String, out: URL, in directory: URL, lease: Double = 2, concurrency: Int = 1,
+        pollInterval: Double = 0.2, options: [String] = []
+    ) throws -> PushPrepProcess {
+        try PushPrepProcess(
+            [
+                "worker", "--queue", queue, "--out", out.path, "--lease", "\(lease)", "--concurrency",
+                "\(concurrency)", "--poll-interval", "\(pollInterval)", "--allow-private-networks", "--log-level",
+                "debug",
+            ] + options, in: directory)
+    }
+}
+
+extension QueueURL {
+    /// The URL as a `--queue` argument for another process, password included (unlike
+    /// `description`, which hides it).
+    var commandLineArgument: String {
+        switch self {
+        case .sqlite(let path):
+            return "sqlite:\(path)"
+        case .postgres(let location):
+            func encoded(_ text: String) -> String {
+                text.addingPercentEncoding(
+                    withAllowedCharacters: .urlUserAllowed.subtracting(.init(charactersIn: ":@")))
+                    ?? text
+            }
+            let password = location.password.map { ":" + encoded($0) } ?? ""
+            return "postgres://\(encoded(location.username))\(password)@\(location.host):\(location.port)/"
+                + "\(location.database)?sslmode=\(location.tls ? "require" : "disable")"
+        }
+    }
+}
+
+/// Bounded polling: the way these tests wait for another process, never a fixed sleep.
+enum Poll {
+    /// Calls `probe` every `interval` until it returns a value, and returns that value; throws,
+    /// naming `what` and adding `diagnostics()`, when `timeout` passes first.
+    static func value<Value>(
+        _ what: String, within timeout: Duration, every interval: Duration = .milliseconds(50),
+        diagnostics: () -> String = { "" }, _ probe: () async throws -> Value?
+    ) async throws -> Value {
+        let start = ContinuousClock.now
+        while true {
+            if let value = try await probe() { return value }
+            guard ContinuousClock.now - start < timeout else {
+                throw TestTools.Failure(
+                    description: "timed out after \(timeout) waiting until \(what)\n\(diagnostics())")
+            }
+            try await Task.sleep(for: interval)
+        }
+    }
+
+    /// Waits until `condition` holds (see ``value(_:within:every:diagnostics:_:)``).
+    static func until(
+        _ what: String, within timeout: Duration, every interval: Duration = .milliseconds(50),
+        diagnostics: () -> String = { "" }, _ condition: () async throws -> Bool
+    ) async throws {
+        _ = try await value(what, within: timeout, every: interval, diagnostics: diagnostics) {
+            try await condition() ? true : nil
+        }
+    }
+}
+
+/// Tiny, distinct BMP images (8×8, 24-bit, 246 bytes), which PushPrep decodes itself: thousands
+/// are written in milliseconds and each processes in a few.
+enum TinyBMP {
+    static let side = 8
+
+    /// Image number `index` (0 ..< 2²⁴): the first pixel holds `index`, so no two are alike;
+    /// the others are a gradient seeded by it.
+    static func bytes(_ index: Int) -> [UInt8] {
+        precondition((0..<(1 << 24)).contains(index), "TinyBMP index out of range")
+        func le16(_ v: Int) -> [UInt8] { [UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8)] }
+        func le32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> ($0 * 8)) } }
+        var pixels: [UInt8] = []
+        pixels.reserveCapacity(side * side * 3)
+        for y in 0..<side {
+            for x in 0..<side {
+                if x == 0 && y == 0 {
+                    pixels += [UInt8(index & 0xFF), UInt8((index >> 8) & 0xFF), UInt8((index >> 16) & 0xFF)]
+                } else {
+                    pixels += [
+                        UInt8(truncatingIfNeeded: index &* 7 &+ x &* 29),
+                        UInt8(truncatingIfNeeded: index &* 13 &+ y &* 31),
+                        UInt8(truncatingIfNeeded: x &* y &* 5 &+ index),
+                    ]
+                }
+            }
+        }
+        // Rows of 8 × 3 bytes need no padding to 4 bytes.
+        let fileHeader = Array("BM".utf8) + le32(54 + pixels.count) + le32(0) + le32(54)
+        let infoHeader =
+            le32(40) + le32(side) + le32(side) + le16(1) + le16(24) + le32(0) + le32(pixels.count) + le32(2835)
+            + le32(2835) + le32(0) + le32(0)
+        return fileHeader + infoHeader + pixels
+    }
+
+    /// Writes images `0 ..< count` as `img-00000.bmp`, … into `directory`; returns their paths.
+    @discardableResult
+    static func write(count: Int, into directory: URL, firstIndex: Int = 0) throws -> [URL] {
+        try (0..<count).map { offset in
+            let url = directory.appendingPathComponent(String(format: "img-%05d.bmp", firstIndex + offset))
+            try Data(bytes(firstIndex + offset)).write(to: url)
+            return url
+        }
+    }
+}
+
+/// A worker's out directory as tests see it.
+enum OutDirectory {
+    /// Names in `directory` that do not start with a dot: the published outputs, not the
+    /// `.staging` folder.
+    static func visibleNames(in directory: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { !$0.hasPrefix(".") }.sorted()
+    }
+}
+
+/// `kill(2)`, out of reach of ``PushPrepProcess/kill()``'s name.
+private func signalProcess(_ pid: pid_t, _ signal: Int32) {
+    _ = kill(pid, signal)
+}
+
+extension TestHTTPServer {
+    /// Runs `body` with a server serving `files`, shut down afterwards, even on error.
+    static func with<Result>(
+        files: [String: [UInt8]], _ body: (TestHTTPServer) async throws -> Result
+    ) async throws -> Result {
+        let server = try await start(files: files)
+        do {
+            let result = try await body(server)
+            await server.shutdown()
+            return result
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+    }
+}

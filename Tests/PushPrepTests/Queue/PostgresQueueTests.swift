@@ -176,7 +176,10 @@ struct PostgresQueueTests {
         #expect(error.message.hasPrefix("cannot connect to the queue at postgres://pushprep@127.0.0.1:\(port)/jobs: "))
         #expect(error.message.localizedCaseInsensitiveContains("refused"), "\(error.message)")
         #expect(!error.message.contains("secret"))
-        #expect(elapsed < .seconds(45), "failing took \(elapsed)")
+        // "refused" in the message shows the fast path (the deadline path says "did not answer").
+        // The bound only guards against a hang: a full parallel run on 2 cores can starve a
+        // test's task for tens of seconds.
+        #expect(elapsed < .seconds(120), "failing took \(elapsed)")
     }
 
     @Test("a database that does not exist: queue_unavailable with the server's reason")

@@ -14,7 +14,7 @@ enum AttachmentID {
 
 extension Sequence<UInt8> {
     /// Lowercase hexadecimal.
-    var hexString: String {
+    package var hexString: String {
         var text = ""
         text.reserveCapacity(64)
         for byte in self {

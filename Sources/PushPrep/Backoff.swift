@@ -23,7 +23,6 @@ public struct Backoff: Sendable, Equatable {
         let exponent = min(max(0, failures - 1), 30)
         let doubled = base * (1 << exponent)
         let ceiling = doubled > cap || doubled < .zero ? cap : doubled
-        let seconds = Double(ceiling.components.seconds) + Double(ceiling.components.attoseconds) / 1e18
-        return .milliseconds(Int64(random(minimumFraction...1) * seconds * 1000))
+        return .milliseconds(Int64(random(minimumFraction...1) * ceiling.seconds * 1000))
     }
 }

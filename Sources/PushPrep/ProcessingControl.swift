@@ -92,8 +92,7 @@ extension ProcessingControl.Reason {
 
     /// "30", "1.5", "0.25": seconds without a trailing ".0".
     static func secondsText(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        let value = Double(seconds) + Double(attoseconds) / 1e18
+        let value = duration.seconds
         if value == value.rounded() { return String(Int64(value)) }
         var text = String(format: "%.3f", value)
         while text.hasSuffix("0") { text.removeLast() }

@@ -89,7 +89,8 @@ public enum QueueURL: Sendable, Equatable, CustomStringConvertible {
 /// Opens queues.
 public enum JobQueues {
     /// Opens the queue at `url`, applies the schema migrations it is missing, runs `body`, and
-    /// closes the queue (and its connections) when `body` returns or throws.
+    /// closes the queue (and its connections) when `body` returns or throws. A graceful shutdown
+    /// of the calling service does not close it early: a worker drains through it.
     public static func withQueue<Result: Sendable>(
         _ url: QueueURL, logger: Logger, _ body: (any JobQueue) async throws -> Result
     ) async throws -> Result {

@@ -262,10 +262,3 @@ enum CPUTime {
 func format(_ value: Double, _ digits: Int) -> String {
     String(format: "%.\(digits)f", value)
 }
-
-extension Duration {
-    /// The duration in seconds, with its fraction.
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}

@@ -135,13 +135,6 @@ extension ProcessCommand {
     }
 }
 
-extension Duration {
-    var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
-}
-
 /// A failure of the whole command (not of one input), reported with exit status 1.
 struct CommandFailure: Error, CustomStringConvertible {
     let message: String

@@ -1,4 +1,5 @@
 import Foundation
+import PushPrep
 
 /// A one-line progress bar on standard error: done/total, failures and rate. Shown only when
 /// standard error is a terminal, so logs and CI output stay clean.

@@ -56,11 +56,25 @@ public final class PostgresJobQueue: JobQueue {
             try await connections.connect(logger: logger)
         }
         let queue = PostgresJobQueue(description: description, client: client, notifier: notifier, logger: logger)
-        return try await withThrowingTaskGroup(of: Void.self, returning: Result.self) { group in
-            group.addTask { await client.run() }
-            group.addTask { await notifier.run() }
-            defer { group.cancelAll() }
-            return try await body(queue)
+        // The pool lives exactly as long as `body`. `PostgresClient.run()` also ends on a
+        // graceful shutdown of the service that opened the queue, but a worker still reports
+        // results and gives leases back after that signal (its drain): so the pool runs in a
+        // detached task, which inherits no graceful-shutdown handler, and is cancelled (and
+        // awaited, so every connection is closed) when `body` is done.
+        let pool = Task.detached { await client.run() }
+        do {
+            let result = try await withThrowingTaskGroup(of: Void.self, returning: Result.self) { group in
+                group.addTask { await notifier.run() }
+                defer { group.cancelAll() }
+                return try await body(queue)
+            }
+            pool.cancel()
+            await pool.value
+            return result
+        } catch {
+            pool.cancel()
+            await pool.value
+            throw error
         }
     }
 

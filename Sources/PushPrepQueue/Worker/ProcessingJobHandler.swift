@@ -21,7 +21,7 @@ public enum ProcessingJobs {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let payload = (try? encoder.encode(settings)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         let source = absoluteSource(source, currentDirectory: currentDirectory)
-        let key = SHA256.hash(data: Data("\(source)\n\(payload)".utf8)).map { String(format: "%02x", $0) }.joined()
+        let key = SHA256.hash(data: Data("\(source)\n\(payload)".utf8)).hexString
         return JobSpec(
             source: source, payload: payload, dedupKey: key, priority: priority, delay: delay,
             maxAttempts: maxAttempts, timeout: timeout)
@@ -112,8 +112,7 @@ public struct ProcessingJobHandler: JobHandler {
 /// Per-attempt folders under `OUT/.staging/` where jobs write before publishing.
 enum Staging {
     static func directory(in outputDirectory: String, worker: String, lease: Lease) -> String {
-        let safeWorker = String(worker.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" })
-        return "\(outputDirectory)/.staging/\(safeWorker)-\(lease.id)-\(lease.token)"
+        "\(outputDirectory)/.staging/\(WorkerConfiguration.fileNameSafe(worker))-\(lease.id)-\(lease.token)"
     }
 
     static func remove(_ directory: String) {
@@ -137,7 +136,7 @@ enum Staging {
     static func removeAbandoned(in outputDirectory: String, host: String) {
         let root = "\(outputDirectory)/.staging"
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: root) else { return }
-        let prefix = String(host.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" }) + "_"
+        let prefix = WorkerConfiguration.fileNameSafe(host) + "_"
         for name in names where name.hasPrefix(prefix) {
             let pidText = name.dropFirst(prefix.count).prefix(while: \.isNumber)
             guard let pid = Int32(pidText), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }

@@ -1,7 +1,7 @@
 import Foundation
 public import Logging
 import Metrics
-public import PushPrep
+import PushPrep
 public import ServiceLifecycle
 import Synchronization
 
@@ -29,28 +29,11 @@ public final class QueueWorker<Handler: JobHandler>: Service {
         self.metrics = WorkerMetrics()
     }
 
-    /// Opens the queue and works until graceful shutdown or cancellation.
-    ///
-    /// The queue must stay open through the drain, which reports results and gives leases
-    /// back. Opened in this service's task, it would see the graceful shutdown too (a
-    /// PostgreSQL connection pool closes at once on it), so it is opened in a detached task,
-    /// which inherits no graceful-shutdown handler; the shutdown is forwarded to the worker and
-    /// cancellation to that task.
+    /// Opens the queue and works until graceful shutdown or cancellation. The queue stays open
+    /// through the drain (see ``JobQueues/withQueue(_:logger:_:)``).
     public func run() async throws {
         try configuration.validate()
-        let (url, logger) = (self.url, self.logger)
-        let task = Task.detached {
-            try await JobQueues.withQueue(url, logger: logger) { queue in await self.work(on: queue) }
-        }
-        try await withTaskCancellationHandler {
-            try await withGracefulShutdownHandler {
-                try await task.value
-            } onGracefulShutdown: {
-                self.stop()
-            }
-        } onCancel: {
-            task.cancel()
-        }
+        try await JobQueues.withQueue(url, logger: logger) { queue in await self.work(on: queue) }
     }
 
     /// Stops claiming and starts the drain, as a graceful shutdown does.

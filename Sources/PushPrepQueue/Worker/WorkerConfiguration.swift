@@ -60,9 +60,14 @@ public struct WorkerConfiguration: Sendable {
     /// `host:pid:random`, with only characters that are safe in a file name.
     public static func makeWorkerID() -> String {
         let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "host"
-        let safeHost = String(host.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "-" })
+        let safeHost = fileNameSafe(host)
         let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
         return "\(safeHost):\(ProcessInfo.processInfo.processIdentifier):\(suffix)"
+    }
+
+    /// `text` with every character but letters, digits and `-` replaced by `_`.
+    static func fileNameSafe(_ text: String) -> String {
+        String(text.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" })
     }
 
     /// Refuses values that cannot work.

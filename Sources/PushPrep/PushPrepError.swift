@@ -58,11 +58,18 @@ public struct PushPrepError: Error, Sendable, CustomStringConvertible {
         /// The job is in a state that does not allow the request (retrying a running job, say).
         public static let invalidJobState = Code("invalid_job_state")
 
+        /// A push payload or a manifest given to `payload` / `preflight` cannot be used: not
+        /// JSON, not the expected shape, or missing what the command needs.
+        public static let invalidPayload = Code("invalid_payload")
+        /// The payload would exceed the provider's size limit (APNs 4096 bytes; Braze's alert +
+        /// extra 1912).
+        public static let payloadTooLarge = Code("payload_too_large")
+
         /// Every code, in documentation order.
         public static let all: [Code] = [
             .unsupportedType, .corruptInput, .inputTooLarge, .tooManyPixels, .cannotFit, .notFound, .ioError, .timeout,
             .fetchFailed, .blockedAddress, .invalidSettings, .cancelled, .queueUnavailable, .jobNotFound,
-            .invalidJobState,
+            .invalidJobState, .invalidPayload, .payloadTooLarge,
         ]
 
         /// Errors that the same input would hit again: a queued job that fails with one of

@@ -15,12 +15,15 @@ struct PushPrepCommand: AsyncParsableCommand {
             Examples:
               pushprep process photos/ --out out --base-url https://cdn.example.com/push
               pushprep inspect banner.webp
+              pushprep payload out/manifest.json --title Hello --body "A new photo"
+              pushprep preflight payload.json --fetch
               pushprep enqueue uploads/ && pushprep worker --out out
               pushprep jobs list --state failed
             """,
         version: PushPrepVersion.current,
         subcommands: [
-            ProcessCommand.self, InspectCommand.self, EnqueueCommand.self, WorkerCommand.self, JobsCommand.self,
+            ProcessCommand.self, InspectCommand.self, PayloadCommand.self, PreflightCommand.self, EnqueueCommand.self,
+            WorkerCommand.self, JobsCommand.self,
         ]
     )
 

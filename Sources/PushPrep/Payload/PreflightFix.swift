@@ -1,0 +1,215 @@
+import Foundation
+
+extension PreflightSession {
+    /// Checks a payload (downloading its attachments), then writes a corrected copy to `path`:
+    /// attachments with findings are processed by `processor` and their URLs replaced by the
+    /// processed ones (when the processor has a base URL), declared types follow the bytes, the
+    /// service extension's flag is set, and an out-of-range relevance score is clamped. The
+    /// report's ``PreflightReport/changes`` say what changed and ``PreflightReport/remaining``
+    /// what is still wrong.
+    public func fix(
+        _ bytes: [UInt8], file: String, writeTo path: String, processor: Processor
+    ) async throws(PushPrepError) -> PreflightReport {
+        let (analysis, downloads) = await checkWithDownloads(bytes, file: file)
+        defer { for download in downloads.values { download.remove() } }
+        var report = analysis.report
+        guard var payload = analysis.payload, let layout = analysis.layout else {
+            throw PushPrepError(
+                .invalidPayload, "\(file) cannot be fixed: \(report.findings.first?.message ?? "not a payload")")
+        }
+        var fixer = PayloadFixer(payload: payload, layout: layout, findings: report.findings)
+        await fixer.replaceAttachments(downloads: downloads, processor: processor)
+        fixer.fixFlags()
+        payload = fixer.payload
+
+        let serialized = Array((payload.serialized(pretty: true) + "\n").utf8)
+        try AtomicFile.write(serialized, to: path, reuseIdentical: false)
+        report.changes = fixer.changes
+        report.fixedPayload = path
+        report.remaining = remainingFindings(
+            of: serialized, file: path, fetchFindings: fixer.unreplacedFetchFindings)
+        return report
+    }
+
+    /// The fixed payload's own findings, plus the byte findings of attachments left as they were.
+    private func remainingFindings(
+        of bytes: [UInt8], file: String, fetchFindings: [PreflightFinding]
+    ) -> [PreflightFinding] {
+        let recheck = Preflight.check(bytes, file: file, options: options)
+        return Preflight.sorted(recheck.findings + fetchFindings)
+    }
+}
+
+/// Edits a payload to clear its findings.
+struct PayloadFixer {
+    private(set) var payload: JSONValue
+    let layout: PayloadLayout
+    let findings: [PreflightFinding]
+    private(set) var changes: [PreflightChange] = []
+    /// Byte findings of attachments that were not replaced: they still hold after the fix.
+    private(set) var unreplacedFetchFindings: [PreflightFinding] = []
+
+    init(payload: JSONValue, layout: PayloadLayout, findings: [PreflightFinding]) {
+        self.payload = payload
+        self.layout = layout
+        self.findings = findings
+    }
+
+    /// Findings that processing the file clears (a converted, resized, re-hosted copy).
+    static let processingFixes: Set<PreflightCode> = [
+        .insecureURL, .missingExtension, .unsupportedExtension, .providerExtension, .contentNotAccepted,
+        .contentTooLarge, .extensionMismatch, .typeHintMismatch, .contentTypeMismatch, .insecureRedirect, .gifMemory,
+        .slowDownload, .slowServer,
+    ]
+
+    /// Codes found from the bytes, which a re-check of the payload alone cannot see.
+    private static let byteCodes: Set<PreflightCode> = [
+        .fetchFailed, .contentNotAccepted, .contentTooLarge, .extensionMismatch, .typeHintMismatch,
+        .contentTypeMismatch, .redirected, .insecureRedirect, .gifMemory, .slowDownload, .slowServer,
+    ]
+
+    private func findings(of attachment: PayloadLayout.AttachmentReference) -> [PreflightFinding] {
+        let pointers = Set([attachment.path.pointer] + attachment.declaredTypes.map(\.path.pointer))
+        return findings.filter { pointers.contains($0.pointer) }
+    }
+
+    private mutating func change(_ path: JSONPath, _ message: String) {
+        changes.append(PreflightChange(pointer: path.pointer, message: message))
+    }
+
+    // MARK: - Attachments
+
+    /// Processes every downloaded attachment that has a finding processing clears, in one run.
+    mutating func replaceAttachments(
+        downloads: [String: PreflightSession.Downloaded], processor: Processor
+    ) async {
+        var toProcess: [PayloadLayout.AttachmentReference] = []
+        for attachment in layout.attachments {
+            let own = findings(of: attachment)
+            let needsProcessing = own.contains {
+                $0.severity != .info && Self.processingFixes.contains($0.code)
+            }
+            if needsProcessing, downloads[attachment.url] != nil {
+                toProcess.append(attachment)
+            } else {
+                unreplacedFetchFindings += own.filter { Self.byteCodes.contains($0.code) }
+                if let type = downloads[attachment.url]?.type, type.acceptedByApple {
+                    setDeclaredTypes(of: attachment, to: type)
+                }
+            }
+        }
+        guard !toProcess.isEmpty else { return }
+        let items = toProcess.map { InputItem(source: $0.url, path: downloads[$0.url]!.download.path) }
+        let manifest: Manifest
+        do {
+            manifest = try await processor.run(items)
+        } catch {
+            for attachment in toProcess {
+                unreplacedFetchFindings += findings(of: attachment).filter { Self.byteCodes.contains($0.code) }
+                change(attachment.path, "not fixed: \(error.code): \(error.message)")
+            }
+            return
+        }
+        for (attachment, entry) in zip(toProcess, manifest.attachments) {
+            apply(entry, to: attachment, outputDirectory: processor.outputDirectory)
+        }
+    }
+
+    private mutating func apply(
+        _ entry: ManifestEntry, to attachment: PayloadLayout.AttachmentReference, outputDirectory: String
+    ) {
+        switch entry {
+        case .failed(let failure):
+            unreplacedFetchFindings += findings(of: attachment).filter { Self.byteCodes.contains($0.code) }
+            change(attachment.path, "not fixed: processing failed with \(failure.error.code): \(failure.error.message)")
+        case .ok(let output):
+            let ext = (output.file as NSString).pathExtension.lowercased()
+            if let allowed = layout.dialect.acceptedExtensions, !allowed.contains(ext) {
+                unreplacedFetchFindings += findings(of: attachment).filter { Self.byteCodes.contains($0.code) }
+                change(
+                    attachment.path,
+                    "not fixed: processed into \(output.file), but \(layout.dialect.displayName) does not carry .\(ext)"
+                )
+                return
+            }
+            let summary =
+                "processed \(output.input.type) (\(output.input.bytes) bytes) into \(output.file)"
+                + " (\(output.bytes) bytes)"
+            guard let url = output.url else {
+                unreplacedFetchFindings += findings(of: attachment).filter { Self.byteCodes.contains($0.code) }
+                change(
+                    attachment.path,
+                    "\(summary) in \(outputDirectory); the URL is unchanged: give --base-url to point the payload at it"
+                )
+                return
+            }
+            payload[attachment.path] = .string(url)
+            change(attachment.path, "\(summary); URL replaced by \(url)")
+            if let type = MediaType.allCases.first(where: { $0.uti == output.uti }) {
+                setDeclaredTypes(of: attachment, to: type)
+            }
+        }
+    }
+
+    /// Makes every declared type of an attachment name `type`.
+    private mutating func setDeclaredTypes(of attachment: PayloadLayout.AttachmentReference, to type: MediaType) {
+        for declared in attachment.declaredTypes {
+            let value =
+                switch declared.spelling {
+                case .uti: type.uti
+                case .fileExtension: type.fileExtension
+                }
+            guard declared.value != value else { continue }
+            payload[declared.path] = .string(value)
+            change(declared.path, "declared type \(declared.value) replaced by \(value)")
+        }
+    }
+
+    /// Moves keys Apple does not define out of `aps` to beside it, where the app reads custom
+    /// keys, unless a key of that name is already there.
+    private mutating func moveCustomKeysOutOfAPS() {
+        guard let aps = layout.aps, let container = aps.parent else { return }
+        for finding in findings where finding.code == .unknownAPSKey {
+            guard let from = JSONPath(pointer: finding.pointer), let key = from.lastKey,
+                let value = payload[from]
+            else { continue }
+            let to = container.appending(key)
+            guard payload[to] == nil else {
+                change(from, "not moved: \(to.pointer) already exists")
+                continue
+            }
+            payload[from] = nil
+            payload[to] = value
+            change(from, "moved to \(to.pointer), beside aps")
+        }
+    }
+
+    // MARK: - Flags
+
+    /// Sets the service extension's flag when there are attachments, and clamps the relevance score.
+    mutating func fixFlags() {
+        let codes = Set(findings.map(\.code))
+        if codes.contains(.missingMutableContent) || codes.contains(.invalidMutableContent) {
+            let flag = layout.mutableContent
+            payload[flag.path] = flag.style.expected
+            change(flag.path, "\(flag.path.lastKey ?? "mutable-content") set to \(flag.style.spelled)")
+        }
+        if codes.contains(.invalidRelevanceScore), let score = payload[layout.relevanceScore]?.doubleValue,
+            score.isFinite
+        {
+            let clamped = min(max(score, 0), 1)
+            payload[layout.relevanceScore] = JSONValue(clamped)
+            change(layout.relevanceScore, "relevance score \(score) clamped to \(JSONValue(clamped).serialized())")
+        }
+        if codes.contains(.invalidInterruptionLevel) {
+            payload[layout.interruptionLevel] = nil
+            change(layout.interruptionLevel, "invalid interruption level removed (iOS then uses active)")
+        }
+        moveCustomKeysOutOfAPS()
+        for finding in findings where [.missingAlert, .silentPush].contains(finding.code) {
+            changes.append(
+                PreflightChange(
+                    pointer: finding.pointer, message: "not fixed: an alert's text is the sender's to write"))
+        }
+    }
+}

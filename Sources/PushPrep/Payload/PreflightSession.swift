@@ -1,0 +1,238 @@
+import Foundation
+public import Logging
+
+/// Pre-flight with the network: every attachment is downloaded through ``RemoteFetcher`` (the
+/// address policy, byte caps and deadlines of remote sources apply) and its bytes are checked,
+/// and ``fix(_:file:writeTo:processor:)`` writes a corrected payload. Call ``shutdown()`` when done.
+public final class PreflightSession: Sendable {
+    let options: PreflightOptions
+    let fetcher: RemoteFetcher
+    let scratch: String
+
+    /// A session whose downloads go to a private temporary directory.
+    public init(options: PreflightOptions, remote: RemoteSettings, logger: Logger) throws(PushPrepError) {
+        try remote.validate()
+        self.options = options
+        self.fetcher = RemoteFetcher(settings: remote, logger: logger)
+        self.scratch =
+            FileManager.default.temporaryDirectory
+            .appendingPathComponent("pushprep-preflight-\(UUID().uuidString.lowercased())").path
+        try ProcessingSession.createDirectory(scratch)
+    }
+
+    /// Closes connections and removes the downloads.
+    public func shutdown() async {
+        await fetcher.shutdown()
+        try? FileManager.default.removeItem(atPath: scratch)
+    }
+
+    /// Checks a payload and the bytes of every attachment it names.
+    public func check(_ bytes: [UInt8], file: String) async -> PreflightReport {
+        let (analysis, downloads) = await checkWithDownloads(bytes, file: file)
+        for download in downloads.values { download.remove() }
+        return analysis.report
+    }
+
+    /// A downloaded attachment, kept for `--fix`.
+    struct Downloaded: Sendable {
+        var download: RemoteFetcher.Download
+        var type: MediaType?
+        var seconds: Double
+
+        func remove() { unlink(download.path) }
+    }
+
+    /// The static analysis plus the fetch findings; the downloads (by URL) are the caller's to remove.
+    func checkWithDownloads(_ bytes: [UInt8], file: String) async -> (Preflight.Analysis, [String: Downloaded]) {
+        var analysis = Preflight.analyze(bytes, file: file, options: options)
+        guard let layout = analysis.layout else { return (analysis, [:]) }
+        let invalid = Set(analysis.report.findings.filter { $0.code == .invalidURL }.map(\.pointer))
+        let urls = Array(Set(layout.attachments.filter { !invalid.contains($0.path.pointer) }.map(\.url)))
+        let results = await fetchAll(urls)
+
+        var downloads: [String: Downloaded] = [:]
+        var findings = analysis.report.findings
+        for (index, attachment) in layout.attachments.enumerated() {
+            guard let result = results[attachment.url] else { continue }
+            switch result {
+            case .success(let downloaded):
+                downloads[attachment.url] = downloaded
+                let (info, found) = BytesCheck(options: options, dialect: layout.dialect)
+                    .check(attachment, downloaded)
+                analysis.report.attachments[index].fetched = info
+                findings += found
+            case .failure(let error):
+                findings.append(Self.fetchFinding(error, attachment: attachment))
+            }
+        }
+        analysis.report.findings = Preflight.sorted(findings)
+        return (analysis, downloads)
+    }
+
+    private static func fetchFinding(
+        _ error: PushPrepError, attachment: PayloadLayout.AttachmentReference
+    ) -> PreflightFinding {
+        if error.code == .inputTooLarge {
+            return PreflightFinding(.error, .contentTooLarge, error.message, at: attachment.path)
+        }
+        return PreflightFinding(
+            .error, .fetchFailed, "cannot download \(attachment.url): \(error.code): \(error.message)",
+            at: attachment.path)
+    }
+
+    /// Downloads every URL once, concurrently within the fetcher's limits.
+    private func fetchAll(_ urls: [String]) async -> [String: Result<Downloaded, PushPrepError>] {
+        await withTaskGroup(of: (String, Result<Downloaded, PushPrepError>).self) { group in
+            for url in urls {
+                group.addTask { (url, await self.fetch(url)) }
+            }
+            var results: [String: Result<Downloaded, PushPrepError>] = [:]
+            for await (url, result) in group { results[url] = result }
+            return results
+        }
+    }
+
+    private func fetch(_ url: String) async -> Result<Downloaded, PushPrepError> {
+        let started = ContinuousClock.now
+        do throws(PushPrepError) {
+            guard case .downloaded(let download) = try await fetcher.fetch(url, into: scratch) else {
+                throw PushPrepError(.fetchFailed, "HTTP 304 to an unconditional request")
+            }
+            return .success(
+                Downloaded(
+                    download: download, type: MediaDetector.detect(download.prefix),
+                    seconds: (ContinuousClock.now - started).seconds))
+        } catch {
+            return .failure(error)
+        }
+    }
+}
+
+/// The checks of an attachment's downloaded bytes.
+struct BytesCheck {
+    let options: PreflightOptions
+    let dialect: PushDialect
+
+    func check(
+        _ attachment: PayloadLayout.AttachmentReference, _ downloaded: PreflightSession.Downloaded
+    ) -> (FetchedAttachment, [PreflightFinding]) {
+        let download = downloaded.download
+        var info = FetchedAttachment(
+            finalURL: download.finalURL, status: download.status, bytes: download.size,
+            contentType: download.contentType, type: downloaded.type?.rawValue, kind: downloaded.type?.kind,
+            seconds: downloaded.seconds,
+            slowLinkSeconds: Double(download.size) * 8 / (options.slowLinkKbps * 1000))
+        var findings: [PreflightFinding] = []
+        func add(_ severity: PreflightSeverity, _ code: PreflightCode, _ message: String, at path: JSONPath? = nil) {
+            findings.append(PreflightFinding(severity, code, message, at: path ?? attachment.path))
+        }
+        checkRedirect(attachment, download, add: add)
+        checkTiming(info, add: add)
+        guard let type = downloaded.type else {
+            let name = MediaDetector.unsupportedFormatName(download.prefix).map { " (\($0))" } ?? ""
+            add(
+                .error, .contentNotAccepted,
+                "the \(download.size) bytes are not an image, movie or sound iOS accepts\(name)")
+            return (info, findings)
+        }
+        if !type.acceptedByApple {
+            add(
+                .error, .contentNotAccepted,
+                "the bytes are \(type.rawValue), which iOS does not accept as an attachment")
+        }
+        let limit = AppleLimits.maxBytes(for: type.kind)
+        if download.size > limit {
+            add(
+                .error, .contentTooLarge,
+                "\(download.size) bytes is over Apple's \(limit)-byte limit for \(type.kind.rawValue) (error 102)")
+        }
+        let ext = AcceptedTypes.pathExtension(ofURL: attachment.url)
+        if !ext.isEmpty, AcceptedTypes.extensions[ext] != nil, !type.knownExtensions.contains(ext) {
+            add(
+                .error, .extensionMismatch,
+                "the URL ends in .\(ext) but the bytes are \(type.rawValue): the phone rejects the file (error 101)")
+        }
+        for declared in attachment.declaredTypes where !declares(declared, type) {
+            add(
+                .error, .typeHintMismatch,
+                "the declared type \(declared.value) disagrees with the bytes, which are \(type.rawValue)",
+                at: declared.path)
+        }
+        for warning in ContentTypeCheck.warnings(contentType: download.contentType, detected: type) {
+            add(
+                .warning, .contentTypeMismatch,
+                warning.replacingOccurrences(of: "; processed as \(type.rawValue)", with: ""))
+        }
+        if type == .gif { checkGIF(download.path, info: &info, add: add) }
+        return (info, findings)
+    }
+
+    /// Whether a declared type names the detected one.
+    private func declares(_ declared: PayloadLayout.DeclaredType, _ type: MediaType) -> Bool {
+        switch declared.spelling {
+        case .uti: declared.value == type.uti
+        case .fileExtension: type.knownExtensions.contains(declared.value.lowercased())
+        }
+    }
+
+    private func checkRedirect(
+        _ attachment: PayloadLayout.AttachmentReference, _ download: RemoteFetcher.Download,
+        add: (PreflightSeverity, PreflightCode, String, JSONPath?) -> Void
+    ) {
+        guard download.finalURL != attachment.url else { return }
+        if download.finalURL.lowercased().hasPrefix("http://") && attachment.url.lowercased().hasPrefix("https://") {
+            add(
+                .error, .insecureRedirect,
+                "the URL redirects to \(download.finalURL), which App Transport Security blocks", nil)
+        } else {
+            add(
+                .info, .redirected,
+                "the URL redirects to \(download.finalURL); the phone pays a round trip per hop", nil)
+        }
+    }
+
+    private func checkTiming(
+        _ info: FetchedAttachment, add: (PreflightSeverity, PreflightCode, String, JSONPath?) -> Void
+    ) {
+        let budget = options.timeBudget
+        if info.seconds > budget {
+            add(
+                .error, .slowServer,
+                String(
+                    format: "the server took %.1f s to deliver the file here; the service extension has about %g s",
+                    info.seconds, budget), nil)
+        }
+        if info.slowLinkSeconds > budget {
+            add(
+                .warning, .slowDownload,
+                String(
+                    format: "%d bytes take about %.1f s at %g kbit/s; the service extension has about %g s",
+                    info.bytes, info.slowLinkSeconds, options.slowLinkKbps, budget), nil)
+        }
+    }
+
+    /// An animated GIF is decoded whole by most image code in an extension: every frame, four
+    /// bytes a pixel.
+    private func checkGIF(
+        _ path: String, info: inout FetchedAttachment,
+        add: (PreflightSeverity, PreflightCode, String, JSONPath?) -> Void
+    ) {
+        guard (try? VipsRuntime.start()) != nil,
+            let header = try? ImageHeaderStep.run(ImageInput(type: .gif, payload: .file(path)), maxPixels: .max)
+        else { return }
+        let frames = header.isAnimated ? header.frames : 1
+        info.width = header.uprightWidth
+        info.height = header.uprightHeight
+        info.frames = frames
+        guard frames > 1 else { return }
+        let decoded = header.uprightWidth * header.uprightHeight * 4 * frames
+        let message =
+            "the \(frames)-frame \(header.uprightWidth)x\(header.uprightHeight) GIF decodes to \(decoded / 1_000_000) MB;"
+            + " the service extension is killed above about 24 MB (12 MB on older iOS)"
+        if decoded > options.gifMemoryErrorBytes {
+            add(.error, .gifMemory, message, nil)
+        } else if decoded > options.gifMemoryWarningBytes {
+            add(.warning, .gifMemory, message, nil)
+        }
+    }
+}

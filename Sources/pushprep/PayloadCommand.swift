@@ -1,0 +1,192 @@
+public import ArgumentParser
+import Foundation
+import PushPrep
+
+/// `pushprep payload`: a manifest's attachments in a ready-to-send payload for a provider.
+struct PayloadCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "payload",
+        abstract: "Print a push payload for a provider with a manifest's attachments.",
+        discussion: """
+            MANIFEST is a manifest written by process (or - for standard input). The attachments' \
+            URLs go in the provider's documented keys, with the service extension's flag \
+            (mutable-content) and the type hint where the provider carries one:
+
+              apns       aps + "attachments": [{id, url, type, options}] for your own service extension
+              onesignal  REST body: contents/headings, ios_attachments {id: url}, mutable_content
+              airship    push object: notification.ios.media_attachment {url, options, content}
+              braze      /messages/send: messages.apple_push.asset_url + asset_file_type
+              fcm        HTTP v1: message.notification + apns.fcm_options.image (images; a movie's poster)
+
+            Airship, Braze and FCM carry one attachment per push: choose it with --id. Targeting \
+            (tokens, audiences, app ids) and custom data are the sender's: add them with --merge. \
+            The payload must fit the provider's limit (APNs 4096 bytes, Braze 1912 for alert + \
+            extra), or the command fails with payload_too_large.
+
+            Exit status: 0 with the payload on standard output, 1 when the manifest or the limit \
+            does not allow one, 2 on a usage error.
+
+            Examples:
+              pushprep payload out/manifest.json --title "New arrival" --body "Tap to see it"
+              pushprep payload out/manifest.json --dialect braze --id img-3f2a… --body "Sale!"
+              pushprep payload out/manifest.json --dialect fcm --body Hi --merge target.json --compact
+            """
+    )
+
+    @Argument(help: "A manifest written by process, or - for standard input.")
+    var manifest: String
+
+    @Option(name: .long, help: "apns, onesignal, airship, braze or fcm.")
+    var dialect: PushDialect = .apns
+
+    @Option(
+        name: .customLong("id"),
+        help: ArgumentHelp("Send this attachment (repeatable; default: every ready one).", valueName: "id"))
+    var ids: [String] = []
+
+    @Option(name: .long, help: "The alert's title.")
+    var title: String?
+
+    @Option(name: .long, help: "The alert's subtitle.")
+    var subtitle: String?
+
+    @Option(name: .long, help: "The alert's body.")
+    var body: String?
+
+    @Option(name: .long, help: "The notification category (registered by the app).")
+    var category: String?
+
+    @Option(name: .customLong("thread-id"), help: "The thread the notification is grouped in.")
+    var threadID: String?
+
+    @Option(name: .long, help: "The sound's file name, or default.")
+    var sound: String?
+
+    @Option(
+        name: .customLong("base-url"),
+        help: "URL prefix of the out directory, for manifests written without one (overrides the manifest's).")
+    var baseURL: String?
+
+    @Option(name: .long, help: "A JSON object file whose keys are added to the payload (targeting, custom data).")
+    var merge: String?
+
+    @Flag(name: .long, help: "Print compact JSON (the bytes that count against the limit) instead of pretty.")
+    var compact = false
+
+    func validate() throws {
+        guard title?.isEmpty == false || body?.isEmpty == false else {
+            throw ValidationError("give --title or --body: the service extension runs only for pushes with an alert")
+        }
+        if let baseURL, !(baseURL.hasPrefix("https://") || baseURL.hasPrefix("http://")) {
+            throw ValidationError("--base-url must start with https://, got \(baseURL)")
+        }
+    }
+
+    func run() throws {
+        let manifest = try readManifest()
+        let attachments = try select(from: manifest)
+        let extra = try readMerge()
+        let content = PayloadContent(
+            title: title, subtitle: subtitle, body: body, category: category, threadID: threadID, sound: sound)
+        let payload: JSONValue
+        do {
+            payload = try PayloadBuilder.build(
+                dialect: dialect, attachments: attachments, content: content, extra: extra)
+        } catch {
+            throw CommandFailure(message: error.description)
+        }
+        FileHandle.standardOutput.write(Data((payload.serialized(pretty: !compact) + "\n").utf8))
+        FileHandle.standardError.write(
+            Data(
+                "\(dialect.rawValue) payload: \(attachments.count) attachment(s), \(payload.compactByteCount) bytes compact\n"
+                    .utf8))
+    }
+
+    private func readManifest() throws -> Manifest {
+        let data = try PayloadFiles.read(manifest, what: "manifest")
+        do {
+            return try JSONDecoder().decode(Manifest.self, from: data)
+        } catch {
+            throw CommandFailure(
+                message: "invalid_payload: \(manifest) is not a PushPrep manifest (\(PayloadFiles.describe(error)))")
+        }
+    }
+
+    /// The attachments to send: those named with --id, in that order, or every ready one.
+    private func select(from manifest: Manifest) throws -> [Attachment] {
+        var chosen: [Attachment]
+        if ids.isEmpty {
+            chosen = manifest.attachments.compactMap(\.attachment)
+            let failed = manifest.attachments.count - chosen.count
+            if failed > 0 {
+                FileHandle.standardError.write(Data("skipped \(failed) failed manifest entries\n".utf8))
+            }
+        } else {
+            chosen = try ids.map { id in
+                guard let entry = manifest.attachments.first(where: { $0.attachment?.id == id }) else {
+                    throw CommandFailure(message: "invalid_payload: no ready attachment \(id) in \(manifest)")
+                }
+                return entry.attachment!
+            }
+        }
+        if let baseURL {
+            for index in chosen.indices {
+                chosen[index].url =
+                    baseURL.hasSuffix("/") ? baseURL + chosen[index].file : baseURL + "/" + chosen[index].file
+            }
+        }
+        return chosen
+    }
+
+    private func readMerge() throws -> JSONObject {
+        guard let merge else { return [:] }
+        let data = try PayloadFiles.read(merge, what: "--merge file")
+        do {
+            guard let object = try JSONValue.parse(Array(data)).value.objectValue else {
+                throw CommandFailure(message: "invalid_payload: --merge \(merge) must hold a JSON object")
+            }
+            return object
+        } catch let error as JSONParseError {
+            throw CommandFailure(message: "invalid_payload: --merge \(merge) is not valid JSON: \(error)")
+        }
+    }
+}
+
+extension PushDialect: ExpressibleByArgument {}
+extension PushType: ExpressibleByArgument {}
+
+/// Reading the JSON files `payload` and `preflight` take.
+enum PayloadFiles {
+    /// Larger files are refused before parsing: no payload is anywhere near this.
+    static let maxBytes = 16 << 20
+
+    /// The contents of `path`, or standard input for `-`.
+    static func read(_ path: String, what: String) throws -> Data {
+        let data: Data
+        if path == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            guard let handle = FileHandle(forReadingAtPath: path) else {
+                throw ValidationError("cannot read the \(what) \(path)")
+            }
+            defer { try? handle.close() }
+            data = (try? handle.read(upToCount: maxBytes + 1)) ?? Data()
+        }
+        guard data.count <= maxBytes else {
+            throw CommandFailure(message: "invalid_payload: the \(what) \(path) is over \(maxBytes) bytes")
+        }
+        return data
+    }
+
+    /// A decoding error in one line.
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context), DecodingError.keyNotFound(_, let context),
+            DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            let path = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+            return path.isEmpty ? context.debugDescription : "\(path): \(context.debugDescription)"
+        default:
+            return "\(error)"
+        }
+    }
+}

@@ -1,0 +1,249 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PushPrep
+
+/// `pushprep preflight`: checks push payloads and their attachments before they are sent.
+struct PreflightCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "preflight",
+        abstract: "Check push payloads and their attachments before the push is sent.",
+        discussion: """
+            Each PAYLOAD (a file, or - for standard input) is read as APNs, OneSignal, Airship, \
+            Braze or FCM (detected from its keys unless --dialect says), in the provider's REST \
+            form or as the APNs payload the phone receives. Findings have a severity, a stable \
+            code and a JSON Pointer to the key at fault (codes: see the README).
+
+            --fetch downloads every attachment (remote-source rules apply: private addresses \
+            need --allow-host or --allow-private-networks) and checks the bytes: the real type, \
+            Apple's size limits, the extension, an animated GIF's memory, the download time.
+
+            --fix OUT.json writes a corrected payload: attachments with findings are processed \
+            into --out and their URLs replaced by --base-url + the file, mutable-content is set, \
+            and so on; it implies --fetch and takes one payload. The exit status then describes \
+            the corrected payload.
+
+            Exit status: 0 when clean, 1 on any error, 3 on warnings only with --strict, 2 on a \
+            usage error.
+
+            Examples:
+              pushprep preflight payload.json
+              pushprep preflight payload.json --fetch --strict
+              pushprep preflight onesignal.json --dialect onesignal --json
+              pushprep preflight payload.json --fix fixed.json --out out --base-url https://cdn.example.com/push
+            """
+    )
+
+    @Argument(help: "Payload files, or - for standard input.")
+    var payloads: [String]
+
+    @Option(name: .long, help: "auto, apns, onesignal, airship, braze or fcm.")
+    var dialect: String = "auto"
+
+    @Flag(name: .long, help: "Download every attachment and check its bytes.")
+    var fetch = false
+
+    @Option(name: .customLong("push-type"), help: "alert, voip or background (sets the size limit).")
+    var pushType: PushType = .alert
+
+    @Flag(name: .long, help: "Print JSON instead of text.")
+    var json = false
+
+    @Flag(name: .long, help: "Exit 3 when there are warnings (and no errors).")
+    var strict = false
+
+    @Flag(
+        name: .customLong("allow-http"),
+        help: "The app has an App Transport Security exception: http:// attachment URLs are a warning.")
+    var allowHTTP = false
+
+    @Option(name: .customLong("time-budget"), help: "Seconds the service extension has to download (default 30).")
+    var timeBudget: Double = 30
+
+    @Option(
+        name: .customLong("slow-link-kbps"),
+        help: "The slow connection download times are estimated on, in kbit/s (default 1600).")
+    var slowLinkKbps: Double = 1600
+
+    @Option(name: .long, help: "Write a corrected payload here (implies --fetch; one payload).")
+    var fix: String?
+
+    @Option(name: .long, help: "With --fix: where processed attachments are written.")
+    var out: String = "./pushprep-out"
+
+    @Option(name: .customLong("base-url"), help: "With --fix: URL prefix of --out; processed attachments' URLs.")
+    var baseURL: String?
+
+    @OptionGroup(title: "Processing (--fix)") var options: ImageOptions
+
+    @OptionGroup(title: "Remote sources (--fetch)") var remote: RemoteOptions
+
+    @OptionGroup var logging: LoggingOptions
+
+    func validate() throws {
+        if dialect != "auto" && PushDialect(rawValue: dialect) == nil {
+            throw ValidationError("--dialect must be auto, apns, onesignal, airship, braze or fcm, got \(dialect)")
+        }
+        guard timeBudget.isFinite, timeBudget > 0 else {
+            throw ValidationError("--time-budget must be positive, got \(timeBudget)")
+        }
+        guard slowLinkKbps.isFinite, slowLinkKbps > 0 else {
+            throw ValidationError("--slow-link-kbps must be positive, got \(slowLinkKbps)")
+        }
+        if fix != nil && payloads.count != 1 {
+            throw ValidationError("--fix takes exactly one payload, got \(payloads.count)")
+        }
+        if fix == nil && baseURL != nil {
+            throw ValidationError("--base-url is for --fix")
+        }
+        if payloads.filter({ $0 == "-" }).count > 1 {
+            throw ValidationError("standard input (-) can be read once")
+        }
+        do {
+            var settings = options.settings
+            settings.baseURL = baseURL
+            try settings.validate()
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+
+    var preflightOptions: PreflightOptions {
+        var options = PreflightOptions()
+        options.dialect = PushDialect(rawValue: dialect)
+        options.pushType = pushType
+        options.allowHTTP = allowHTTP
+        options.timeBudget = timeBudget
+        options.slowLinkKbps = slowLinkKbps
+        return options
+    }
+
+    func run() async throws {
+        let inputs = try payloads.map { path in (path, Array(try PayloadFiles.read(path, what: "payload"))) }
+        let logger = logging.makeLogger()
+        let reports: [PreflightReport]
+        if let fix {
+            reports = [try await fixed(inputs[0], writeTo: fix, logger: logger)]
+        } else if fetch {
+            reports = try await withSession(logger: logger) { session in
+                var reports: [PreflightReport] = []
+                for (path, bytes) in inputs { reports.append(await session.check(bytes, file: path)) }
+                return reports
+            }
+        } else {
+            reports = inputs.map { Preflight.check($0.1, file: $0.0, options: preflightOptions) }
+        }
+        if json {
+            try JSONOutputOptions.print(PreflightOutput(reports: reports))
+        } else {
+            print(PreflightText.render(reports))
+        }
+        let status = reports.map { $0.exitStatus(strict: strict) }.max() ?? 0
+        if status != 0 { throw ExitCode(status) }
+    }
+
+    private func fixed(
+        _ input: (String, [UInt8]), writeTo path: String, logger: Logger
+    ) async throws -> PreflightReport {
+        var settings = options.settings
+        settings.baseURL = baseURL
+        let processor = Processor(
+            settings: settings, outputDirectory: out, logger: logger, remote: remote.settings)
+        return try await withSession(logger: logger) { session in
+            do throws(PushPrepError) {
+                return try await session.fix(input.1, file: input.0, writeTo: path, processor: processor)
+            } catch {
+                throw CommandFailure(message: error.description)
+            }
+        }
+    }
+
+    private func withSession<T>(
+        logger: Logger, _ body: (PreflightSession) async throws -> T
+    ) async throws -> T {
+        let session: PreflightSession
+        do {
+            session = try PreflightSession(options: preflightOptions, remote: remote.settings, logger: logger)
+        } catch {
+            throw CommandFailure(message: error.description)
+        }
+        do {
+            let result = try await body(session)
+            await session.shutdown()
+            return result
+        } catch {
+            await session.shutdown()
+            throw error
+        }
+    }
+}
+
+/// `--json` output: every report, and the totals.
+struct PreflightOutput: Encodable {
+    var reports: [PreflightReport]
+    var errors: Int
+    var warnings: Int
+    var infos: Int
+
+    init(reports: [PreflightReport]) {
+        self.reports = reports
+        errors = reports.map { $0.count(.error) }.reduce(0, +)
+        warnings = reports.map { $0.count(.warning) }.reduce(0, +)
+        infos = reports.map { $0.count(.info) }.reduce(0, +)
+    }
+}
+
+/// The human report.
+enum PreflightText {
+    static func render(_ reports: [PreflightReport]) -> String {
+        var lines: [String] = []
+        for report in reports {
+            lines.append(header(report))
+            for attachment in report.attachments {
+                lines.append("  attachment \(display(attachment.pointer)): \(attachment.url)")
+                if let fetched = attachment.fetched { lines.append("    " + describe(fetched)) }
+            }
+            lines += report.findings.map(line)
+            if let changes = report.changes {
+                lines.append(changes.isEmpty ? "  nothing to change" : "  changes:")
+                lines += changes.map { "    \(display($0.pointer)): \($0.message)" }
+                if let path = report.fixedPayload { lines.append("  wrote \(path)") }
+            }
+            if let remaining = report.remaining {
+                lines.append(remaining.isEmpty ? "  after the fix: clean" : "  after the fix:")
+                lines += remaining.map { "  " + line($0) }
+            }
+            lines.append("  " + totals(report))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private static func header(_ report: PreflightReport) -> String {
+        guard let dialect = report.dialect else { return "\(report.file):" }
+        let size = report.bytes.map { bytes in report.limit.map { ", \(bytes) of \($0) bytes" } ?? "" } ?? ""
+        return "\(report.file): \(dialect.rawValue), \(report.attachments.count) attachment(s)\(size)"
+    }
+
+    private static func line(_ finding: PreflightFinding) -> String {
+        let severity = finding.severity.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)
+        return "  \(severity)  \(finding.code.rawValue) at \(display(finding.pointer)): \(finding.message)"
+    }
+
+    private static func display(_ pointer: String) -> String { pointer.isEmpty ? "(payload)" : pointer }
+
+    private static func describe(_ fetched: FetchedAttachment) -> String {
+        var parts = ["HTTP \(fetched.status)", "\(fetched.bytes) bytes", fetched.type ?? "unrecognised"]
+        if let width = fetched.width, let height = fetched.height { parts.append("\(width)x\(height)") }
+        if let frames = fetched.frames, frames > 1 { parts.append("\(frames) frames") }
+        parts.append(String(format: "%.2f s here, ~%.1f s on a slow link", fetched.seconds, fetched.slowLinkSeconds))
+        return parts.joined(separator: ", ")
+    }
+
+    private static func totals(_ report: PreflightReport) -> String {
+        let errors = report.count(.error)
+        let warnings = report.count(.warning)
+        let infos = report.count(.info)
+        guard errors + warnings + infos > 0 else { return "clean" }
+        return "\(errors) error(s), \(warnings) warning(s), \(infos) info(s)"
+    }
+}

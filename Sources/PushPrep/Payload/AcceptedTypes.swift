@@ -1,5 +1,3 @@
-import Foundation
-
 /// The attachment types iOS accepts, by UTI and by the file extensions that name them
 /// (UNNotificationAttachment's documented list).
 enum AcceptedTypes {
@@ -24,19 +22,4 @@ enum AcceptedTypes {
 
     /// The UTI an extension names, when iOS accepts it.
     static func uti(forExtension ext: String) -> String? { extensions[ext.lowercased()]?.uti }
-
-    /// The lowercase extension of a URL's path (query and fragment ignored), or "" when the
-    /// last path segment has none.
-    static func pathExtension(ofURL url: String) -> String {
-        var path = Substring(url)
-        if let scheme = path.range(of: "://") {
-            path = path[scheme.upperBound...]
-            path = path.firstIndex(of: "/").map { path[$0...] } ?? ""
-        }
-        if let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<end] }
-        let last = path.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
-        let name = String(last).removingPercentEncoding ?? String(last)
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
-        return name[name.index(after: dot)...].lowercased()
-    }
 }

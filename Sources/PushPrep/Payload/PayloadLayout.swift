@@ -24,9 +24,12 @@ struct PayloadLayout {
 
         func contains(_ level: String) -> Bool { all.contains(level) }
 
-        /// APNs' own spelling.
+        /// APNs' own spelling (also Airship's and Braze's).
         static let apns = InterruptionLevels(
             all: ["passive", "active", "time-sensitive", "critical"], critical: "critical")
+        /// OneSignal's `ios_interruption_level`.
+        static let oneSignal = InterruptionLevels(
+            all: ["passive", "active", "time_sensitive", "critical"], critical: "critical")
     }
 
     /// A flag's place and spelling.
@@ -111,6 +114,7 @@ extension PayloadLayout {
                 mutableContentAutomatic: true,
                 contentAvailable: Flag(path: root.appending("content_available"), style: .boolean),
                 interruptionLevel: root.appending("ios_interruption_level"),
+                interruptionLevelValues: .oneSignal,
                 relevanceScore: root.appending("ios_relevance_score"),
                 category: root.appending("ios_category"),
                 size: SizeScope(paths: [root], limit: pushType.sizeLimit, label: "the request body"))

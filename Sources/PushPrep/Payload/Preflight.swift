@@ -371,19 +371,20 @@ struct PayloadChecker {
 
     private mutating func checkURL(_ attachment: PayloadLayout.AttachmentReference) {
         let path = attachment.path
-        guard let url = URL(string: attachment.url), let scheme = url.scheme?.lowercased(),
-            scheme == "https" || scheme == "http", let host = url.host, !host.isEmpty
-        else {
-            add(.error, .invalidURL, "\"\(attachment.url)\" is not an absolute https:// URL", at: path)
+        let url: RemoteURL
+        do {
+            url = try RemoteURL(attachment.url)
+        } catch {
+            add(.error, .invalidURL, "not an attachment URL the phone can download: \(error.message)", at: path)
             return
         }
-        if scheme == "http" {
+        if url.scheme == "http" {
             add(
                 options.allowHTTP ? .warning : .error, .insecureURL,
                 "\(attachment.url) is http://: App Transport Security blocks it unless the app has an exception;"
                     + " serve it over https://", at: path)
         }
-        let ext = AcceptedTypes.pathExtension(ofURL: attachment.url)
+        let ext = url.pathExtension
         guard !ext.isEmpty else {
             add(
                 .error, .missingExtension,

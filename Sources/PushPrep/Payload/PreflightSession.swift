@@ -146,7 +146,7 @@ struct BytesCheck {
                 .error, .contentTooLarge,
                 "\(download.size) bytes is over Apple's \(limit)-byte limit for \(type.kind.rawValue) (error 102)")
         }
-        let ext = AcceptedTypes.pathExtension(ofURL: attachment.url)
+        let ext = (try? RemoteURL(attachment.url))?.pathExtension ?? ""
         if !ext.isEmpty, AcceptedTypes.extensions[ext] != nil, !type.knownExtensions.contains(ext) {
             add(
                 .error, .extensionMismatch,

@@ -14,7 +14,7 @@ struct PayloadCommand: ParsableCommand {
 
               apns       aps + "attachments": [{id, url, type, options}] for your own service extension
               onesignal  REST body: contents/headings, ios_attachments {id: url}, mutable_content
-              airship    push object: notification.ios.media_attachment {url, options, content}
+              airship    push object: notification.ios.media_attachment {url, options}
               braze      /messages/send: messages.apple_push.asset_url + asset_file_type
               fcm        HTTP v1: message.notification + apns.fcm_options.image (images; a movie's poster)
 

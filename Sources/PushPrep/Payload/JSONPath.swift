@@ -1,6 +1,6 @@
 /// A location in a JSON document. Its ``pointer`` is the RFC 6901 JSON Pointer: `""` for the
 /// root, `/aps/mutable-content`, `/attachments/0/url`; `~` is written `~0` and `/` is `~1`.
-public struct JSONPath: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringLiteral {
+public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     /// One step: an object member or an array element.
     public enum Component: Sendable, Hashable {
         case key(String)
@@ -37,12 +37,6 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible, Expressible
             }
         }
         self.init(components)
-    }
-
-    /// A path from a pointer literal; the literal must be a valid pointer.
-    public init(stringLiteral value: String) {
-        guard let path = JSONPath(pointer: value) else { preconditionFailure("not a JSON Pointer: \(value)") }
-        self = path
     }
 
     /// The JSON Pointer.

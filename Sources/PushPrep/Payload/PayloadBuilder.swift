@@ -162,25 +162,27 @@ public enum PayloadBuilder {
         return payload
     }
 
+    /// The body is the push's `alert`; the title and subtitle are iOS overrides, so that no text
+    /// is sent twice against the 4096 bytes.
     private static func airship(_ media: Media, _ content: PayloadContent) -> JSONObject {
         var options = JSONObject()
         options["time"] = media.options.thumbnailTime.map { JSONValue($0) }
         options["hidden"] = media.options.thumbnailHidden.map(JSONValue.bool)
         var attachment: JSONObject = ["url": .string(media.url)]
         if !options.isEmpty { attachment["options"] = .object(options) }
-        attachment["content"] = .object(apsAlert(content))
 
         var ios = JSONObject()
-        ios["alert"] = .object(apsAlert(content))
+        ios["title"] = content.title.map(JSONValue.string)
+        ios["subtitle"] = content.subtitle.map(JSONValue.string)
         ios["mutable_content"] = .bool(true)
         ios["media_attachment"] = .object(attachment)
         ios["category"] = content.category.map(JSONValue.string)
         ios["thread_id"] = content.threadID.map(JSONValue.string)
         ios["sound"] = content.sound.map(JSONValue.string)
-        return [
-            "device_types": .array([.string("ios")]),
-            "notification": .object(["alert": .string(content.body ?? content.title ?? ""), "ios": .object(ios)]),
-        ]
+        var notification = JSONObject()
+        notification["alert"] = content.body.map(JSONValue.string)
+        notification["ios"] = .object(ios)
+        return ["device_types": .array([.string("ios")]), "notification": .object(notification)]
     }
 
     private static func braze(_ media: Media, _ content: PayloadContent) -> JSONObject {

@@ -1,0 +1,283 @@
+import Foundation
+import Logging
+import Testing
+
+@testable import PushPrep
+
+/// `preflight --fetch` and `--fix` against a real HTTP server on 127.0.0.1 (opted in with the
+/// allowed host), serving real files made with `vips` and `ffmpeg`.
+@Suite(
+    .enabled(if: TestTools.programAvailable("vips"), "needs the vips program (make deps installs libvips-tools)"),
+    .enabled(if: TestTools.programAvailable("ffmpeg"), "needs the ffmpeg program"),
+    .timeLimit(.minutes(3)))
+final class PreflightFetchTests {
+    let directory: URL
+
+    init() throws {
+        directory = try TestTools.temporaryDirectory()
+    }
+
+    deinit {
+        TestTools.removeDirectory(directory)
+    }
+
+    private func file(_ name: String, _ make: (String) throws -> Void) throws -> [UInt8] {
+        let path = directory.appendingPathComponent(name).path
+        try make(path)
+        return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    /// An animated GIF of `frames` 640x480 frames: 1.2 MB a frame decoded.
+    private func gif(_ name: String, frames: Int) throws -> [UInt8] {
+        try file(name) {
+            try TestTools.ffmpeg(
+                "-f", "lavfi", "-i", "testsrc=size=640x480:rate=10", "-frames:v", "\(frames)", $0)
+        }
+    }
+
+    private func withServer(_ body: (TestHTTPServer) async throws -> Void) async throws {
+        let jpeg = try file("photo.jpg") { try TestTools.vips("gaussnoise", $0, "200", "150") }
+        let server = try await TestHTTPServer.start(files: [
+            "photo.jpg": jpeg,
+            "banner.webp": try file("banner.webp") { try TestTools.vips("gaussnoise", $0, "64", "48") },
+            "mislabelled.jpg": try file("real.png") { try TestTools.vips("gaussnoise", $0, "64", "48") },
+            "heavy.gif": try gif("heavy.gif", frames: 20),
+            "medium.gif": try gif("medium.gif", frames: 12),
+            // A JPEG followed by 10 MB that decoders ignore: over Apple's image limit.
+            "huge.jpg": jpeg + [UInt8](repeating: 0, count: 10_000_000),
+        ])
+        // The WebP under a .jpg name.
+        server.addFile(
+            "banner.jpg", bytes: try Array(Data(contentsOf: directory.appendingPathComponent("banner.webp"))))
+        do {
+            try await body(server)
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
+    }
+
+    private func session(
+        _ configure: (inout PreflightOptions) -> Void = { _ in }, allowHost: Bool = true
+    ) throws -> PreflightSession {
+        var options = PreflightOptions()
+        options.allowHTTP = true
+        configure(&options)
+        var remote = RemoteSettings()
+        if allowHost { remote.allowedHosts = ["127.0.0.1"] }
+        remote.totalTimeout = .seconds(30)
+        remote.maxTries = 1
+        return try PreflightSession(options: options, remote: remote, logger: .quiet)
+    }
+
+    /// An APNs payload with one attachment (and its declared type, if any).
+    private func payload(_ url: String, type: String? = nil) -> [UInt8] {
+        let typeMember = type.map { #","type":"\#($0)""# } ?? ""
+        return Array(
+            #"{"aps":{"alert":"B","mutable-content":1},"attachments":[{"id":"a","url":"\#(url)"\#(typeMember)}]}"#.utf8)
+    }
+
+    private func codes(_ report: PreflightReport) -> [String] {
+        report.findings.map { "\($0.severity.rawValue) \($0.code.rawValue) \($0.pointer)" }.sorted()
+    }
+
+    private func check(
+        _ url: String, type: String? = nil, _ configure: (inout PreflightOptions) -> Void = { _ in }
+    ) async throws -> PreflightReport {
+        let session = try session(configure)
+        let report = await session.check(payload(url, type: type), file: "payload.json")
+        await session.shutdown()
+        return report
+    }
+
+    private let insecure = "warning insecure_url /attachments/0/url"
+
+    @Test("a good JPEG: only the http warning, and what the download showed")
+    func clean() async throws {
+        try await withServer { server in
+            let report = try await check(server.url("/files/photo.jpg"), type: "public.jpeg")
+            #expect(codes(report) == [insecure])
+            let fetched = try #require(report.attachments.first?.fetched)
+            #expect(fetched.type == "jpeg" && fetched.kind == .image && fetched.status == 200)
+            #expect(fetched.bytes > 1000 && fetched.slowLinkSeconds > 0 && fetched.seconds >= 0)
+        }
+    }
+
+    @Test("a WebP: not accepted, whether its URL says .webp or .jpg")
+    func webp() async throws {
+        try await withServer { server in
+            let named = try await check(server.url("/files/banner.webp"))
+            #expect(
+                codes(named) == [
+                    "error content_not_accepted /attachments/0/url", "error unsupported_extension /attachments/0/url",
+                    insecure,
+                ])
+            let disguised = try await check(server.url("/files/banner.jpg"), type: "public.jpeg")
+            #expect(
+                codes(disguised)
+                    == [
+                        "error content_not_accepted /attachments/0/url", "error extension_mismatch /attachments/0/url",
+                        "error type_hint_mismatch /attachments/0/type", insecure,
+                        "warning content_type_mismatch /attachments/0/url",
+                    ].sorted())
+            #expect(disguised.attachments.first?.fetched?.type == "webp")
+        }
+    }
+
+    @Test("a mislabelled file: PNG bytes behind a .jpg URL")
+    func mislabelled() async throws {
+        try await withServer { server in
+            let report = try await check(server.url("/files/mislabelled.jpg"), type: "public.jpeg")
+            #expect(
+                codes(report)
+                    == [
+                        "error extension_mismatch /attachments/0/url", "error type_hint_mismatch /attachments/0/type",
+                        insecure, "warning content_type_mismatch /attachments/0/url",
+                    ].sorted())
+        }
+    }
+
+    @Test("animated GIFs: an error above 24 MB decoded, a warning above 12 MB")
+    func gifMemory() async throws {
+        try await withServer { server in
+            let heavy = try await check(server.url("/files/heavy.gif"))
+            #expect(codes(heavy) == ["error gif_memory /attachments/0/url", insecure])
+            let fetched = try #require(heavy.attachments.first?.fetched)
+            #expect(fetched.frames == 20 && fetched.width == 640 && fetched.height == 480)
+            let medium = try await check(server.url("/files/medium.gif"))
+            #expect(codes(medium) == [insecure, "warning gif_memory /attachments/0/url"].sorted())
+        }
+    }
+
+    @Test("over Apple's limit: too large, and too slow on a slow connection")
+    func tooLarge() async throws {
+        try await withServer { server in
+            let report = try await check(server.url("/files/huge.jpg"))
+            #expect(
+                codes(report)
+                    == [
+                        "error content_too_large /attachments/0/url", insecure,
+                        "warning slow_download /attachments/0/url",
+                    ].sorted())
+        }
+    }
+
+    @Test("a slow server misses the budget; a slow link is estimated from the size")
+    func slow() async throws {
+        try await withServer { server in
+            let slowServer = try await check(server.url("/slow-first-byte/1500/photo.jpg")) { $0.timeBudget = 1 }
+            #expect(codes(slowServer) == ["error slow_server /attachments/0/url", insecure])
+            #expect((slowServer.attachments.first?.fetched?.seconds ?? 0) >= 1.4)
+            let slowLink = try await check(server.url("/files/photo.jpg")) { $0.slowLinkKbps = 1 }
+            #expect(codes(slowLink) == [insecure, "warning slow_download /attachments/0/url"].sorted())
+        }
+    }
+
+    @Test("Content-Type, redirects and HTTP errors")
+    func server() async throws {
+        try await withServer { server in
+            let wrongType = try await check(server.url("/wrong-type/photo.jpg"))
+            #expect(codes(wrongType) == [insecure, "warning content_type_mismatch /attachments/0/url"].sorted())
+            let redirected = try await check(server.url("/redirect/2/photo.jpg"))
+            #expect(codes(redirected) == ["info redirected /attachments/0/url", insecure])
+            #expect(redirected.attachments.first?.fetched?.finalURL == server.url("/files/photo.jpg"))
+            let missing = try await check(server.url("/files/gone.jpg"))
+            #expect(codes(missing) == ["error fetch_failed /attachments/0/url", insecure])
+            #expect(missing.findings.first?.message.contains("404") == true)
+        }
+    }
+
+    @Test("without --allow-host, loopback is refused like any private address")
+    func blockedByDefault() async throws {
+        try await withServer { server in
+            let session = try session(allowHost: false)
+            let report = await session.check(payload(server.url("/files/photo.jpg")), file: "p.json")
+            await session.shutdown()
+            #expect(codes(report) == ["error fetch_failed /attachments/0/url", insecure])
+            #expect(report.findings.first?.message.contains("blocked_address") == true)
+            #expect(server.hits("/files/photo.jpg") == 0)
+        }
+    }
+
+    // MARK: - --fix
+
+    private func fix(
+        _ bytes: [UInt8], baseURL: String?
+    ) async throws -> (PreflightReport, JSONValue, URL) {
+        let out = directory.appendingPathComponent("out-\(UUID().uuidString)")
+        let fixed = directory.appendingPathComponent("fixed-\(UUID().uuidString).json")
+        var settings = ProcessingSettings()
+        settings.jobs = 1
+        settings.baseURL = baseURL
+        var remote = RemoteSettings()
+        remote.allowedHosts = ["127.0.0.1"]
+        let processor = Processor(settings: settings, outputDirectory: out.path, logger: .quiet, remote: remote)
+        let session = try session()
+        let report = try await session.fix(bytes, file: "p.json", writeTo: fixed.path, processor: processor)
+        await session.shutdown()
+        #expect(report.fixedPayload == fixed.path)
+        let written = try JSONValue.parse(Array(try Data(contentsOf: fixed))).value
+        return (report, written, out)
+    }
+
+    private func path(_ pointer: String) -> JSONPath { JSONPath(pointer: pointer)! }
+
+    @Test("--fix: a WebP is processed and re-hosted, its type follows, mutable-content is added")
+    func fixWebP() async throws {
+        try await withServer { server in
+            let source = server.url("/files/banner.webp")
+            let bytes = Array(
+                #"{"aps":{"alert":"B"},"attachments":[{"id":"a","url":"\#(source)","type":"com.compuserve.gif","options":{"UNNotificationAttachmentOptionsTypeHintKey":"com.compuserve.gif"}}]}"#
+                    .utf8)
+            let (report, written, out) = try await fix(bytes, baseURL: "https://cdn.example.com/push")
+            let url = try #require(written[path("/attachments/0/url")]?.stringValue)
+            #expect(url.hasPrefix("https://cdn.example.com/push/img-") && url.hasSuffix(".jpg"))
+            let output = out.appendingPathComponent(String(url.split(separator: "/").last!))
+            let data = try Data(contentsOf: output)
+            #expect(Array(data.prefix(3)) == [0xFF, 0xD8, 0xFF], "the processed file is a JPEG")
+            #expect(written[path("/attachments/0/type")]?.stringValue == "public.jpeg")
+            #expect(
+                written[path("/attachments/0/options/UNNotificationAttachmentOptionsTypeHintKey")]?.stringValue
+                    == "public.jpeg")
+            #expect(written[path("/aps/mutable-content")] == JSONValue(1))
+            #expect(
+                Set(report.changes?.map(\.pointer) ?? []) == [
+                    "/attachments/0/url", "/attachments/0/type",
+                    "/attachments/0/options/UNNotificationAttachmentOptionsTypeHintKey", "/aps/mutable-content",
+                ])
+            #expect(report.findings.contains { $0.code == .contentNotAccepted }, "the findings are the original's")
+            #expect(report.remaining == [], "\(report.remaining ?? [])")
+            #expect(report.exitStatus(strict: true) == 0)
+        }
+    }
+
+    @Test("--fix without a base URL processes the file but cannot point the payload at it")
+    func fixWithoutBaseURL() async throws {
+        try await withServer { server in
+            let source = server.url("/files/banner.webp")
+            let (report, written, out) = try await fix(payload(source), baseURL: nil)
+            #expect(written[path("/attachments/0/url")]?.stringValue == source)
+            #expect(report.changes?.first?.message.contains("--base-url") == true)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).contains { $0.hasSuffix(".jpg") })
+            #expect(report.remaining?.contains { $0.code == .contentNotAccepted } == true)
+            #expect(report.exitStatus(strict: false) == 1)
+        }
+    }
+
+    @Test("--fix on a Braze payload updates asset_url and asset_file_type")
+    func fixBraze() async throws {
+        try await withServer { server in
+            let source = server.url("/files/mislabelled.jpg")
+            let bytes = Array(
+                #"{"messages":{"apple_push":{"alert":"B","asset_url":"\#(source)","asset_file_type":"png","mutable_content":true}}}"#
+                    .utf8)
+            let (report, written, _) = try await fix(bytes, baseURL: "https://cdn.example.com/push")
+            let url = try #require(written[path("/messages/apple_push/asset_url")]?.stringValue)
+            #expect(url.hasPrefix("https://cdn.example.com/push/img-"))
+            let ext = String(url.split(separator: ".").last!)
+            #expect(written[path("/messages/apple_push/asset_file_type")]?.stringValue == ext)
+            #expect(report.remaining == [], "\(report.remaining ?? [])")
+        }
+    }
+}

@@ -372,4 +372,17 @@ private let apnsAttachment = #""attachments":[{"id":"a","url":"\#(jpg)","type":"
         #expect(status(error, strict: false) == 1)
         #expect(status(error, strict: true) == 1)
     }
+
+    @Test("every finding code and error code is documented in the README")
+    func documented() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        for code in PreflightCode.allCases {
+            #expect(readme.contains("| `\(code.rawValue)` |"), "README lacks the finding code \(code.rawValue)")
+        }
+        for code in PushPrepError.Code.all {
+            #expect(readme.contains("| `\(code.rawValue)` |"), "README lacks the error code \(code.rawValue)")
+        }
+    }
 }

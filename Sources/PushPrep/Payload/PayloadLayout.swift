@@ -144,6 +144,7 @@ extension PayloadLayout {
                 dialect: dialect, isDeviceForm: false, aps: nil,
                 alert: [push.appending("alert")],
                 mutableContent: Flag(path: push.appending("mutable_content"), style: .boolean),
+                mutableContentAutomatic: true,
                 contentAvailable: Flag(path: push.appending("content-available"), style: .boolean),
                 interruptionLevel: push.appending("interruption_level"),
                 relevanceScore: push.appending("relevance_score"),
@@ -155,6 +156,10 @@ extension PayloadLayout {
                 DeclaredType(value: $0, path: push.appending("asset_file_type"), spelling: .fileExtension)
             }
             layout.readURLs(payload, at: push.appending("asset_url"), declaredTypes: declared.map { [$0] } ?? [])
+            if payload[push.appending("asset_url")] != nil && declared == nil {
+                layout.invalid(
+                    push.appending("asset_file_type"), "Braze requires asset_file_type (a string) with asset_url")
+            }
             return layout
         case .fcm:
             let message = payload["message"] != nil ? root.appending("message") : root
@@ -268,7 +273,7 @@ extension PayloadLayout {
         attachments.append(AttachmentReference(id: id, url: url, path: path, declaredTypes: declaredTypes))
     }
 
-    private mutating func invalid(_ path: JSONPath, _ message: String) {
+    mutating func invalid(_ path: JSONPath, _ message: String) {
         findings.append(PreflightFinding(.error, .invalidAttachment, message, at: path))
     }
 }

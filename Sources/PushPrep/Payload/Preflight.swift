@@ -416,6 +416,14 @@ struct PayloadChecker {
         case .uti: declaredUTI = AcceptedTypes.utis.contains(declared.value) ? declared.value : nil
         case .fileExtension: declaredUTI = AcceptedTypes.uti(forExtension: declared.value)
         }
+        if declared.spelling == .fileExtension, let allowed = layout.dialect.acceptedExtensions,
+            !allowed.contains(declared.value)
+        {
+            add(
+                .error, .providerExtension,
+                "\(layout.dialect.displayName) takes the file type as one of"
+                    + " \(allowed.sorted().joined(separator: " ")), got \"\(declared.value)\"", at: declared.path)
+        }
         guard let declaredUTI else {
             add(
                 .warning, .unknownTypeHint,

@@ -260,24 +260,35 @@ private let apnsAttachment = #""attachments":[{"id":"a","url":"\#(jpg)","type":"
             "braze: valid apple_push at the top", nil,
             #"{"apple_push":{"alert":"B","asset_url":"\#(jpg)","asset_file_type":"jpg","mutable_content":true}}"#, []),
         PreflightCase(
-            "braze: mutable_content missing", nil,
-            #"{"messages":{"apple_push":{"alert":"B","asset_url":"\#(jpg)","asset_file_type":"jpg"}}}"#,
-            ["error missing_mutable_content /messages/apple_push/mutable_content"]),
+            "braze: mutable_content is set by Braze for rich pushes", nil,
+            #"{"messages":{"apple_push":{"alert":"B","asset_url":"\#(jpg)","asset_file_type":"jpg"}}}"#, []),
+        PreflightCase(
+            "braze: mutable_content false", nil,
+            #"{"messages":{"apple_push":{"alert":"B","asset_url":"\#(jpg)","asset_file_type":"jpg","mutable_content":false}}}"#,
+            ["error invalid_mutable_content /messages/apple_push/mutable_content"]),
+        PreflightCase(
+            "braze: asset_file_type missing", nil,
+            #"{"messages":{"apple_push":{"alert":"B","asset_url":"\#(jpg)"}}}"#,
+            ["error invalid_attachment /messages/apple_push/asset_file_type"]),
+        PreflightCase(
+            "braze: asset_file_type Braze does not list", nil,
+            #"{"messages":{"apple_push":{"alert":"B","asset_url":"\#(jpg)","asset_file_type":"jpeg"}}}"#,
+            ["error provider_extension /messages/apple_push/asset_file_type"]),
         PreflightCase(
             "braze: asset_file_type disagrees", nil,
             #"{"messages":{"apple_push":{"alert":"B","asset_url":"\#(jpg)","asset_file_type":"png","mutable_content":true}}}"#,
             ["error type_mismatch /messages/apple_push/asset_file_type"]),
         PreflightCase(
             "braze: an extension Braze does not download", nil,
-            #"{"messages":{"apple_push":{"alert":"B","asset_url":"https://cdn.example.com/a.aiff","mutable_content":true}}}"#,
+            #"{"messages":{"apple_push":{"alert":"B","asset_url":"https://cdn.example.com/a.aiff","asset_file_type":"aif","mutable_content":true}}}"#,
             ["error provider_extension /messages/apple_push/asset_url"]),
         PreflightCase(
             "braze: alert + extra over 1912 bytes", nil,
-            #"{"messages":{"apple_push":{"alert":"\#(String(repeating: "x", count: 1850))","extra":{"k":"\#(String(repeating: "y", count: 53))"},"asset_url":"\#(jpg)","mutable_content":true}}}"#,
+            #"{"messages":{"apple_push":{"alert":"\#(String(repeating: "x", count: 1850))","extra":{"k":"\#(String(repeating: "y", count: 53))"},"asset_url":"\#(jpg)","asset_file_type":"jpg","mutable_content":true}}}"#,
             ["error payload_too_large /messages/apple_push"]),
         PreflightCase(
             "braze: alert + extra of exactly 1912 bytes", nil,
-            #"{"messages":{"apple_push":{"alert":"\#(String(repeating: "x", count: 1850))","extra":{"k":"\#(String(repeating: "y", count: 52))"},"asset_url":"\#(jpg)","mutable_content":true}}}"#,
+            #"{"messages":{"apple_push":{"alert":"\#(String(repeating: "x", count: 1850))","extra":{"k":"\#(String(repeating: "y", count: 52))"},"asset_url":"\#(jpg)","asset_file_type":"jpg","mutable_content":true}}}"#,
             []),
         PreflightCase(
             "braze: valid device payload", nil,
@@ -334,7 +345,8 @@ private let apnsAttachment = #""attachments":[{"id":"a","url":"\#(jpg)","type":"
         arguments: [
             (apns.first!, PushDialect.apns), (oneSignal.first!, .onesignal), (oneSignal.last!, .onesignal),
             (airship.first!, .airship), (airship[5], .airship), (braze.first!, .braze), (braze[1], .braze),
-            (braze[7], .braze), (fcm.first!, .fcm), (fcm.last!, .fcm),
+            (braze.first { $0.name == "braze: valid device payload" }!, .braze), (fcm.first!, .fcm),
+            (fcm.last!, .fcm),
         ])
     func detection(_ testCase: PreflightCase, _ dialect: PushDialect) throws {
         let payload = try JSONValue.parse(Array(testCase.payload.utf8)).value

@@ -166,32 +166,30 @@ extension PayloadLayout {
             let aps = message.appending("apns").appending("payload").appending("aps")
             let notification = message.appending("notification")
             var layout = PayloadLayout(
-                dialect: dialect, isDeviceForm: false, aps: aps,
-                alert: [notification, aps.appending("alert")],
-                mutableContent: Flag(path: aps.appending("mutable-content"), style: .number),
-                contentAvailable: Flag(path: aps.appending("content-available"), style: .number),
-                interruptionLevel: aps.appending("interruption-level"),
-                relevanceScore: aps.appending("relevance-score"),
-                category: aps.appending("category"),
-                pushTypeHeader: message.appending("apns").appending("headers").appending("apns-push-type"),
+                dialect: dialect, isDeviceForm: false, aps: aps, alert: [notification, aps.appending("alert")],
                 size: SizeScope(paths: [root], limit: pushType.sizeLimit, label: "the message"))
+            layout.pushTypeHeader = message.appending("apns").appending("headers").appending("apns-push-type")
             layout.readURLs(payload, at: message.appending("apns").appending("fcm_options").appending("image"))
             layout.readURLs(payload, at: notification.appending("image"))
             return layout
         }
     }
 
+    /// A layout whose flags and presentation keys are APNs' own, inside `aps`.
+    private init(dialect: PushDialect, isDeviceForm: Bool, aps: JSONPath, alert: [JSONPath], size: SizeScope) {
+        self.init(
+            dialect: dialect, isDeviceForm: isDeviceForm, aps: aps, alert: alert,
+            mutableContent: Flag(path: aps.appending("mutable-content"), style: .number),
+            contentAvailable: Flag(path: aps.appending("content-available"), style: .number),
+            interruptionLevel: aps.appending("interruption-level"), relevanceScore: aps.appending("relevance-score"),
+            category: aps.appending("category"), size: size)
+    }
+
     /// The APNs payload as the phone receives it: `aps` on top, the SDK's keys beside it.
     private static func deviceForm(_ payload: JSONValue, dialect: PushDialect, pushType: PushType) -> PayloadLayout {
         let aps = JSONPath.root.appending("aps")
         var layout = PayloadLayout(
-            dialect: dialect, isDeviceForm: true, aps: aps,
-            alert: [aps.appending("alert")],
-            mutableContent: Flag(path: aps.appending("mutable-content"), style: .number),
-            contentAvailable: Flag(path: aps.appending("content-available"), style: .number),
-            interruptionLevel: aps.appending("interruption-level"),
-            relevanceScore: aps.appending("relevance-score"),
-            category: aps.appending("category"),
+            dialect: dialect, isDeviceForm: true, aps: aps, alert: [aps.appending("alert")],
             size: SizeScope(paths: [.root], limit: pushType.sizeLimit, label: "the payload"))
         let root = JSONPath.root
         switch dialect {

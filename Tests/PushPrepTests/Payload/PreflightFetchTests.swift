@@ -21,34 +21,46 @@ final class PreflightFetchTests {
         TestTools.removeDirectory(directory)
     }
 
-    private func file(_ name: String, _ make: (String) throws -> Void) throws -> [UInt8] {
-        let path = directory.appendingPathComponent(name).path
-        try make(path)
-        return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+    /// The served files, made once for the whole suite (they take a few `vips` and `ffmpeg` runs).
+    private static let fixtures: Result<[String: [UInt8]], FixtureFailure> = Result {
+        try makeFixtures()
+    }.mapError { FixtureFailure(description: "cannot make the fixtures: \($0)") }
+
+    struct FixtureFailure: Error, CustomStringConvertible {
+        let description: String
     }
 
-    /// An animated GIF of `frames` 640x480 frames: 1.2 MB a frame decoded.
-    private func gif(_ name: String, frames: Int) throws -> [UInt8] {
-        try file(name) {
-            try TestTools.ffmpeg(
-                "-f", "lavfi", "-i", "testsrc=size=640x480:rate=10", "-frames:v", "\(frames)", $0)
+    private static func makeFixtures() throws -> [String: [UInt8]] {
+        let directory = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(directory) }
+        func file(_ name: String, _ make: (String) throws -> Void) throws -> [UInt8] {
+            let path = directory.appendingPathComponent(name).path
+            try make(path)
+            return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         }
-    }
-
-    private func withServer(_ body: (TestHTTPServer) async throws -> Void) async throws {
+        /// An animated GIF of `frames` 640x480 frames: 1.2 MB a frame decoded.
+        func gif(_ name: String, frames: Int) throws -> [UInt8] {
+            try file(name) {
+                try TestTools.ffmpeg("-f", "lavfi", "-i", "testsrc=size=640x480:rate=10", "-frames:v", "\(frames)", $0)
+            }
+        }
         let jpeg = try file("photo.jpg") { try TestTools.vips("gaussnoise", $0, "200", "150") }
-        let server = try await TestHTTPServer.start(files: [
+        let webp = try file("banner.webp") { try TestTools.vips("gaussnoise", $0, "64", "48") }
+        return [
             "photo.jpg": jpeg,
-            "banner.webp": try file("banner.webp") { try TestTools.vips("gaussnoise", $0, "64", "48") },
+            "banner.webp": webp,
+            // The WebP under a .jpg name, and PNG bytes under another.
+            "banner.jpg": webp,
             "mislabelled.jpg": try file("real.png") { try TestTools.vips("gaussnoise", $0, "64", "48") },
             "heavy.gif": try gif("heavy.gif", frames: 20),
             "medium.gif": try gif("medium.gif", frames: 12),
             // A JPEG followed by 10 MB that decoders ignore: over Apple's image limit.
             "huge.jpg": jpeg + [UInt8](repeating: 0, count: 10_000_000),
-        ])
-        // The WebP under a .jpg name.
-        server.addFile(
-            "banner.jpg", bytes: try Array(Data(contentsOf: directory.appendingPathComponent("banner.webp"))))
+        ]
+    }
+
+    private func withServer(_ body: (TestHTTPServer) async throws -> Void) async throws {
+        let server = try await TestHTTPServer.start(files: try Self.fixtures.get())
         do {
             try await body(server)
         } catch {

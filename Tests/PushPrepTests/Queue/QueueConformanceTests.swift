@@ -11,8 +11,8 @@ import Testing
 /// machine does not turn a pass into a failure; bounds on timestamps allow seconds of slack.
 @Suite("Job queue conformance")
 struct QueueConformanceTests {
-    /// A lease no test outlives.
-    let lease: Duration = .seconds(30)
+    /// A lease no test outlives, even when a loaded machine starves the suite for many seconds.
+    let lease: Duration = .seconds(300)
     /// A lease a test lets expire.
     let shortLease: Duration = .milliseconds(200)
     /// How long a test waits for a short lease to pass.

@@ -56,7 +56,14 @@ demo: deps
 	@$$($(SWIFT) build --show-bin-path)/pushprep process samples --out $(DEMO_OUT) \
 		--base-url https://cdn.example.com/push --list
 	@echo
-	@echo "Outputs and manifest: $(DEMO_OUT)/ (manifest: $(DEMO_OUT)/manifest.json)"
+	@echo "$$ pushprep payload $(DEMO_OUT)/manifest.json --title 'PushPrep demo' --body 'The samples, ready to push' > $(DEMO_OUT)/payload.json"
+	@$$($(SWIFT) build --show-bin-path)/pushprep payload $(DEMO_OUT)/manifest.json --title 'PushPrep demo' \
+		--body 'The samples, ready to push' > $(DEMO_OUT)/payload.json
+	@echo
+	@echo "$$ pushprep preflight $(DEMO_OUT)/payload.json"
+	@$$($(SWIFT) build --show-bin-path)/pushprep preflight $(DEMO_OUT)/payload.json
+	@echo
+	@echo "Outputs and manifest: $(DEMO_OUT)/ (manifest: $(DEMO_OUT)/manifest.json, APNs payload: $(DEMO_OUT)/payload.json)"
 
 ## lint: check formatting with swift format (the toolchain's) and .swift-format
 lint:

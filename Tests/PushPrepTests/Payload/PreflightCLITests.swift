@@ -142,32 +142,80 @@ final class PreflightCLITests {
         #expect(try pushprep(["preflight", "fixed.json", "--strict"]).status == 0)
     }
 
-    @Test("payload: every dialect from a real manifest pre-flights clean, given and detected")
+    /// The keys each provider documents for an attachment push (see `payload --help`), as JSON
+    /// Pointers to the values `payload` must write for one JPEG with these texts and category.
+    private static func documentedShape(_ dialect: PushDialect, id: String, url: String) -> [String: JSONValue] {
+        let title = JSONValue.string("Hello")
+        let body = JSONValue.string("A new photo")
+        let category = JSONValue.string("NEWS")
+        switch dialect {
+        case .apns:
+            return [
+                "/aps/alert/title": title, "/aps/alert/body": body, "/aps/mutable-content": JSONValue(1),
+                "/aps/category": category, "/attachments/0/id": .string(id), "/attachments/0/url": .string(url),
+                "/attachments/0/type": .string("public.jpeg"),
+                "/attachments/0/options/UNNotificationAttachmentOptionsTypeHintKey": .string("public.jpeg"),
+            ]
+        case .onesignal:
+            return [
+                "/headings/en": title, "/contents/en": body, "/ios_attachments/\(id)": .string(url),
+                "/mutable_content": .bool(true), "/ios_category": category,
+            ]
+        case .airship:
+            return [
+                "/device_types/0": .string("ios"), "/notification/alert": body, "/notification/ios/title": title,
+                "/notification/ios/mutable_content": .bool(true),
+                "/notification/ios/media_attachment/url": .string(url), "/notification/ios/category": category,
+            ]
+        case .braze:
+            return [
+                "/messages/apple_push/alert/title": title, "/messages/apple_push/alert/body": body,
+                "/messages/apple_push/asset_url": .string(url), "/messages/apple_push/asset_file_type": .string("jpg"),
+                "/messages/apple_push/mutable_content": .bool(true), "/messages/apple_push/category": category,
+            ]
+        case .fcm:
+            return [
+                "/message/notification/title": title, "/message/notification/body": body,
+                "/message/apns/payload/aps/mutable-content": JSONValue(1),
+                "/message/apns/payload/aps/category": category, "/message/apns/fcm_options/image": .string(url),
+            ]
+        }
+    }
+
+    @Test("payload: every dialect from a real manifest has the provider's keys and pre-flights clean")
     func payloadEveryDialect() throws {
         try TestTools.vips("gaussnoise", directory.appendingPathComponent("photo.jpg").path, "300", "200")
         let processed = try pushprep([
             "process", "photo.jpg", "--out", "out", "--base-url", "https://cdn.example.com/push",
         ])
         try #require(processed.status == 0, "\(processed.stderr)")
-        let expectedKeys: [PushDialect: String] = [
-            .apns: "attachments", .onesignal: "ios_attachments", .airship: "notification", .braze: "messages",
-            .fcm: "message",
-        ]
+        let manifest = try JSONDecoder().decode(
+            Manifest.self, from: Data(contentsOf: directory.appendingPathComponent("out/manifest.json")))
+        let attachment = try #require(manifest.attachments.first?.attachment)
+        let url = try #require(attachment.url)
+        #expect(url == "https://cdn.example.com/push/\(attachment.file)")
+
         for dialect in PushDialect.allCases {
             let result = try pushprep([
                 "payload", "out/manifest.json", "--dialect", dialect.rawValue, "--title", "Hello", "--body",
                 "A new photo", "--category", "NEWS",
             ])
             #expect(result.status == 0, "\(dialect): \(result.stderr)")
-            let payload = try json(result.stdout)
-            #expect(payload[expectedKeys[dialect]!] != nil, "\(dialect): \(result.stdout)")
-            #expect(result.stdout.contains("https://cdn.example.com/push/img-"))
+            let payload = try JSONValue.parse(Array(result.stdout.utf8)).value
+            for (pointer, expected) in Self.documentedShape(dialect, id: attachment.id, url: url) {
+                let path = try #require(JSONPath(pointer: pointer))
+                #expect(payload[path] == expected, "\(dialect) \(pointer): \(result.stdout)")
+            }
             try write("\(dialect.rawValue).json", result.stdout)
             for arguments in [["--dialect", dialect.rawValue], []] {
                 let check = try pushprep(["preflight", "\(dialect.rawValue).json", "--strict", "--json"] + arguments)
                 #expect(check.status == 0, "\(dialect) \(arguments): \(check.stdout)")
                 let report = try #require((try json(check.stdout)["reports"] as? [[String: Any]])?.first)
                 #expect(report["dialect"] as? String == dialect.rawValue)
+                let findings = try #require(report["findings"] as? [[String: Any]])
+                #expect(
+                    findings.allSatisfy { $0["severity"] as? String == "info" },
+                    "\(dialect) \(arguments): \(findings)")
             }
         }
         let compact = try pushprep(["payload", "out/manifest.json", "--body", "Hi", "--compact"])

@@ -62,6 +62,25 @@ struct PayloadLayout {
         var value: String
         var path: JSONPath
         var spelling: Spelling
+
+        /// Whether this declaration names `type`.
+        func names(_ type: MediaType) -> Bool {
+            switch spelling {
+            case .uti: value == type.uti
+            case .fileExtension: type.knownExtensions.contains(value.lowercased())
+            }
+        }
+
+        /// How this declaration spells `type`: its UTI, or the extension the provider takes
+        /// (Braze's `aif` for AIFF, `jpg` for JPEG).
+        func spelling(of type: MediaType, accepted: Set<String>?) -> String {
+            switch spelling {
+            case .uti: return type.uti
+            case .fileExtension:
+                guard let accepted, !accepted.contains(type.fileExtension) else { return type.fileExtension }
+                return type.knownExtensions.sorted().first(where: accepted.contains) ?? type.fileExtension
+            }
+        }
     }
 
     /// One attachment URL found in the payload.

@@ -153,12 +153,10 @@ struct PayloadFixer {
 
     /// Makes every declared type of an attachment name `type`.
     private mutating func setDeclaredTypes(of attachment: PayloadLayout.AttachmentReference, to type: MediaType) {
+        let accepted = layout.dialect.acceptedExtensions
         for declared in attachment.declaredTypes {
-            let value =
-                switch declared.spelling {
-                case .uti: type.uti
-                case .fileExtension: type.fileExtension
-                }
+            if declared.names(type) && accepted.map({ $0.contains(declared.value) }) ?? true { continue }
+            let value = declared.spelling(of: type, accepted: accepted)
             guard declared.value != value else { continue }
             payload[declared.path] = .string(value)
             change(declared.path, "declared type \(declared.value) replaced by \(value)")

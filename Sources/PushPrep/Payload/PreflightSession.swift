@@ -152,7 +152,7 @@ struct BytesCheck {
                 .error, .extensionMismatch,
                 "the URL ends in .\(ext) but the bytes are \(type.rawValue): the phone rejects the file (error 101)")
         }
-        for declared in attachment.declaredTypes where !declares(declared, type) {
+        for declared in attachment.declaredTypes where !declared.names(type) {
             add(
                 .error, .typeHintMismatch,
                 "the declared type \(declared.value) disagrees with the bytes, which are \(type.rawValue)",
@@ -165,14 +165,6 @@ struct BytesCheck {
         }
         if type == .gif { checkGIF(download.path, info: &info, add: add) }
         return (info, findings)
-    }
-
-    /// Whether a declared type names the detected one.
-    private func declares(_ declared: PayloadLayout.DeclaredType, _ type: MediaType) -> Bool {
-        switch declared.spelling {
-        case .uti: declared.value == type.uti
-        case .fileExtension: type.knownExtensions.contains(declared.value.lowercased())
-        }
     }
 
     private func checkRedirect(

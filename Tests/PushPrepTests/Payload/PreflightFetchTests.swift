@@ -70,8 +70,10 @@ final class PreflightFetchTests {
         await server.shutdown()
     }
 
+    /// A session that allows http:// and, unless `allowHost` is false, the server's host.
     private func session(
-        _ configure: (inout PreflightOptions) -> Void = { _ in }, allowHost: Bool = true
+        _ configure: (inout PreflightOptions) -> Void = { _ in }, allowHost: Bool = true,
+        remote configureRemote: (inout RemoteSettings) -> Void = { _ in }
     ) throws -> PreflightSession {
         var options = PreflightOptions()
         options.allowHTTP = true
@@ -80,6 +82,7 @@ final class PreflightFetchTests {
         if allowHost { remote.allowedHosts = ["127.0.0.1"] }
         remote.totalTimeout = .seconds(30)
         remote.maxTries = 1
+        configureRemote(&remote)
         return try PreflightSession(options: options, remote: remote, logger: .quiet)
     }
 
@@ -111,8 +114,12 @@ final class PreflightFetchTests {
             let report = try await check(server.url("/files/photo.jpg"), type: "public.jpeg")
             #expect(codes(report) == [insecure])
             let fetched = try #require(report.attachments.first?.fetched)
+            let served = try #require(try Self.fixtures.get()["photo.jpg"])
             #expect(fetched.type == "jpeg" && fetched.kind == .image && fetched.status == 200)
-            #expect(fetched.bytes > 1000 && fetched.slowLinkSeconds > 0 && fetched.seconds >= 0)
+            #expect(fetched.finalURL == server.url("/files/photo.jpg") && fetched.contentType == "image/jpeg")
+            #expect(fetched.bytes == served.count)
+            #expect(fetched.slowLinkSeconds == Double(served.count) * 8 / 1_600_000)
+            #expect(fetched.frames == nil, "only GIFs are decoded")
         }
     }
 
@@ -172,6 +179,15 @@ final class PreflightFetchTests {
                         "error content_too_large /attachments/0/url", insecure,
                         "warning slow_download /attachments/0/url",
                     ].sorted())
+            let photo = try #require(try Self.fixtures.get()["photo.jpg"])
+            #expect(report.attachments.first?.fetched?.bytes == photo.count + 10_000_000)
+
+            // Over the download cap, the fetch stops early: still too large, nothing fetched.
+            let session = try session(remote: { $0.maxDownloadBytes = 1_000 })
+            let capped = await session.check(payload(server.url("/files/photo.jpg")), file: "p.json")
+            await session.shutdown()
+            #expect(codes(capped) == ["error content_too_large /attachments/0/url", insecure])
+            #expect(capped.attachments.first?.fetched == nil)
         }
     }
 
@@ -270,9 +286,18 @@ final class PreflightFetchTests {
             let source = server.url("/files/banner.webp")
             let (report, written, out) = try await fix(payload(source), baseURL: nil)
             #expect(written[path("/attachments/0/url")]?.stringValue == source)
-            #expect(report.changes?.first?.message.contains("--base-url") == true)
+            let change = try #require(report.changes?.first)
+            #expect(report.changes?.count == 1)
+            #expect(change.pointer == "/attachments/0/url")
+            #expect(change.message.contains("the URL is unchanged") && change.message.contains("--base-url"))
             #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).contains { $0.hasSuffix(".jpg") })
-            #expect(report.remaining?.contains { $0.code == .contentNotAccepted } == true)
+            // Still wrong: the payload names the WebP, whose bytes were checked before the fix.
+            #expect(
+                (report.remaining ?? []).map { "\($0.severity.rawValue) \($0.code.rawValue) \($0.pointer)" }.sorted()
+                    == [
+                        "error content_not_accepted /attachments/0/url",
+                        "error unsupported_extension /attachments/0/url", insecure,
+                    ])
             #expect(report.exitStatus(strict: false) == 1)
         }
     }
@@ -285,10 +310,14 @@ final class PreflightFetchTests {
                 #"{"messages":{"apple_push":{"alert":"B","asset_url":"\#(source)","asset_file_type":"png","mutable_content":true}}}"#
                     .utf8)
             let (report, written, _) = try await fix(bytes, baseURL: "https://cdn.example.com/push")
+            // The PNG has no alpha channel, so it is published as a JPEG.
             let url = try #require(written[path("/messages/apple_push/asset_url")]?.stringValue)
-            #expect(url.hasPrefix("https://cdn.example.com/push/img-"))
-            let ext = String(url.split(separator: ".").last!)
-            #expect(written[path("/messages/apple_push/asset_file_type")]?.stringValue == ext)
+            #expect(url.hasPrefix("https://cdn.example.com/push/img-") && url.hasSuffix(".jpg"))
+            #expect(written[path("/messages/apple_push/asset_file_type")]?.stringValue == "jpg")
+            #expect(
+                Set(report.changes?.map(\.pointer) ?? []) == [
+                    "/messages/apple_push/asset_url", "/messages/apple_push/asset_file_type",
+                ])
             #expect(report.remaining == [], "\(report.remaining ?? [])")
         }
     }

@@ -397,4 +397,17 @@ private let apnsAttachment = #""attachments":[{"id":"a","url":"\#(jpg)","type":"
             #expect(readme.contains("| `\(code.rawValue)` |"), "README lacks the error code \(code.rawValue)")
         }
     }
+
+    @Test("a declared type is spelled the provider's way: Braze's aif and jpg")
+    func declaredSpelling() {
+        let braze = PushDialect.braze.acceptedExtensions
+        let ext = PayloadLayout.DeclaredType(value: "aif", path: .root, spelling: .fileExtension)
+        #expect(ext.names(.aiff) && !ext.names(.wav))
+        #expect(ext.spelling(of: .aiff, accepted: braze) == "aif")
+        #expect(ext.spelling(of: .jpeg, accepted: braze) == "jpg")
+        #expect(ext.spelling(of: .aiff, accepted: nil) == "aiff")
+        let uti = PayloadLayout.DeclaredType(value: "public.jpeg", path: .root, spelling: .uti)
+        #expect(uti.names(.jpeg) && !uti.names(.png))
+        #expect(uti.spelling(of: .png, accepted: braze) == "public.png")
+    }
 }

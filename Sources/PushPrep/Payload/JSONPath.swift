@@ -1,15 +1,29 @@
-/// A location in a JSON document. Its ``pointer`` is the RFC 6901 JSON Pointer: `""` for the
-/// root, `/aps/mutable-content`, `/attachments/0/url`; `~` is written `~0` and `/` is `~1`.
+/// A location in a JSON document: the member keys and array indexes leading to a value.
+///
+/// Its ``pointer`` (and ``description``) is the RFC 6901 JSON Pointer: `""` for the root,
+/// `/aps/mutable-content`, `/attachments/0/url`; inside a key `~` is written `~0` and `/` is
+/// written `~1`.
+///
+/// A path is never written as a bare string literal: `value["aps"]` always names a member, and
+/// a pointer is parsed with ``init(pointer:)``.
+///
+/// How a step applies to a value (see ``JSONValue/subscript(path:)``): a ``Component/key(_:)``
+/// names an object member and never matches an array element, even when its text is numeric;
+/// an ``Component/index(_:)`` names an array element, or, applied to an object, the member whose
+/// key is the index in decimal (as RFC 6901 reads `/0` on an object).
 public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     /// One step: an object member or an array element.
     public enum Component: Sendable, Hashable {
+        /// The member with this key.
         case key(String)
+        /// The element at this zero-based index (or the member with this decimal key).
         case index(Int)
     }
 
+    /// The steps from the root, outermost first.
     public var components: [Component]
 
-    /// A path of these steps.
+    /// A path of these steps; no steps is the root.
     public init(_ components: [Component] = []) {
         self.components = components
     }
@@ -17,44 +31,46 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     /// The whole document.
     public static let root = JSONPath()
 
-    /// Parses a JSON Pointer. Tokens that are canonical non-negative integers (`0`, `12`, not
-    /// `01`) become ``Component/index(_:)``; a get through an index on an object looks the
-    /// decimal text up as a key. Nil when the pointer is not empty and does not start with `/`,
-    /// or has a `~` not followed by `0` or `1`.
+    /// Parses a JSON Pointer such as `/a/0/b~1c`.
+    ///
+    /// Tokens that are canonical non-negative integers (`0`, `12`; not `01`, `-1` or `+1`)
+    /// become ``Component/index(_:)``, every other token a ``Component/key(_:)``. Nil when the
+    /// pointer is neither empty nor starts with `/`, or has a `~` that is not followed by `0`
+    /// or `1`.
     public init?(pointer: String) {
-        guard !pointer.isEmpty else {
+        let utf8 = Array(pointer.utf8)
+        guard let first = utf8.first else {
             self.init()
             return
         }
-        guard pointer.hasPrefix("/") else { return nil }
+        guard first == UInt8(ascii: "/") else { return nil }
         var components: [Component] = []
-        for token in pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
-            guard let key = Self.unescape(token) else { return nil }
-            if let index = Int(key), index >= 0, String(index) == key {
-                components.append(.index(index))
-            } else {
-                components.append(.key(key))
-            }
+        for token in utf8.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
+            guard let text = Self.unescape(token) else { return nil }
+            components.append(Self.isCanonicalIndex(token) ? .index(Int(text)!) : .key(text))
         }
         self.init(components)
     }
 
-    /// The JSON Pointer.
+    /// The RFC 6901 JSON Pointer: `""` for the root, otherwise `/` before each escaped step.
     public var pointer: String {
-        components.map { component in
+        var text = ""
+        for component in components {
+            text += "/"
             switch component {
-            case .key(let key): "/" + key.replacingAll("~", with: "~0").replacingAll("/", with: "~1")
-            case .index(let index): "/\(index)"
+            case .key(let key): Self.appendEscaped(key, to: &text)
+            case .index(let index): text += String(index)
             }
-        }.joined()
+        }
+        return text
     }
 
     public var description: String { pointer }
 
-    /// This path and then a member.
+    /// This path followed by the member `key`.
     public func appending(_ key: String) -> JSONPath { JSONPath(components + [.key(key)]) }
 
-    /// This path and then an element.
+    /// This path followed by the array element at `index`.
     public func appending(index: Int) -> JSONPath { JSONPath(components + [.index(index)]) }
 
     /// The path one step up; nil for the root.
@@ -69,33 +85,53 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    private static func unescape(_ token: Substring) -> String? {
-        guard token.contains("~") else { return String(token) }
-        var result = ""
-        var iterator = token.makeIterator()
-        while let character = iterator.next() {
-            guard character == "~" else {
-                result.append(character)
+    // MARK: - Escaping
+
+    /// Appends `key` with `~` as `~0` and `/` as `~1`. Works on Unicode scalars, not
+    /// characters, so a `/` or `~` followed by a combining mark is still escaped.
+    private static func appendEscaped(_ key: String, to text: inout String) {
+        guard key.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else {
+            text += key
+            return
+        }
+        for scalar in key.unicodeScalars {
+            switch scalar {
+            case "~": text += "~0"
+            case "/": text += "~1"
+            default: text.unicodeScalars.append(scalar)
+            }
+        }
+    }
+
+    /// The key a pointer token stands for; nil when a `~` is not followed by `0` or `1`.
+    private static func unescape(_ token: ArraySlice<UInt8>) -> String? {
+        guard token.contains(UInt8(ascii: "~")) else { return String(decoding: token, as: UTF8.self) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(token.count)
+        var index = token.startIndex
+        while index < token.endIndex {
+            let byte = token[index]
+            index += 1
+            guard byte == UInt8(ascii: "~") else {
+                bytes.append(byte)
                 continue
             }
-            switch iterator.next() {
-            case "0": result.append("~")
-            case "1": result.append("/")
+            guard index < token.endIndex else { return nil }
+            switch token[index] {
+            case UInt8(ascii: "0"): bytes.append(UInt8(ascii: "~"))
+            case UInt8(ascii: "1"): bytes.append(UInt8(ascii: "/"))
             default: return nil
             }
+            index += 1
         }
-        return result
+        return String(decoding: bytes, as: UTF8.self)
     }
-}
 
-extension String {
-    /// Every occurrence of `target` replaced (Foundation-free).
-    fileprivate func replacingAll(_ target: Character, with replacement: String) -> String {
-        guard contains(target) else { return self }
-        var result = ""
-        for character in self {
-            if character == target { result += replacement } else { result.append(character) }
-        }
-        return result
+    /// Whether a token is `0` or a digit 1–9 followed by digits, small enough for an `Int`.
+    private static func isCanonicalIndex(_ token: ArraySlice<UInt8>) -> Bool {
+        guard let first = token.first, token.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else { return false }
+        guard first != UInt8(ascii: "0") else { return token.count == 1 }
+        return Int(String(decoding: token, as: UTF8.self)) != nil
     }
 }

@@ -1,64 +1,77 @@
-/// A JSON value that keeps object member order and number literals, so that a payload can be
-/// checked, edited and written back as it was (Foundation's `JSONSerialization` loses the order,
-/// the literal, and the difference between `true` and `1`, which APNs cares about).
+/// A JSON value that keeps object member order and number literals.
+///
+/// Push payloads are read, checked, edited and written back, so this type keeps what
+/// Foundation's `JSONSerialization` loses: the order of object members, a number's literal
+/// exactly as written (`1.0` stays `1.0`), and the difference between `true` and `1` (APNs
+/// wants `"mutable-content": 1`). Parse with ``parse(_:)``, write with ``serialized(pretty:)``.
+///
+/// Equality is structural and exact: member order and number literals count, so `1` and `1.0`
+/// are different values, as are `{"a":1,"b":2}` and `{"b":2,"a":1}`.
 public enum JSONValue: Sendable, Equatable, Hashable {
     case null
     case bool(Bool)
-    /// The number's JSON literal exactly as parsed or written (`1`, `0.5`, `-2e3`).
+    /// The number's JSON literal exactly as parsed or written, e.g. `1`, `0.5`, `-2e3`. It is
+    /// written out unchanged, so one made by hand must be a valid JSON number.
     case number(String)
     case string(String)
     case array([JSONValue])
     case object(JSONObject)
 
-    /// An integer.
-    public init(_ int: Int) { self = .number(String(int)) }
-
-    /// A finite double, written in its shortest form without a trailing `.0` (`1.0` is `1`).
-    public init(_ double: Double) {
-        precondition(double.isFinite, "JSON has no NaN or infinity")
-        if double == double.rounded(), abs(double) < 1e15 {
-            self = .number(String(Int(double)))
-        } else {
-            self = .number("\(double)")
-        }
+    /// An integer: `.number("42")`.
+    public init(_ int: Int) {
+        self = .number(String(int))
     }
 
+    /// A finite double, written as the shortest text that reads back as the same double.
+    ///
+    /// Integral values have no `.0` (`1.0` is `1`, `-0.0` is `-0`); very large and very small
+    /// magnitudes use an exponent without leading zeros (`1e+21`, `1e-7`).
+    public init(_ double: Double) {
+        precondition(double.isFinite, "JSON has no NaN or infinity")
+        self = .number(Self.literal(for: double))
+    }
+
+    /// The text of a string; nil for other values.
     public var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil
     }
 
-    /// The value of a JSON `true` or `false` (never of a number).
+    /// The value of `true` or `false`; nil for other values (a number is never a boolean).
     public var boolValue: Bool? {
         if case .bool(let value) = self { return value }
         return nil
     }
 
-    /// The value of a number.
+    /// The nearest double to a number's literal; nil for other values. A literal beyond the
+    /// double range (`1e999`) gives an infinity.
     public var doubleValue: Double? {
         if case .number(let literal) = self { return Double(literal) }
         return nil
     }
 
-    /// The value of a number that is an exact integer (`1`, `1.0`, `1e2`; not `1.5`).
+    /// The integer a number's literal denotes exactly: 1 for `1`, `1.0` or `0.1e1`, 0 for `-0`,
+    /// 25 for `2.50e1`. Nil for a literal with a fractional part (`1.5`, `25e-1`), outside
+    /// `Int`'s range, and for values that are not numbers (`true` is not 1).
     public var intValue: Int? {
         guard case .number(let literal) = self else { return nil }
-        if let int = Int(literal) { return int }
-        guard let double = Double(literal), double == double.rounded(), abs(double) < 9e15 else { return nil }
-        return Int(double)
+        return JSONNumberLiteral.exactInteger(literal)
     }
 
+    /// The members of an object; nil for other values.
     public var objectValue: JSONObject? {
         if case .object(let value) = self { return value }
         return nil
     }
 
+    /// The elements of an array; nil for other values.
     public var arrayValue: [JSONValue]? {
         if case .array(let value) = self { return value }
         return nil
     }
 
-    /// The JSON type's name, for messages: null, boolean, number, string, array, object.
+    /// The JSON type's name for messages: `null`, `boolean`, `number`, `string`, `array` or
+    /// `object`.
     public var typeName: String {
         switch self {
         case .null: "null"
@@ -70,80 +83,155 @@ public enum JSONValue: Sendable, Equatable, Hashable {
         }
     }
 
-    /// An object's member; nil for other values.
+    /// An object's member; nil when the member is absent or the value is not an object.
     public subscript(key: String) -> JSONValue? {
         objectValue?[key]
     }
 
-    /// The value at `path`; nil when a step is missing or of the wrong type. Setting creates the
-    /// objects missing on the way (replacing non-objects), and setting nil removes the member or
-    /// element; an index out of range is ignored on set.
+    /// The value at `path`.
+    ///
+    /// Getting walks the steps (see ``JSONPath`` for how keys and indexes match) and is nil
+    /// when a step is absent or meets a value of the wrong type.
+    ///
+    /// Setting a value changes one place and leaves the rest as it was:
+    /// - an object's member is replaced in place, or appended when new;
+    /// - a missing member on the way, or a null, boolean, number or string on the way, is
+    ///   replaced by a new object holding the rest of the path;
+    /// - an array element is replaced only when the index is in range, and a key step never
+    ///   applies to an array: both cases change nothing;
+    /// - setting the root replaces the whole value.
+    ///
+    /// Setting `nil` removes the member or element the path names (later elements move up);
+    /// nothing changes when the path does not lead to a value, and removing the root leaves
+    /// `null`.
+    ///
+    /// A string in brackets always names a member (`value["aps"]` is ``subscript(key:)``); a
+    /// pointer is spelled out: `value[JSONPath(pointer: "/aps/alert")!]`.
     public subscript(path: JSONPath) -> JSONValue? {
         get { value(at: path.components[...]) }
-        set { set(newValue, at: path.components[...]) }
-    }
-
-    private func value(at components: ArraySlice<JSONPath.Component>) -> JSONValue? {
-        guard let first = components.first else { return self }
-        let child: JSONValue?
-        switch (self, first) {
-        case (.object(let object), .key(let key)): child = object[key]
-        case (.object(let object), .index(let index)): child = object[String(index)]
-        case (.array(let array), .index(let index)): child = array.indices.contains(index) ? array[index] : nil
-        default: child = nil
+        set {
+            if let newValue {
+                assign(newValue, at: path.components[...])
+            } else {
+                remove(at: path.components[...])
+            }
         }
-        return child?.value(at: components.dropFirst())
     }
 
-    private mutating func set(_ newValue: JSONValue?, at components: ArraySlice<JSONPath.Component>) {
-        guard let first = components.first else {
-            self = newValue ?? .null
+    private func value(at steps: ArraySlice<JSONPath.Component>) -> JSONValue? {
+        var current = self
+        for step in steps {
+            switch (current, step) {
+            case (.object(let object), _):
+                guard let member = object[step.memberKey] else { return nil }
+                current = member
+            case (.array(let elements), .index(let index)):
+                guard elements.indices.contains(index) else { return nil }
+                current = elements[index]
+            default:
+                return nil
+            }
+        }
+        return current
+    }
+
+    private mutating func assign(_ newValue: JSONValue, at steps: ArraySlice<JSONPath.Component>) {
+        guard let step = steps.first else {
+            self = newValue
             return
         }
-        let rest = components.dropFirst()
-        switch (self, first) {
-        case (.array(var array), .index(let index)):
-            guard array.indices.contains(index) else { return }
-            if rest.isEmpty, newValue == nil {
-                array.remove(at: index)
-            } else {
-                array[index].set(newValue, at: rest)
-            }
-            self = .array(array)
-        default:
-            let key: String
-            switch first {
-            case .key(let name): key = name
-            case .index(let index): key = String(index)
-            }
-            var object = objectValue ?? JSONObject()
-            if rest.isEmpty {
-                object[key] = newValue
-            } else {
-                guard newValue != nil || object[key] != nil else { return }
-                var child = object[key] ?? .object(JSONObject())
-                child.set(newValue, at: rest)
-                object[key] = child
+        let rest = steps.dropFirst()
+        switch (self, step) {
+        case (.object(var object), _):
+            self = .null  // Leaves `object` the only reference, so it changes in place.
+            object.modifyValue(forKey: step.memberKey, default: .object(JSONObject())) { member in
+                member.assign(newValue, at: rest)
             }
             self = .object(object)
+        case (.array(var elements), .index(let index)):
+            guard elements.indices.contains(index) else { return }
+            self = .null
+            elements[index].assign(newValue, at: rest)
+            self = .array(elements)
+        case (.array, .key):
+            return
+        default:
+            var member = JSONValue.object(JSONObject())
+            member.assign(newValue, at: rest)
+            self = .object(JSONObject([(key: step.memberKey, value: member)]))
+        }
+    }
+
+    private mutating func remove(at steps: ArraySlice<JSONPath.Component>) {
+        guard let step = steps.first else {
+            self = .null
+            return
+        }
+        let rest = steps.dropFirst()
+        switch (self, step) {
+        case (.object(var object), _):
+            let key = step.memberKey
+            guard object[key] != nil else { return }
+            self = .null
+            if rest.isEmpty {
+                object[key] = nil
+            } else {
+                object.modifyValue(forKey: key, default: .null) { member in member.remove(at: rest) }
+            }
+            self = .object(object)
+        case (.array(var elements), .index(let index)):
+            guard elements.indices.contains(index) else { return }
+            self = .null
+            if rest.isEmpty {
+                elements.remove(at: index)
+            } else {
+                elements[index].remove(at: rest)
+            }
+            self = .array(elements)
+        default:
+            return
         }
     }
 }
 
-/// An object's members in document order, keys unique: setting an existing key replaces its
-/// value in place, a new key is appended, and setting nil removes.
+extension JSONPath.Component {
+    /// The member key this step names in an object: the key, or an index in decimal.
+    fileprivate var memberKey: String {
+        switch self {
+        case .key(let key): key
+        case .index(let index): String(index)
+        }
+    }
+}
+
+// MARK: - Objects
+
+/// An object's members in document order.
+///
+/// Keys are unique: setting an existing key replaces its value where it stands, setting a new
+/// key appends it, and setting `nil` removes the member. A parsed object keeps the first
+/// position and the last value of a repeated key (the parser reports the repetition in
+/// ``JSONDocument/duplicateKeys``). Equality takes the order into account.
 public struct JSONObject: Sendable, Equatable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
+    /// One member: its key and its value.
     public typealias Member = (key: String, value: JSONValue)
 
-    private var keyList: [String] = []
-    private var values: [String: JSONValue] = [:]
+    /// The members in order.
+    private(set) var members: [Member] = []
+    /// The position of each key in `members`, kept once an object has more members than
+    /// ``indexThreshold``; smaller objects (nearly all of a payload's) are searched in order,
+    /// which is faster than hashing.
+    private var positions: [String: Int]?
+    private static let indexThreshold = 12
 
     /// An empty object.
     public init() {}
 
-    /// Members in order; a later duplicate replaces the earlier value at the earlier position.
-    public init(_ members: [Member]) {
-        for member in members { self[member.key] = member.value }
+    /// These members in order; a later duplicate replaces the earlier value at the earlier
+    /// position.
+    public init(_ members: [(key: String, value: JSONValue)]) {
+        self.members.reserveCapacity(members.count)
+        for member in members { updateValue(member.value, forKey: member.key) }
     }
 
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
@@ -151,33 +239,97 @@ public struct JSONObject: Sendable, Equatable, Hashable, Sequence, ExpressibleBy
     }
 
     /// The keys in order.
-    public var keys: [String] { keyList }
-    public var count: Int { keyList.count }
-    public var isEmpty: Bool { keyList.isEmpty }
+    public var keys: [String] { members.map(\.key) }
 
+    /// The number of members.
+    public var count: Int { members.count }
+
+    public var isEmpty: Bool { members.isEmpty }
+
+    public var underestimatedCount: Int { members.count }
+
+    /// The value of the member `key`. Setting replaces the value in place or appends a new
+    /// member; setting `nil` removes the member.
     public subscript(key: String) -> JSONValue? {
-        get { values[key] }
+        get { position(of: key).map { members[$0].value } }
         set {
             if let newValue {
-                if values.updateValue(newValue, forKey: key) == nil { keyList.append(key) }
-            } else if values.removeValue(forKey: key) != nil {
-                keyList.removeAll { $0 == key }
+                updateValue(newValue, forKey: key)
+            } else {
+                removeValue(forKey: key)
             }
         }
     }
 
+    /// The members in order.
     public func makeIterator() -> IndexingIterator<[Member]> {
-        keyList.map { (key: $0, value: values[$0]!) }.makeIterator()
+        members.makeIterator()
+    }
+
+    /// Sets a member and returns the value it replaced (nil when the key is new and was
+    /// appended).
+    @discardableResult
+    mutating func updateValue(_ value: JSONValue, forKey key: String) -> JSONValue? {
+        if let position = position(of: key) {
+            defer { members[position].value = value }
+            return members[position].value
+        }
+        append(key, value)
+        return nil
+    }
+
+    /// Removes a member, keeping the order of the others, and returns its value.
+    @discardableResult
+    mutating func removeValue(forKey key: String) -> JSONValue? {
+        guard let position = position(of: key) else { return nil }
+        let removed = members.remove(at: position)
+        if positions != nil {
+            positions![key] = nil
+            for index in position..<members.count { positions![members[index].key] = index }
+        }
+        return removed.value
+    }
+
+    /// Changes a member's value in place, appending the member with `defaultValue` first when
+    /// it is missing.
+    mutating func modifyValue(
+        forKey key: String, default defaultValue: @autoclosure () -> JSONValue, _ body: (inout JSONValue) -> Void
+    ) {
+        let position: Int
+        if let existing = self.position(of: key) {
+            position = existing
+        } else {
+            position = members.count
+            append(key, defaultValue())
+        }
+        body(&members[position].value)
+    }
+
+    private func position(of key: String) -> Int? {
+        if let positions { return positions[key] }
+        return members.firstIndex { $0.key == key }
+    }
+
+    /// Appends a member whose key is not in the object yet.
+    private mutating func append(_ key: String, _ value: JSONValue) {
+        members.append((key: key, value: value))
+        if positions != nil {
+            positions![key] = members.count - 1
+        } else if members.count > Self.indexThreshold {
+            positions = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($0.element.key, $0.offset) })
+        }
     }
 
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
-        lhs.keyList == rhs.keyList && lhs.values == rhs.values
+        guard lhs.members.count == rhs.members.count else { return false }
+        return zip(lhs.members, rhs.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
     }
 
     public func hash(into hasher: inout Hasher) {
-        for key in keyList {
-            hasher.combine(key)
-            hasher.combine(values[key])
+        hasher.combine(members.count)
+        for member in members {
+            hasher.combine(member.key)
+            hasher.combine(member.value)
         }
     }
 }
@@ -185,78 +337,217 @@ public struct JSONObject: Sendable, Equatable, Hashable, Sequence, ExpressibleBy
 // MARK: - Writing
 
 extension JSONValue {
-    /// The JSON text: compact (no whitespace) or pretty (two-space indent, `"key": value`).
-    /// Only `"`, `\` and control characters are escaped; `/` and non-ASCII are written as
-    /// they are (APNs counts UTF-8 bytes, and escapes would cost more).
+    /// The JSON text, compact (no whitespace at all) or pretty (two-space indentation,
+    /// `"key": value`, one member or element per line, empty `{}` and `[]` inline, no final
+    /// newline).
+    ///
+    /// Strings escape only `"`, `\` and control characters (U+0000–U+001F, as `\n`, `\t`,
+    /// `\r`, `\b`, `\f` or `\u00XX`); `/` and non-ASCII characters are written as raw UTF-8,
+    /// which is what APNs counts against its size limit. Numbers are written as their literal.
     public func serialized(pretty: Bool = false) -> String {
-        var output = ""
-        write(to: &output, pretty: pretty, indent: 0)
-        return output
+        String(decoding: serializedBytes(pretty: pretty), as: UTF8.self)
     }
 
-    /// The size of the compact text in UTF-8 bytes: what counts against a payload limit.
-    public var compactByteCount: Int { serialized().utf8.count }
+    /// The size in UTF-8 bytes of the compact text: what counts against a payload size limit.
+    public var compactByteCount: Int { serializedBytes(pretty: false).count }
 
-    private func write(to output: inout String, pretty: Bool, indent: Int) {
-        switch self {
-        case .null: output += "null"
-        case .bool(let value): output += value ? "true" : "false"
-        case .number(let literal): output += literal
-        case .string(let value): Self.writeString(value, to: &output)
+    /// The JSON text as UTF-8 bytes (see ``serialized(pretty:)``).
+    func serializedBytes(pretty: Bool) -> [UInt8] {
+        var writer = JSONWriter(pretty: pretty)
+        writer.write(self, indent: 0)
+        return writer.output
+    }
+}
+
+/// Writes JSON text into a byte buffer.
+private struct JSONWriter {
+    let pretty: Bool
+    var output: [UInt8] = []
+
+    init(pretty: Bool) {
+        self.pretty = pretty
+    }
+
+    mutating func write(_ value: JSONValue, indent: Int) {
+        switch value {
+        case .null: writeRaw("null")
+        case .bool(let value): writeRaw(value ? "true" : "false")
+        case .number(let literal): writeRaw(literal)
+        case .string(let text): writeString(text)
         case .array(let elements):
-            guard !elements.isEmpty else {
-                output += "[]"
-                return
+            writeContainer(open: "[", close: "]", count: elements.count, indent: indent) { writer, index in
+                writer.write(elements[index], indent: indent + 1)
             }
-            output += "["
-            for (index, element) in elements.enumerated() {
-                if index > 0 { output += "," }
-                Self.newline(&output, pretty: pretty, indent: indent + 1)
-                element.write(to: &output, pretty: pretty, indent: indent + 1)
-            }
-            Self.newline(&output, pretty: pretty, indent: indent)
-            output += "]"
         case .object(let object):
-            guard !object.isEmpty else {
-                output += "{}"
-                return
+            let members = object.members
+            writeContainer(open: "{", close: "}", count: members.count, indent: indent) { writer, index in
+                let member = members[index]
+                writer.writeString(member.key)
+                writer.writeRaw(writer.pretty ? ": " : ":")
+                writer.write(member.value, indent: indent + 1)
             }
-            output += "{"
-            for (index, member) in object.enumerated() {
-                if index > 0 { output += "," }
-                Self.newline(&output, pretty: pretty, indent: indent + 1)
-                Self.writeString(member.key, to: &output)
-                output += pretty ? ": " : ":"
-                member.value.write(to: &output, pretty: pretty, indent: indent + 1)
-            }
-            Self.newline(&output, pretty: pretty, indent: indent)
-            output += "}"
         }
     }
 
-    private static func newline(_ output: inout String, pretty: Bool, indent: Int) {
+    /// Writes the brackets around `count` items, with separators and, when pretty, line breaks
+    /// and indentation; `writeItem` writes the item at an index.
+    private mutating func writeContainer(
+        open: Unicode.Scalar, close: Unicode.Scalar, count: Int, indent: Int,
+        writeItem: (inout JSONWriter, Int) -> Void
+    ) {
+        output.append(UInt8(ascii: open))
+        for index in 0..<count {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            newline(indent: indent + 1)
+            writeItem(&self, index)
+        }
+        if count > 0 { newline(indent: indent) }
+        output.append(UInt8(ascii: close))
+    }
+
+    private mutating func newline(indent: Int) {
         guard pretty else { return }
-        output += "\n"
-        output += String(repeating: "  ", count: indent)
+        output.append(UInt8(ascii: "\n"))
+        output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * indent))
     }
 
-    private static func writeString(_ value: String, to output: inout String) {
-        output += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case "\u{08}": output += "\\b"
-            case "\u{0C}": output += "\\f"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: output.unicodeScalars.append(scalar)
+    /// Writes a quoted string, copying the runs that need no escape in one go.
+    private mutating func writeString(_ text: String) {
+        output.append(UInt8(ascii: "\""))
+        var text = text
+        text.withUTF8 { utf8 in
+            var runStart = 0
+            for index in utf8.indices {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                output += utf8[runStart..<index]
+                appendEscape(for: byte)
+                runStart = index + 1
             }
+            output += utf8[runStart...]
         }
-        output += "\""
+        output.append(UInt8(ascii: "\""))
+    }
+
+    /// Writes text that needs no escaping (a number literal).
+    private mutating func writeRaw(_ text: String) {
+        var text = text
+        text.withUTF8 { output += $0 }
+    }
+
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+    }
+
+    private mutating func appendEscape(for byte: UInt8) {
+        let short: Unicode.Scalar? =
+            switch byte {
+            case UInt8(ascii: "\""): "\""
+            case UInt8(ascii: "\\"): "\\"
+            case UInt8(ascii: "\n"): "n"
+            case UInt8(ascii: "\r"): "r"
+            case UInt8(ascii: "\t"): "t"
+            case 0x08: "b"
+            case 0x0C: "f"
+            default: nil
+            }
+        output.append(UInt8(ascii: "\\"))
+        if let short {
+            output.append(UInt8(ascii: short))
+        } else {
+            writeRaw("u00")
+            output.append(Self.hexDigit(byte >> 4))
+            output.append(Self.hexDigit(byte & 0xF))
+        }
+    }
+}
+
+// MARK: - Number literals
+
+extension JSONValue {
+    /// The shortest round-trip text of a finite double, without `.0` and without leading zeros
+    /// in the exponent.
+    fileprivate static func literal(for double: Double) -> String {
+        var text = double.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        guard let exponentMark = text.firstIndex(of: "e") else { return text }
+        var exponent = text[text.index(after: exponentMark)...]
+        let sign = exponent.first == "-" || exponent.first == "+" ? String(exponent.removeFirst()) : ""
+        let digits = exponent.drop { $0 == "0" }
+        return String(text[...exponentMark]) + sign + (digits.isEmpty ? "0" : String(digits))
+    }
+}
+
+/// Reads the value of a number literal exactly.
+private enum JSONNumberLiteral {
+    /// Exponents are clamped to this magnitude: far beyond any `Int`, and safe from overflow.
+    private static let exponentLimit = 1 << 40
+
+    /// The integer `literal` denotes, when it denotes one that fits an `Int`; nil for a
+    /// fraction, an overflow or text that is not a JSON number.
+    static func exactInteger(_ literal: String) -> Int? {
+        if let int = Int(literal), literal.utf8.first != UInt8(ascii: "+") { return int }
+        guard let (negative, digits, exponent) = decompose(Array(literal.utf8)) else { return nil }
+        // The value is digits × 10^scale; drop the zeros that only a negative scale divides off.
+        var significant = digits.drop { $0 == UInt8(ascii: "0") }
+        guard !significant.isEmpty else { return 0 }
+        var scale = exponent
+        while scale < 0, significant.last == UInt8(ascii: "0") {
+            significant.removeLast()
+            scale += 1
+        }
+        guard scale >= 0, significant.count + scale <= 19 else { return nil }
+        // Accumulate negatively so that Int.min fits.
+        var value = 0
+        for digit in significant.map({ Int($0 - UInt8(ascii: "0")) }) + repeatElement(0, count: scale) {
+            let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (next, underflow) = shifted.subtractingReportingOverflow(digit)
+            guard !overflow, !underflow else { return nil }
+            value = next
+        }
+        if negative { return value }
+        return value == Int.min ? nil : -value
+    }
+
+    /// Splits `-? int (. frac)? (e [+-]? exp)?` into its sign, its significand's digits and the
+    /// power of ten they are multiplied by; nil when the text is not a JSON number.
+    private static func decompose(_ bytes: [UInt8]) -> (negative: Bool, digits: ArraySlice<UInt8>, scale: Int)? {
+        var index = 0
+        func digitRun() -> Range<Int> {
+            let start = index
+            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+                index += 1
+            }
+            return start..<index
+        }
+        let negative = bytes.first == UInt8(ascii: "-")
+        if negative { index += 1 }
+        let integer = digitRun()
+        guard !integer.isEmpty else { return nil }
+        var digits = bytes[integer]
+        var scale = 0
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            let fraction = digitRun()
+            guard !fraction.isEmpty else { return nil }
+            digits = bytes[integer.lowerBound..<integer.upperBound] + bytes[fraction]
+            scale = -fraction.count
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            index += 1
+            let exponentNegative = index < bytes.count && bytes[index] == UInt8(ascii: "-")
+            if index < bytes.count, bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") {
+                index += 1
+            }
+            let exponentDigits = digitRun()
+            guard !exponentDigits.isEmpty else { return nil }
+            var exponent = 0
+            for byte in bytes[exponentDigits] {
+                exponent = min(exponent * 10 + Int(byte - UInt8(ascii: "0")), exponentLimit)
+            }
+            scale += exponentNegative ? -exponent : exponent
+        }
+        guard index == bytes.count else { return nil }
+        return (negative, digits, scale)
     }
 }

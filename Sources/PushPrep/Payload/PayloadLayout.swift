@@ -153,7 +153,7 @@ extension PayloadLayout {
                 relevanceScore: ios.appending("relevance_score"),
                 category: ios.appending("category"),
                 size: SizeScope(paths: [root], limit: pushType.sizeLimit, label: "the push object"))
-            layout.readURLs(payload, at: ios.appending("media_attachment").appending("url"), declaredTypes: [])
+            layout.readMediaAttachment(payload, at: ios.appending("media_attachment"))
             return layout
         case .braze:
             let push =
@@ -215,7 +215,7 @@ extension PayloadLayout {
         case .apns: layout.readAttachmentArray(payload, at: root.appending("attachments"))
         case .onesignal: layout.readIDMap(payload, at: root.appending("att"))
         case .airship:
-            layout.readURLs(payload, at: root.appending("com.urbanairship.media_attachment").appending("url"))
+            layout.readMediaAttachment(payload, at: root.appending("com.urbanairship.media_attachment"))
         case .braze:
             let att = root.appending("ab").appending("att")
             let declared = payload[att.appending("type")]?.stringValue.map {
@@ -264,6 +264,20 @@ extension PayloadLayout {
         for (id, url) in map {
             readURL(url, at: path.appending(id), id: id, declaredTypes: [])
         }
+    }
+
+    /// Airship's `media_attachment`: an object whose `url` is a string or an array of them.
+    private mutating func readMediaAttachment(_ payload: JSONValue, at path: JSONPath) {
+        guard let value = payload[path] else { return }
+        guard value.objectValue != nil else {
+            invalid(path, "media_attachment must be an object {url, options}, got \(value.typeName)")
+            return
+        }
+        guard payload[path.appending("url")] != nil else {
+            invalid(path.appending("url"), "the media_attachment has no url")
+            return
+        }
+        readURLs(payload, at: path.appending("url"))
     }
 
     /// A URL string, or an array of them (Airship's device form).

@@ -240,19 +240,14 @@ struct CLITests {
         }
         let arguments = ["process", "in", "--out", "out", "--jobs", "2"]
 
-        // Start, wait for the first output, kill.
+        // Start, wait for the first output, kill. The watch runs on its own thread: other
+        // suites' blocking subprocess calls can hold every cooperative thread for seconds,
+        // long enough for the whole run to finish unseen.
         let running = try CLI.Running(try CLI.binary(), arguments, in: dir)
         let killedPID = running.pid
-        var sawOutput = false
-        let deadline = ContinuousClock.now + .seconds(120)
-        while running.isRunning && ContinuousClock.now < deadline {
-            if let names = try? CLI.visibleNames(in: out), names.contains(where: { $0.hasSuffix(".jpg") }) {
-                sawOutput = true
-                break
-            }
-            try await Task.sleep(for: .milliseconds(5))
+        let sawOutput = await running.send(SIGKILL, within: .seconds(120)) {
+            (try? CLI.visibleNames(in: out))?.contains(where: { $0.hasSuffix(".jpg") }) ?? false
         }
-        kill(killedPID, SIGKILL)
         let killed = await running.wait()
         try #require(sawOutput, "pushprep finished (exit \(killed.status)) or hung before its first output appeared")
         #expect(killed.killedBySignal == SIGKILL, "pushprep had finished before the kill; the test proves nothing")
@@ -407,6 +402,32 @@ private enum CLI {
 
         var pid: Int32 { process.processIdentifier }
         var isRunning: Bool { process.isRunning }
+
+        /// Polls `condition` every 2 ms on a dedicated thread, never on the cooperative pool,
+        /// and sends `signal` as soon as it holds (or when `timeout` passes). Returns whether
+        /// the condition was seen while the process was still running.
+        func send(
+            _ signal: Int32, within timeout: Duration, when condition: @escaping @Sendable () -> Bool
+        ) async -> Bool {
+            let pid = process.processIdentifier
+            let process = process
+            return await withCheckedContinuation { continuation in
+                let thread = Thread {
+                    let deadline = ContinuousClock.now + timeout
+                    var seen = false
+                    while process.isRunning && ContinuousClock.now < deadline {
+                        if condition() {
+                            seen = true
+                            break
+                        }
+                        usleep(2000)
+                    }
+                    kill(pid, signal)
+                    continuation.resume(returning: seen)
+                }
+                thread.start()
+            }
+        }
 
         /// Waits for the exit; a watchdog kills the process and records an issue after 120 s
         /// from its start.

@@ -31,6 +31,13 @@ public struct PreflightAttachment: Sendable, Codable, Equatable {
     public var id: String?
     /// What the download showed, when fetched.
     public var fetched: FetchedAttachment?
+
+    public init(pointer: String, url: String, id: String? = nil, fetched: FetchedAttachment? = nil) {
+        self.pointer = pointer
+        self.url = url
+        self.id = id
+        self.fetched = fetched
+    }
 }
 
 /// What downloading an attachment showed.
@@ -64,7 +71,8 @@ public struct PreflightChange: Sendable, Codable, Equatable {
 public struct PreflightReport: Sendable, Codable, Equatable {
     /// The payload's file (or `-`).
     public var file: String
-    /// The dialect the payload was read as; nil when it is not a JSON object.
+    /// The dialect the payload was read as: the one asked for, else the one its keys show;
+    /// nil when none was asked for and the payload is not a JSON object.
     public var dialect: PushDialect?
     /// The bytes that count against the limit (compact JSON), and the limit.
     public var bytes: Int?
@@ -116,6 +124,7 @@ public enum Preflight {
 
     static func analyze(_ bytes: [UInt8], file: String, options: PreflightOptions) -> Analysis {
         var report = PreflightReport(file: file)
+        report.dialect = options.dialect
         let document: JSONDocument
         do {
             document = try JSONValue.parse(bytes)

@@ -60,8 +60,15 @@ public final class PostgresJobQueue: JobQueue {
         // graceful shutdown of the service that opened the queue, but a worker still reports
         // results and gives leases back after that signal (its drain): so the pool runs in a
         // detached task, which inherits no graceful-shutdown handler, and is cancelled (and
-        // awaited, so every connection is closed) when `body` is done.
-        let pool = Task.detached { await client.run() }
+        // awaited, so every connection is closed) when `body` is done. `body` starts only once
+        // the pool task runs: a lease taken before `run()` waits and logs a warning, which a
+        // starved machine hits when a worker claims right after opening the queue.
+        let (started, starting) = AsyncStream<Never>.makeStream()
+        let pool = Task.detached {
+            starting.finish()
+            await client.run()
+        }
+        for await _ in started {}
         do {
             let result = try await withThrowingTaskGroup(of: Void.self, returning: Result.self) { group in
                 group.addTask { await notifier.run() }

@@ -188,7 +188,9 @@ private final class Handler: ChannelInboundHandler, @unchecked Sendable {
             head.headers.add(name: "Connection", value: "close")
             context.write(wrapOutboundOut(.head(head)), promise: nil)
             context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil)
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { [channel = context.channel] _ in
+                channel.close(promise: nil)
+            }
         case "short-body" where parts.count == 2:
             guard let bytes = fixture(last) else { return respond(context, status: .notFound) }
             var head = HTTPResponseHead(version: .http1_1, status: .ok)
@@ -196,7 +198,7 @@ private final class Handler: ChannelInboundHandler, @unchecked Sendable {
             head.headers.add(name: "Content-Length", value: "\(bytes.count)")
             context.write(wrapOutboundOut(.head(head)), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes.prefix(bytes.count / 2))))))
-                .whenComplete { _ in context.close(promise: nil) }
+                .whenComplete { [channel = context.channel] _ in channel.close(promise: nil) }
         case "chunked" where parts.count == 2:
             guard let bytes = fixture(last) else { return respond(context, status: .notFound) }
             var head = HTTPResponseHead(version: .http1_1, status: .ok)

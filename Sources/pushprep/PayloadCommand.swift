@@ -166,16 +166,33 @@ enum PayloadFiles {
         if path == "-" {
             data = FileHandle.standardInput.readDataToEndOfFile()
         } else {
-            guard let handle = FileHandle(forReadingAtPath: path) else {
-                throw ValidationError("cannot read the \(what) \(path)")
+            let handle: FileHandle
+            do {
+                handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            } catch {
+                throw ValidationError("cannot read the \(what) \(path): \(reason(error))")
             }
             defer { try? handle.close() }
-            data = (try? handle.read(upToCount: maxBytes + 1)) ?? Data()
+            do {
+                data = try handle.read(upToCount: maxBytes + 1) ?? Data()
+            } catch {
+                throw ValidationError("cannot read the \(what) \(path): \(reason(error))")
+            }
         }
         guard data.count <= maxBytes else {
             throw CommandFailure(message: "invalid_payload: the \(what) \(path) is over \(maxBytes) bytes")
         }
         return data
+    }
+
+    /// Why a file could not be read, in the system's words ("No such file or directory").
+    private static func reason(_ error: any Error) -> String {
+        let nsError = error as NSError
+        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain
+        {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        return nsError.localizedDescription
     }
 
     /// A decoding error in one line.

@@ -29,20 +29,30 @@ struct PushPrepCommand: AsyncParsableCommand {
 
     /// The entry point. Like ArgumentParser's own `main()`, except that usage errors exit with
     /// status 2 (the documented contract) instead of ArgumentParser's default 64 (EX_USAGE).
-    /// Help and `--version` still exit 0; other errors keep ArgumentParser's handling.
+    /// Help and `--version` still exit 0; other errors keep ArgumentParser's handling. A usage
+    /// error found while running (a file that cannot be read) prints its message alone: the
+    /// root command's usage would not be the one that applies.
     static func main() async {
+        var command: any ParsableCommand
         do {
-            var command = try parseAsRoot()
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
+            command = try parseAsRoot()
         } catch {
             if exitCode(for: error) == .validationFailure {
                 FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
                 exit(withError: ExitCode(2))
             }
+            exit(withError: error)
+        }
+        do {
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as ValidationError {
+            FileHandle.standardError.write(Data("Error: \(error.message)\n".utf8))
+            exit(withError: ExitCode(2))
+        } catch {
             exit(withError: error)
         }
     }

@@ -73,6 +73,12 @@ final class PreflightCLITests {
             let result = try pushprep(usage)
             #expect(result.status == 2, "\(usage): \(result.stderr)")
         }
+        let missing = try pushprep(["preflight", "clean.json", "missing.json"])
+        #expect(missing.status == 2)
+        #expect(missing.stdout.isEmpty, "nothing is checked when a file cannot be read")
+        #expect(
+            missing.stderr == "Error: cannot read the payload missing.json: No such file or directory\n",
+            "the reason, without the root command's usage")
     }
 
     @Test("--json: reports with findings, totals; standard input as -")

@@ -11,7 +11,10 @@ public struct InspectReport: Sendable, Codable, Equatable {
     public var width: Int?
     public var height: Int?
     public var frames: Int?
+    /// Seconds, for movies and sounds.
     public var duration: Double?
+    /// Movies and sounds: the main video and audio streams, e.g. "video h264 (High) 1920x1080, 30 fps".
+    public var streams: [String]?
     /// EXIF orientation when not 1.
     public var orientation: Int?
     public var hasAlpha: Bool?
@@ -60,12 +63,11 @@ public enum Inspector {
                 throw PushPrepError(
                     .inputTooLarge, "input is \(size) bytes, over the limit of \(settings.maxInputBytes) bytes")
             }
-            guard type.kind == .image else {
-                throw PushPrepError(
-                    .unsupportedType,
-                    "\(type.rawValue) is \(type.kind.rawValue); this version of PushPrep processes images only")
+            if type.kind == .image {
+                try inspectImage(item, type: type, settings: settings, into: &report)
+            } else {
+                try inspectMedia(item, type: type, settings: settings, into: &report)
             }
-            try inspectImage(item, type: type, settings: settings, into: &report)
         } catch {
             report.error = Failure.ErrorInfo(code: error.code.rawValue, message: error.message)
             report.plan.append("fail with \(error.code)")

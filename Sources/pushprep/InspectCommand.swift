@@ -55,10 +55,12 @@ struct InspectCommand: AsyncParsableCommand {
         var facts: [String] = [r.type ?? "unknown type"]
         if let width = r.width, let height = r.height { facts.append("\(width)x\(height)") }
         if let frames = r.frames, frames > 1 { facts.append("\(frames) frames") }
+        if let duration = r.duration { facts.append(String(format: "%.2f s", duration)) }
         if let bytes = r.bytes { facts.append("\(bytes) bytes") }
         if r.hasAlpha == true { facts.append("alpha") }
         if !r.metadata.isEmpty { facts.append("metadata: \(r.metadata.joined(separator: ", "))") }
         lines.append("  " + facts.joined(separator: ", "))
+        for stream in r.streams ?? [] { lines.append("  \(stream)") }
         lines.append("  meets Apple's rules: \(r.meetsAppleRules ? "yes" : "no")")
         for problem in r.problems { lines.append("    - \(problem)") }
         if let error = r.error { lines.append("  error: \(error.code): \(error.message)") }

@@ -206,23 +206,101 @@ struct InspectorTests {
         }
     }
 
+    // MARK: Movies and sounds
+
+    /// Inspects `file`, then processes it, and returns both.
+    private func inspectThenProcess(_ file: URL, in dir: URL) async throws -> (InspectReport, PushPrep.Attachment) {
+        let report = inspect(file)
+        let processor = Processor(
+            settings: ProcessingSettings(), outputDirectory: dir.appendingPathComponent("out").path, logger: .quiet)
+        let manifest = try await processor.run([InputItem(source: file.path, path: file.path)])
+        let attachment = try #require(manifest.attachments.first?.attachment, "process fails: \(manifest.attachments)")
+        return (report, attachment)
+    }
+
     @Test(
+        "a wide, long movie: inspect predicts the trim, the transcode and the size process gives",
         .enabled(if: TestTools.ffmpegCanEncode("libx264") && TestTools.ffmpegCanMux("mp4"), "needs ffmpeg with libx264")
     )
-    func mp4IsVideoAndNotYetSupported() throws {
-        try TestTools.withTemporaryDirectory { dir in
-            let file = dir.appendingPathComponent("clip.mp4")
-            try TestTools.ffmpeg(
-                "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10:duration=0.2", "-pix_fmt", "yuv420p", "-c:v",
-                "libx264",
-                file.path)
-            let report = inspect(file)
-            #expect(report.type == "mp4")
-            #expect(report.kind == .video)
-            #expect(report.meetsAppleRules, "an MP4 named .mp4 is fine for Apple: problems \(report.problems)")
-            #expect(report.error?.code == "unsupported_type")
-            #expect(report.width == nil)
-        }
+    func wideMovieIsTrimmedAndScaled() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let file = dir.appendingPathComponent("clip.mp4")
+        try TestTools.ffmpeg(
+            "-f", "lavfi", "-i", "testsrc=size=1280x720:rate=30:duration=17", "-f", "lavfi", "-i", "sine=duration=17",
+            "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", file.path)
+        let (report, movie) = try await inspectThenProcess(file, in: dir)
+        #expect(report.type == "mp4" && report.kind == .video)
+        #expect(report.meetsAppleRules, "an MP4 named .mp4 is fine for Apple: problems \(report.problems)")
+        #expect(report.error == nil, "\(String(describing: report.error))")
+        #expect(report.width == 1280 && report.height == 720)
+        #expect(abs((report.duration ?? 0) - 17) < 0.1)
+        let streams = try #require(report.streams)
+        #expect(streams.count == 2 && streams[0].hasPrefix("video h264") && streams[1].hasPrefix("audio aac"))
+        #expect(report.plan.first == "keep 15.0 s of 17.0 s", "plan: \(report.plan)")
+        #expect(report.plan.contains("transcode to H.264 (High) and AAC-LC in MP4: 1280 px wide, more than 720"))
+        #expect(movie.operations.first == "transcode")
+        let scale = "scale 1280x720 to \(movie.width ?? 0)x\(movie.height ?? 0)"
+        #expect(
+            report.plan.contains(scale), "process made \(movie.width ?? 0)x\(movie.height ?? 0); plan: \(report.plan)")
+    }
+
+    @Test(
+        "a movie iOS already plays is copied, as process does; one without video is refused, as process does",
+        .enabled(if: TestTools.ffmpegCanEncode("libx264") && TestTools.ffmpegCanMux("mp4"), "needs ffmpeg with libx264")
+    )
+    func playableMovieIsCopied() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let file = dir.appendingPathComponent("small.mov")
+        try TestTools.ffmpeg(
+            "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25:duration=2", "-f", "lavfi", "-i", "sine=duration=2",
+            "-c:v", "libx264", "-preset", "ultrafast", "-profile:v", "main", "-pix_fmt", "yuv420p", "-c:a", "aac",
+            file.path)
+        let (report, movie) = try await inspectThenProcess(file, in: dir)
+        #expect(report.type == "mov" && report.width == 320 && report.height == 240 && report.error == nil)
+        #expect(
+            report.plan.first?.hasPrefix("copy the streams into an MP4 without re-encoding") == true,
+            "plan: \(report.plan)")
+        #expect(!report.plan.contains { $0.hasPrefix("keep 15") || $0.hasPrefix("scale") }, "plan: \(report.plan)")
+        #expect(movie.operations.first == "remux", "process: \(movie.operations)")
+
+        let silent = dir.appendingPathComponent("voice.mp4")
+        try TestTools.ffmpeg("-f", "lavfi", "-i", "sine=duration=1", "-c:a", "aac", silent.path)
+        let audioOnly = inspect(silent)
+        #expect(audioOnly.error?.code == "unsupported_type")
+        #expect(audioOnly.error?.message.contains("audio only") == true, "\(String(describing: audioOnly.error))")
+        #expect(audioOnly.plan == ["fail with unsupported_type"])
+    }
+
+    @Test(
+        "sounds: a long MP3 is cut and copied, FLAC is transcoded to AAC, as process does",
+        .enabled(
+            if: TestTools.ffmpegCanEncode("libmp3lame") && TestTools.ffmpegCanEncode("flac"),
+            "needs ffmpeg with libmp3lame and flac"))
+    func soundsArePlanned() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let mp3 = dir.appendingPathComponent("long.mp3")
+        let flac = dir.appendingPathComponent("short.flac")
+        try TestTools.ffmpeg("-f", "lavfi", "-i", "sine=duration=40", "-ac", "2", "-c:a", "libmp3lame", mp3.path)
+        try TestTools.ffmpeg("-f", "lavfi", "-i", "sine=duration=3", "-c:a", "flac", flac.path)
+
+        let (longReport, longSound) = try await inspectThenProcess(mp3, in: dir)
+        #expect(longReport.type == "mp3" && longReport.kind == .audio && longReport.meetsAppleRules)
+        #expect(longReport.width == nil && abs((longReport.duration ?? 0) - 40) < 0.2)
+        #expect(
+            longReport.streams?.count == 1 && longReport.streams?.first?.hasPrefix("audio mp3 44100 Hz, stereo") == true
+        )
+        #expect(longReport.plan.first == "keep 30.0 s of 40.0 s", "plan: \(longReport.plan)")
+        #expect(longReport.plan.contains { $0.hasPrefix("copy the mp3 frames") })
+        #expect(longSound.operations.first == "remux" && longSound.file.hasSuffix(".mp3"))
+
+        let (shortReport, shortSound) = try await inspectThenProcess(flac, in: dir)
+        #expect(!shortReport.meetsAppleRules)
+        #expect(shortReport.problems.contains { $0.contains("flac is not a type iOS accepts") })
+        #expect(shortReport.plan.first == "transcode flac to AAC-LC mono in .m4a", "plan: \(shortReport.plan)")
+        #expect(shortSound.operations.first == "transcode" && shortSound.file.hasSuffix(".m4a"))
     }
 
     // MARK: The CLI

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Regenerates samples/ from nothing but the vips CLI (libvips 8.14) and
-# coreutils/sed, so the repo never ships third-party images and anyone can
-# rebuild them. Every random source is seeded: on the same libvips build and
-# fonts, reruns produce identical bytes (text rendering depends on the
-# installed DejaVu fonts, so another machine may differ in a few bytes).
+# Regenerates samples/ from nothing but the vips CLI (libvips 8.14), the
+# ffmpeg CLI (its synthetic lavfi sources) and coreutils/sed, so the repo never
+# ships third-party media and anyone can rebuild them. Every random source is
+# seeded: on the same libvips build and fonts, reruns produce identical bytes
+# (text rendering depends on the installed DejaVu fonts, so another machine may
+# differ in a few bytes); the ffmpeg outputs are encoded single-threaded and
+# bit-exact.
 #
-#   scripts/make-samples.sh            # writes samples/*.{jpg,png,gif,webp}
+#   scripts/make-samples.sh            # writes samples/*.{jpg,png,gif,webp,webm,ogg}
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -13,8 +15,8 @@ out="$repo/samples"
 # shellcheck source=scripts/synth-photo.sh
 source "$repo/scripts/synth-photo.sh"
 
-for tool in vips vipsheader; do
-    command -v "$tool" >/dev/null || { echo "error: '$tool' not found (apt-get install libvips-tools)" >&2; exit 1; }
+for tool in vips vipsheader ffmpeg; do
+    command -v "$tool" >/dev/null || { echo "error: '$tool' not found (apt-get install libvips-tools ffmpeg)" >&2; exit 1; }
 done
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/make-samples.XXXXXX")
@@ -164,5 +166,22 @@ synth_photo 2000 1500 2 "$out/photo-webp.webp[Q=75]"
 # 12 MP, the size of a current iPhone photo: the main resize/memory case.
 echo "large-photo.jpg"
 synth_photo 4032 3024 1 "$out/large-photo.jpg[Q=80]"
+
+# 6. clip-vp9.webm -----------------------------------------------------------
+# A 5 s 720p VP9/Opus WebM, as browsers record: iOS plays neither the
+# container nor the codecs, so it is transcoded to H.264/AAC MP4 and scaled.
+echo "clip-vp9.webm"
+ffmpeg -v error -y -nostdin \
+    -f lavfi -i "testsrc=size=1280x720:rate=30:duration=5" \
+    -f lavfi -i "sine=frequency=440:duration=5:sample_rate=48000" \
+    -c:v libvpx-vp9 -b:v 0 -crf 40 -deadline good -cpu-used 4 -threads 1 -pix_fmt yuv420p \
+    -c:a libopus -b:a 48k -fflags +bitexact -flags:v +bitexact -flags:a +bitexact "$out/clip-vp9.webm"
+
+# 7. jingle.ogg --------------------------------------------------------------
+# 8 s of two alternating decaying tones in Ogg Vorbis: transcoded to AAC .m4a.
+echo "jingle.ogg"
+ffmpeg -v error -y -nostdin \
+    -f lavfi -i "aevalsrc=0.2*sin(2*PI*523.25*t)*exp(-2*mod(t\\,0.5))+0.2*sin(2*PI*659.25*t)*exp(-2*mod(t+0.25\\,0.5)):s=44100:d=8" \
+    -ac 2 -c:a libvorbis -q:a 3 -fflags +bitexact -flags:a +bitexact "$out/jingle.ogg"
 
 ls -l "$out"

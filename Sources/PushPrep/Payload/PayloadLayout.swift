@@ -83,6 +83,20 @@ struct PayloadLayout {
         }
     }
 
+    /// Where an attachment's options dictionary is, and whose keys it uses.
+    struct OptionsReference: Hashable {
+        enum Keys {
+            /// `UNNotificationAttachmentOptions…Key`, handed to the phone as they are (PushPrep's
+            /// APNs layout).
+            case apple
+            /// Airship's `crop`, `time` and `hidden`, which its SDK turns into Apple's.
+            case airship
+        }
+
+        var path: JSONPath
+        var keys: Keys
+    }
+
     /// One attachment URL found in the payload.
     struct AttachmentReference {
         /// The attachment's identifier, where the dialect has one.
@@ -90,6 +104,8 @@ struct PayloadLayout {
         var url: String
         var path: JSONPath
         var declaredTypes: [DeclaredType]
+        /// Its options, where the dialect carries them and the payload has them.
+        var options: OptionsReference? = nil
     }
 
     var dialect: PushDialect
@@ -246,11 +262,14 @@ extension PayloadLayout {
             if let type = entry["type"]?.stringValue {
                 declared.append(DeclaredType(value: type, path: entryPath.appending("type"), spelling: .uti))
             }
-            let hintPath = entryPath.appending("options").appending(AttachmentOptionKey.typeHint)
+            let optionsPath = entryPath.appending("options")
+            let hintPath = optionsPath.appending(AttachmentOptionKey.typeHint)
             if let hint = payload[hintPath]?.stringValue {
                 declared.append(DeclaredType(value: hint, path: hintPath, spelling: .uti))
             }
-            readURL(entry["url"], at: entryPath.appending("url"), id: entry["id"]?.stringValue, declaredTypes: declared)
+            readURL(
+                entry["url"], at: entryPath.appending("url"), id: entry["id"]?.stringValue, declaredTypes: declared,
+                options: entry["options"] == nil ? nil : OptionsReference(path: optionsPath, keys: .apple))
         }
     }
 
@@ -277,22 +296,30 @@ extension PayloadLayout {
             invalid(path.appending("url"), "the media_attachment has no url")
             return
         }
-        readURLs(payload, at: path.appending("url"))
+        let options = path.appending("options")
+        readURLs(
+            payload, at: path.appending("url"),
+            options: payload[options] == nil ? nil : OptionsReference(path: options, keys: .airship))
     }
 
     /// A URL string, or an array of them (Airship's device form).
-    private mutating func readURLs(_ payload: JSONValue, at path: JSONPath, declaredTypes: [DeclaredType] = []) {
+    private mutating func readURLs(
+        _ payload: JSONValue, at path: JSONPath, declaredTypes: [DeclaredType] = [], options: OptionsReference? = nil
+    ) {
         guard let value = payload[path] else { return }
         if let urls = value.arrayValue {
             for (index, url) in urls.enumerated() {
-                readURL(url, at: path.appending(index: index), id: nil, declaredTypes: declaredTypes)
+                readURL(url, at: path.appending(index: index), id: nil, declaredTypes: declaredTypes, options: options)
             }
         } else {
-            readURL(value, at: path, id: nil, declaredTypes: declaredTypes)
+            readURL(value, at: path, id: nil, declaredTypes: declaredTypes, options: options)
         }
     }
 
-    private mutating func readURL(_ value: JSONValue?, at path: JSONPath, id: String?, declaredTypes: [DeclaredType]) {
+    private mutating func readURL(
+        _ value: JSONValue?, at path: JSONPath, id: String?, declaredTypes: [DeclaredType],
+        options: OptionsReference? = nil
+    ) {
         guard let value else {
             invalid(path, "the attachment has no url")
             return
@@ -301,7 +328,8 @@ extension PayloadLayout {
             invalid(path, "the attachment URL must be a non-empty string, got \(value.typeName)")
             return
         }
-        attachments.append(AttachmentReference(id: id, url: url, path: path, declaredTypes: declaredTypes))
+        attachments.append(
+            AttachmentReference(id: id, url: url, path: path, declaredTypes: declaredTypes, options: options))
     }
 
     mutating func invalid(_ path: JSONPath, _ message: String) {

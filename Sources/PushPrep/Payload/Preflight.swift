@@ -206,6 +206,7 @@ struct PayloadChecker {
         for attachment in layout.attachments {
             checkURL(attachment)
         }
+        checkOptions()
         findings = Preflight.sorted(findings)
     }
 

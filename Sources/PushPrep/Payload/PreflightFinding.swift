@@ -48,6 +48,8 @@ public enum PreflightCode: String, Sendable, Codable, CaseIterable {
     case providerExtension = "provider_extension"
     case typeMismatch = "type_mismatch"
     case unknownTypeHint = "unknown_type_hint"
+    case invalidAttachmentOption = "invalid_attachment_option"
+    case unknownAttachmentOption = "unknown_attachment_option"
     // Each attachment, from its bytes (`--fetch`).
     case fetchFailed = "fetch_failed"
     case contentNotAccepted = "content_not_accepted"
@@ -90,6 +92,9 @@ public enum PreflightCode: String, Sendable, Codable, CaseIterable {
         case .providerExtension: "An extension iOS accepts but the provider's SDK does not download."
         case .typeMismatch: "The declared type (type hint, asset type) disagrees with the URL's extension."
         case .unknownTypeHint: "A type hint that is not a type iOS accepts."
+        case .invalidAttachmentOption:
+            "An attachment option of the wrong type or out of range (thumbnail time, hidden, clipping rectangle)."
+        case .unknownAttachmentOption: "An attachment option iOS (or Airship) does not define; it is ignored."
         case .fetchFailed: "The attachment could not be downloaded."
         case .contentNotAccepted: "The bytes are of a type iOS does not accept, or of none."
         case .contentTooLarge: "Larger than Apple's limit for its kind (10/50/5 MB)."

@@ -182,6 +182,23 @@ struct PayloadFixer {
         }
     }
 
+    /// Removes attachment options whose value the phone cannot use: without them the phone
+    /// shows its default thumbnail instead of failing or clipping wrongly.
+    private mutating func removeInvalidOptions() {
+        let dictionaries = layout.attachments.compactMap(\.options?.path)
+        for finding in findings where finding.code == .invalidAttachmentOption {
+            guard let path = JSONPath(pointer: finding.pointer),
+                let dictionary = dictionaries.first(where: { path.components.starts(with: $0.components) })
+            else { continue }
+            // The option itself: a finding inside a clipping rectangle removes the whole rectangle,
+            // and options that are not a dictionary go whole.
+            let option = JSONPath(Array(path.components.prefix(dictionary.components.count + 1)))
+            guard payload[option] != nil else { continue }
+            payload[option] = nil
+            change(option, "invalid attachment option removed (the phone then uses its default)")
+        }
+    }
+
     // MARK: - Flags
 
     /// Sets the service extension's flag when there are attachments, and clamps the relevance score.
@@ -204,6 +221,7 @@ struct PayloadFixer {
             change(layout.interruptionLevel, "invalid interruption level removed (iOS then uses active)")
         }
         moveCustomKeysOutOfAPS()
+        removeInvalidOptions()
         for finding in findings where [.missingAlert, .silentPush].contains(finding.code) {
             changes.append(
                 PreflightChange(

@@ -302,6 +302,38 @@ final class PreflightFetchTests {
         }
     }
 
+    @Test("--fix removes invalid attachment options and keeps the valid ones and unknown ones")
+    func fixOptions() async throws {
+        try await withServer { server in
+            let source = server.url("/files/photo.jpg")
+            let options = "/attachments/0/options/UNNotificationAttachmentOptions"
+            let bytes = Array(
+                #"{"aps":{"alert":"B","mutable-content":1},"attachments":[{"id":"a","url":"\#(source)","options":{"UNNotificationAttachmentOptionsTypeHintKey":"public.jpeg","UNNotificationAttachmentOptionsThumbnailTimeKey":-2,"UNNotificationAttachmentOptionsThumbnailClippingRectKey":{"X":0.5,"Y":0,"Width":0.75,"Height":2},"UNNotificationAttachmentOptionsThumbnailHiddenKey":false,"AppKey":1}}]}"#
+                    .utf8)
+            let (report, written, out) = try await fix(bytes, baseURL: "https://cdn.example.com/push")
+            #expect(
+                report.findings.filter { $0.code == .invalidAttachmentOption }.map(\.pointer).sorted() == [
+                    options + "ThumbnailClippingRectKey/Height", options + "ThumbnailTimeKey",
+                ])
+            // The http:// URL is re-hosted too; the options are edited in place.
+            #expect(
+                Set(report.changes?.map(\.pointer) ?? []) == [
+                    "/attachments/0/url", options + "ThumbnailClippingRectKey", options + "ThumbnailTimeKey",
+                ])
+            #expect(written[path(options + "ThumbnailClippingRectKey")] == nil)
+            #expect(written[path(options + "ThumbnailTimeKey")] == nil)
+            #expect(written[path(options + "TypeHintKey")]?.stringValue == "public.jpeg")
+            #expect(written[path(options + "ThumbnailHiddenKey")] == .bool(false))
+            let url = try #require(written[path("/attachments/0/url")]?.stringValue)
+            #expect(url.hasPrefix("https://cdn.example.com/push/img-") && url.hasSuffix(".jpg"))
+            let name = String(url.split(separator: "/").last ?? "")
+            #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent(name).path))
+            #expect(
+                (report.remaining ?? []).map { "\($0.severity.rawValue) \($0.code.rawValue) \($0.pointer)" }
+                    == ["warning unknown_attachment_option /attachments/0/options/AppKey"])
+        }
+    }
+
     @Test("--fix on a Braze payload updates asset_url and asset_file_type")
     func fixBraze() async throws {
         try await withServer { server in

@@ -8,6 +8,17 @@ public enum AppleLimits {
     /// Largest audio attachment, in bytes.
     public static let audioBytes = 5_000_000
 
+    /// The service extension's memory budget, in bytes: above about 24 MB it is killed.
+    public static let extensionMemoryBytes = 24_000_000
+    /// The service extension's memory budget on older iOS, in bytes.
+    public static let olderExtensionMemoryBytes = 12_000_000
+
+    /// The bytes an animated image takes decoded, as image code in an extension holds it: every
+    /// frame, four bytes a pixel.
+    public static func decodedBytes(width: Int, height: Int, frames: Int) -> Int {
+        width * height * 4 * frames
+    }
+
     /// The byte limit for a kind of attachment.
     public static func maxBytes(for kind: MediaKind) -> Int {
         switch kind {

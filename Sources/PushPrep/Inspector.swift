@@ -110,12 +110,18 @@ public enum Inspector {
         if !report.metadata.isEmpty {
             report.plan.append("strip metadata (\(report.metadata.joined(separator: ", ")))")
         }
-        let target =
-            header.isAnimated
-            ? "gif (or its first frame as a still if it cannot fit)"
-            : header.hasAlpha
+        if header.isAnimated {
+            let otherwise =
+                settings.gifAsVideo == .never ? "fewer frames, or its first frame as a still" : "an mp4 movie"
+            report.plan.append(
+                "encode as gif, at most \(settings.imageMaxBytes) bytes and \(settings.gifMaxMemory) bytes of decoded"
+                    + " frames (smaller if need be; else \(otherwise))")
+        } else {
+            let target =
+                header.hasAlpha
                 ? "png if the alpha channel is really used, else jpeg" : "jpeg quality \(settings.quality)"
-        report.plan.append("encode as \(target), at most \(settings.imageMaxBytes) bytes")
+            report.plan.append("encode as \(target), at most \(settings.imageMaxBytes) bytes")
+        }
     }
 }
 

@@ -33,6 +33,11 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
     public var timeout: Double = 120
     /// Whether animated images that cannot fit as an image become a silent MP4.
     public var gifAsVideo: GIFAsVideo = .auto
+    /// The largest decoded size of an animated GIF output (width × height × 4 × frames): the
+    /// service extension holds every frame decoded, and is killed above about 24 MB (12 MB on
+    /// older iOS). Larger animations are shrunk, sent as a movie (`--gif-as-video auto`), thinned
+    /// or sent as a still, exactly as for the byte limit.
+    public var gifMaxMemory: Int = AppleLimits.olderExtensionMemoryBytes
 
     /// When an animated GIF or WebP becomes a movie attachment.
     public enum GIFAsVideo: String, Sendable, Codable, CaseIterable {
@@ -49,6 +54,36 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
 
     /// The defaults.
     public init() {}
+
+    private enum CodingKeys: String, CodingKey {
+        case width, quality, imageMaxBytes, maxPixels, maxInputBytes, jobs, baseURL, videoStart, videoSeconds
+        case videoWidth, videoMaxBytes, audioSeconds, audioMaxBytes, timeout, gifAsVideo, gifMaxMemory
+    }
+
+    /// Reads settings written by this or an earlier version: a key an earlier version did not
+    /// write (a job queued before an upgrade) keeps its default.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        func read<T: Decodable>(_ key: CodingKeys, _ value: inout T) throws {
+            if let decoded = try c.decodeIfPresent(T.self, forKey: key) { value = decoded }
+        }
+        try read(.width, &width)
+        try read(.quality, &quality)
+        try read(.imageMaxBytes, &imageMaxBytes)
+        try read(.maxPixels, &maxPixels)
+        try read(.maxInputBytes, &maxInputBytes)
+        try read(.jobs, &jobs)
+        baseURL = try c.decodeIfPresent(String.self, forKey: .baseURL)
+        try read(.videoStart, &videoStart)
+        try read(.videoSeconds, &videoSeconds)
+        try read(.videoWidth, &videoWidth)
+        try read(.videoMaxBytes, &videoMaxBytes)
+        try read(.audioSeconds, &audioSeconds)
+        try read(.audioMaxBytes, &audioMaxBytes)
+        try read(.timeout, &timeout)
+        try read(.gifAsVideo, &gifAsVideo)
+        try read(.gifMaxMemory, &gifMaxMemory)
+    }
 
     /// Writes `baseURL` as an explicit null when unset, as the manifest format requires.
     public func encode(to encoder: any Encoder) throws {
@@ -68,6 +103,7 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
         try c.encode(audioMaxBytes, forKey: .audioMaxBytes)
         try c.encode(timeout, forKey: .timeout)
         try c.encode(gifAsVideo, forKey: .gifAsVideo)
+        try c.encode(gifMaxMemory, forKey: .gifMaxMemory)
     }
 
     /// Checks ranges; the CLI reports a failure as a usage error.
@@ -95,6 +131,10 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
             (50_000...AppleLimits.audioBytes).contains(audioMaxBytes),
             "--audio-max-bytes must be between 50000 and \(AppleLimits.audioBytes) (Apple's limit), got \(audioMaxBytes)"
         )
+        try require(
+            (1_000_000...AppleLimits.extensionMemoryBytes).contains(gifMaxMemory),
+            "--gif-max-memory must be between 1000000 and \(AppleLimits.extensionMemoryBytes) (the service extension's"
+                + " budget), got \(gifMaxMemory)")
         try require(timeout > 0 && timeout <= 86_400, "--timeout must be in (0, 86400] seconds, got \(timeout)")
         try require(maxPixels >= 1, "--max-pixels must be positive, got \(maxPixels)")
         try require(maxInputBytes >= 1, "--max-input-bytes must be positive, got \(maxInputBytes)")
@@ -111,7 +151,8 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
     /// `baseURL` are left out: they change neither the pixels nor the encoding.
     var imageFingerprint: String {
         "pipeline=\(Self.pipelineVersion);kind=image;width=\(width);quality=\(quality);"
-            + "imageMaxBytes=\(imageMaxBytes);maxPixels=\(maxPixels);maxInputBytes=\(maxInputBytes)"
+            + "imageMaxBytes=\(imageMaxBytes);maxPixels=\(maxPixels);maxInputBytes=\(maxInputBytes);"
+            + "gifMaxMemory=\(gifMaxMemory)"
     }
 
     /// The settings that decide a video's output bytes (its audio track included).
@@ -133,5 +174,6 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
 
     /// Bumped whenever the processing changes in a way that changes outputs, so that ids of
     /// old outputs are not reused for new ones.
-    static let pipelineVersion = 1
+    /// 2: animated GIF outputs fit ``gifMaxMemory``.
+    static let pipelineVersion = 2
 }

@@ -45,6 +45,12 @@ struct ImageOptions: ParsableArguments {
         help: "When an animated GIF/WebP becomes an MP4: auto (when it cannot fit as an image), always, never.")
     var gifAsVideo: ProcessingSettings.GIFAsVideo = .auto
 
+    @Option(
+        name: .customLong("gif-max-memory"),
+        help: "Largest decoded size of an animated GIF output in bytes, width x height x 4 x frames (at most 24000000)."
+    )
+    var gifMaxMemory: Int = ProcessingSettings().gifMaxMemory
+
     var settings: ProcessingSettings {
         var settings = ProcessingSettings()
         settings.videoStart = videoStart
@@ -55,6 +61,7 @@ struct ImageOptions: ParsableArguments {
         settings.audioMaxBytes = audioMaxBytes
         settings.timeout = timeout
         settings.gifAsVideo = gifAsVideo
+        settings.gifMaxMemory = gifMaxMemory
         settings.width = width
         settings.quality = quality
         settings.imageMaxBytes = imageMaxBytes

@@ -114,17 +114,48 @@ final class ProcessorTests {
 
     @Test("an animated GIF stays animated: every frame resized, delays and loop kept")
     func animatedGIF() async throws {
-        let source = try makeAnimatedGIF(width: 1600, height: 900, frames: 6)
+        // 1290x726, 3 frames: 11.2 MB decoded, inside the 12 MB memory budget.
+        let source = try makeAnimatedGIF(width: 1600, height: 900, frames: 3)
         let (manifest, out) = try await run([source])
         let attachment = try #require(manifest.attachments.first?.attachment)
         #expect(attachment.uti == "com.compuserve.gif")
-        #expect(attachment.frames == 6)
+        #expect(attachment.frames == 3)
         #expect(attachment.width == 1290)
         let probe = try ImageProbe.probe(out.appendingPathComponent(attachment.file), allPages: true)
-        #expect(probe.pages == 6)
+        #expect(probe.pages == 3)
         #expect(probe.pageHeight == attachment.height)
         #expect(probe.fields["delay"]?.contains("80") == true, "delays: \(probe.fields["delay"] ?? "none")")
         #expect(probe.fields["loop"] == "0")
+    }
+
+    @Test("an animated GIF whose frames would not fit the extension's memory is shrunk until they do")
+    func animationOverMemory() async throws {
+        // 1290x726, 12 frames would be 45 MB decoded.
+        let source = try makeAnimatedGIF(width: 1600, height: 900, frames: 12)
+        let (manifest, out) = try await run([source])
+        let attachment = try #require(manifest.attachments.first?.attachment)
+        #expect(attachment.uti == "com.compuserve.gif")
+        #expect(attachment.frames == 12, "every frame kept")
+        let decoded = try #require(attachment.width.flatMap { w in attachment.height.map { w * $0 * 4 * 12 } })
+        #expect(decoded <= 12_000_000 && decoded > 10_000_000, "shrunk to fit, not far below: \(decoded)")
+        #expect(attachment.operations.contains { $0.contains("to fit 12000000 bytes of decoded frames") })
+        let probe = try ImageProbe.probe(out.appendingPathComponent(attachment.file), allPages: true)
+        #expect(probe.pages == 12 && probe.width == attachment.width && probe.pageHeight == attachment.height)
+
+        // 4 MB: shrinking alone would go below a third of the width. By default the animation
+        // becomes a movie; with --gif-as-video never it keeps every other frame instead.
+        let (asMovie, _) = try await run([source]) { $0.gifMaxMemory = 4_000_000 }
+        let movie = try #require(asMovie.attachments.first?.attachment)
+        #expect(movie.uti == "public.mpeg-4" && movie.file.hasSuffix(".mp4"))
+        let (thinned, _) = try await run([source]) {
+            $0.gifMaxMemory = 4_000_000
+            $0.gifAsVideo = .never
+        }
+        let fewer = try #require(thinned.attachments.first?.attachment)
+        #expect(fewer.uti == "com.compuserve.gif" && fewer.frames == 6)
+        let fewerDecoded = (fewer.width ?? .max) * (fewer.height ?? .max) * 4 * 6
+        #expect(fewerDecoded <= 4_000_000, "\(fewerDecoded)")
+        #expect(fewer.operations.contains { $0.contains("kept every 2nd frame (6 of 12)") })
     }
 
     @Test("with --gif-as-video never, an animation over budget is reduced, then sent as its first frame")

@@ -59,60 +59,75 @@ enum ImagePipeline {
         var warnings: [String] = []
 
         while true {
-            let decoded = try ImageDecodeStep.run(input, header: header, width: width, maxPixels: settings.maxPixels)
-            try control?.check()
-            var image = decoded.image
-            var operations = [
-                "decoded \(input.type.rawValue) \(header.uprightWidth)x\(header.uprightHeight)\(frameNote)"
-            ]
-            operations += decoded.operations
-            if header.isAnimated && asStill {
-                image = try AnimationStep.firstFrame(image)
-                operations.append("kept the first frame as a still image")
-            } else if keepEvery > 1 {
-                image = try AnimationStep.dropFrames(image, keepEvery: keepEvery)
-                operations.append(
-                    "kept every \(ordinal(keepEvery)) frame (\(AnimationStep.frameCount(image)) of \(header.frames))")
-            }
-            let alpha = try AlphaStep.run(image)
-            operations += alpha.operations
-            let format: ImageOutputFormat = !asStill ? .gif : (alpha.hasTransparency ? .png : .jpeg)
-
+            // The goal this size missed: an animation's memory budget (worked out from the header,
+            // so an animation too large is never decoded at this size), else the byte limit.
+            let missed: (goal: String, factor: Double)
             var lastSize = 0
-            for attempt in ImageEncodeStep.ladder(for: format, quality: settings.quality) {
+            var lastFormat = ImageOutputFormat.jpeg
+            let animationBytes = asStill ? 0 : decodedAnimationBytes(header, width: width, keepEvery: keepEvery)
+            if animationBytes > settings.gifMaxMemory {
+                // Decoded size grows exactly with the pixel count.
+                missed = (
+                    "\(settings.gifMaxMemory) bytes of decoded frames",
+                    shrinkFactor(goal: settings.gifMaxMemory, reached: animationBytes, margin: 0.97)
+                )
+            } else {
+                let decoded = try ImageDecodeStep.run(
+                    input, header: header, width: width, maxPixels: settings.maxPixels)
                 try control?.check()
-                let bytes = try ImageEncodeStep.encode(alpha.image, attempt)
-                lastSize = bytes.count
-                guard bytes.count <= limit else { continue }
-                operations += reductions
-                operations.append(describe(attempt))
-                operations.append("stripped metadata")
-                let frames = format == .gif ? AnimationStep.frameCount(alpha.image) : 1
-                return .image(
-                    ProcessedImage(
-                        bytes: bytes,
-                        format: format,
-                        width: alpha.image.width,
-                        height: alpha.image.height / frames,
-                        frames: frames,
-                        header: header,
-                        operations: operations,
-                        warnings: warnings
-                    ))
+                var image = decoded.image
+                var operations = [
+                    "decoded \(input.type.rawValue) \(header.uprightWidth)x\(header.uprightHeight)\(frameNote)"
+                ]
+                operations += decoded.operations
+                if header.isAnimated && asStill {
+                    image = try AnimationStep.firstFrame(image)
+                    operations.append("kept the first frame as a still image")
+                } else if keepEvery > 1 {
+                    image = try AnimationStep.dropFrames(image, keepEvery: keepEvery)
+                    operations.append(
+                        "kept every \(ordinal(keepEvery)) frame (\(AnimationStep.frameCount(image)) of \(header.frames))"
+                    )
+                }
+                let alpha = try AlphaStep.run(image)
+                operations += alpha.operations
+                let format: ImageOutputFormat = !asStill ? .gif : (alpha.hasTransparency ? .png : .jpeg)
+                lastFormat = format
+                for attempt in ImageEncodeStep.ladder(for: format, quality: settings.quality) {
+                    try control?.check()
+                    let bytes = try ImageEncodeStep.encode(alpha.image, attempt)
+                    lastSize = bytes.count
+                    guard bytes.count <= limit else { continue }
+                    operations += reductions
+                    operations.append(describe(attempt))
+                    operations.append("stripped metadata")
+                    let frames = format == .gif ? AnimationStep.frameCount(alpha.image) : 1
+                    return .image(
+                        ProcessedImage(
+                            bytes: bytes,
+                            format: format,
+                            width: alpha.image.width,
+                            height: alpha.image.height / frames,
+                            frames: frames,
+                            header: header,
+                            operations: operations,
+                            warnings: warnings
+                        ))
+                }
+                // Bytes grow roughly with the pixel count.
+                missed = ("\(limit) bytes", shrinkFactor(goal: limit, reached: lastSize, margin: 0.9))
             }
 
-            // Nothing fitted at this size: shrink by about the square root of the overshoot
-            // (bytes grow roughly with the pixel count), and for animations then drop frames,
-            // then fall back to a still.
-            let factor = min(0.9, max(0.3, (Double(limit) / Double(max(lastSize, 1))).squareRoot() * 0.9))
-            let smaller = Int(Double(width) * factor)
+            // Nothing fitted at this size: shrink, and for animations then drop frames, then fall
+            // back to a still.
+            let smaller = Int(Double(width) * missed.factor)
             if !asStill {
                 if smaller >= max(160, startWidth / 3) {
                     width = smaller
-                    reductions.append("reduced width to \(width) to fit \(limit) bytes")
+                    reductions.append("reduced width to \(width) to fit \(missed.goal)")
                 } else if settings.gifAsVideo == .auto {
                     return .animationNeedsVideo(
-                        header, reason: "the animation does not fit in \(limit) bytes as a GIF at \(width) px wide")
+                        header, reason: "the animation does not fit in \(missed.goal) as a GIF at \(width) px wide")
                 } else if keepEvery < 4 && header.frames / (keepEvery * 2) >= 2 {
                     keepEvery *= 2
                 } else {
@@ -121,19 +136,34 @@ enum ImagePipeline {
                     width = startWidth
                     reductions = []
                     warnings.append(
-                        "the animation does not fit in \(limit) bytes even reduced; sent its first frame as a still image"
+                        "the animation does not fit in \(missed.goal) even reduced; sent its first frame as a still image"
                     )
                 }
             } else if smaller >= minimumWidth {
                 width = smaller
-                reductions.append("reduced width to \(width) to fit \(limit) bytes")
+                reductions.append("reduced width to \(width) to fit \(missed.goal)")
             } else {
                 throw PushPrepError(
                     .cannotFit,
-                    "no \(format.rawValue) of this image fits in \(limit) bytes (smallest tried: \(lastSize) bytes at \(width) px wide)"
+                    "no \(lastFormat.rawValue) of this image fits in \(limit) bytes (smallest tried: \(lastSize) bytes at \(width) px wide)"
                 )
             }
         }
+    }
+
+    /// An animation's decoded size at `width` keeping every `keepEvery`-th frame, from its header.
+    /// The height is rounded up, so the real frames are never larger than this says.
+    private static func decodedAnimationBytes(_ header: ImageHeader, width: Int, keepEvery: Int) -> Int {
+        let height = (header.uprightHeight * width + header.uprightWidth - 1) / max(1, header.uprightWidth)
+        let frames = (header.frames + keepEvery - 1) / keepEvery
+        return AppleLimits.decodedBytes(width: width, height: height, frames: frames)
+    }
+
+    /// How much to scale the width by when a size reached `reached` against `goal`, for a measure
+    /// that grows with the pixel count: the square root of the overshoot with a margin, between
+    /// 0.3 and 0.9 so that every round makes progress without overshooting.
+    private static func shrinkFactor(goal: Int, reached: Int, margin: Double) -> Double {
+        min(0.9, max(0.3, (Double(goal) / Double(max(reached, 1))).squareRoot() * margin))
     }
 
     private static func describe(_ attempt: ImageEncodeStep.Attempt) -> String {

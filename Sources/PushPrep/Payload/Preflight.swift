@@ -14,9 +14,9 @@ public struct PreflightOptions: Sendable, Equatable {
     /// 1600 is Lighthouse's "slow 4G" / fast 3G.
     public var slowLinkKbps: Double = 1600
     /// Decoded GIF frames above this many bytes are a warning (older iOS: 12 MB budget).
-    public var gifMemoryWarningBytes = 12_000_000
+    public var gifMemoryWarningBytes = AppleLimits.olderExtensionMemoryBytes
     /// Decoded GIF frames above this many bytes are an error (the ~24 MB budget).
-    public var gifMemoryErrorBytes = 24_000_000
+    public var gifMemoryErrorBytes = AppleLimits.extensionMemoryBytes
 
     /// The defaults.
     public init() {}

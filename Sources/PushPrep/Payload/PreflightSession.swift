@@ -203,8 +203,8 @@ struct BytesCheck {
         }
     }
 
-    /// An animated GIF is decoded whole by most image code in an extension: every frame, four
-    /// bytes a pixel.
+    /// An animated GIF is decoded whole by most image code in an extension (see
+    /// ``AppleLimits/decodedBytes(width:height:frames:)``).
     private func checkGIF(
         _ path: String, info: inout FetchedAttachment,
         add: (PreflightSeverity, PreflightCode, String, JSONPath?) -> Void
@@ -217,7 +217,7 @@ struct BytesCheck {
         info.height = header.uprightHeight
         info.frames = frames
         guard frames > 1 else { return }
-        let decoded = header.uprightWidth * header.uprightHeight * 4 * frames
+        let decoded = AppleLimits.decodedBytes(width: header.uprightWidth, height: header.uprightHeight, frames: frames)
         let message =
             "the \(frames)-frame \(header.uprightWidth)x\(header.uprightHeight) GIF decodes to \(decoded / 1_000_000) MB;"
             + " the service extension is killed above about 24 MB (12 MB on older iOS)"

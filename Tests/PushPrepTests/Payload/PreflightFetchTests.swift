@@ -280,6 +280,23 @@ final class PreflightFetchTests {
         }
     }
 
+    @Test("--fix: a GIF too heavy for the extension's memory is shrunk until its frames fit, and re-checked clean")
+    func fixHeavyGIF() async throws {
+        try await withServer { server in
+            let source = server.url("/files/heavy.gif")
+            let (report, written, out) = try await fix(
+                payload(source, type: "com.compuserve.gif"), baseURL: "https://cdn.example.com/push")
+            #expect(report.findings.contains { $0.code == .gifMemory && $0.severity == .error })
+            let url = try #require(written[path("/attachments/0/url")]?.stringValue)
+            #expect(url.hasSuffix(".gif"), "still an animation: \(url)")
+            let probe = try ImageProbe.probe(
+                out.appendingPathComponent(String(url.split(separator: "/").last ?? "")), allPages: true)
+            #expect(probe.pages == 20, "every frame kept")
+            #expect(probe.width * probe.pageHeight * 4 * probe.pages <= 12_000_000, "\(probe.fields)")
+            #expect(report.remaining == [], "\(report.remaining ?? [])")
+        }
+    }
+
     @Test("--fix without a base URL processes the file but cannot point the payload at it")
     func fixWithoutBaseURL() async throws {
         try await withServer { server in

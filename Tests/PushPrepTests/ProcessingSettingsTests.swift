@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+
+@testable import PushPrep
+
+/// The settings as jobs and manifests carry them: encoding, decoding what earlier versions
+/// wrote, validation, and which settings change the attachment ids.
+@Suite struct ProcessingSettingsTests {
+    @Test("settings survive a JSON round trip")
+    func roundTrip() throws {
+        var settings = ProcessingSettings()
+        settings.width = 1179
+        settings.gifAsVideo = .never
+        settings.gifMaxMemory = 5_000_000
+        settings.baseURL = "https://cdn.example.com/push"
+        let decoded = try JSONDecoder().decode(ProcessingSettings.self, from: try JSONEncoder().encode(settings))
+        #expect(decoded == settings)
+    }
+
+    @Test("a job queued by an earlier version, without the newer keys, keeps their defaults")
+    func earlierPayload() throws {
+        let earlier =
+            #"{"width":1179,"quality":80,"imageMaxBytes":9000000,"maxPixels":1000,"maxInputBytes":5000,"jobs":3,"baseURL":null,"gifAsVideo":"never"}"#
+        let decoded = try JSONDecoder().decode(ProcessingSettings.self, from: Data(earlier.utf8))
+        #expect(decoded.width == 1179 && decoded.quality == 80 && decoded.jobs == 3 && decoded.baseURL == nil)
+        #expect(decoded.gifAsVideo == .never)
+        #expect(decoded.gifMaxMemory == ProcessingSettings().gifMaxMemory)
+        #expect(decoded.videoWidth == ProcessingSettings().videoWidth)
+    }
+
+    @Test("a key of the wrong type is still an error")
+    func wrongType() {
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(ProcessingSettings.self, from: Data(#"{"gifMaxMemory":"big"}"#.utf8))
+        }
+    }
+
+    @Test("the GIF memory budget is at most the extension's 24 MB", arguments: [999_999, 24_000_001])
+    func gifMemoryRange(_ bytes: Int) {
+        var settings = ProcessingSettings()
+        settings.gifMaxMemory = bytes
+        #expect(throws: PushPrepError.self) { try settings.validate() }
+        settings.gifMaxMemory = AppleLimits.extensionMemoryBytes
+        #expect(throws: Never.self) { try settings.validate() }
+    }
+
+    @Test("the GIF memory budget changes image ids; the base URL and jobs do not")
+    func fingerprints() {
+        let base = ProcessingSettings()
+        var budget = base
+        budget.gifMaxMemory = 6_000_000
+        #expect(budget.imageFingerprint != base.imageFingerprint)
+        var hosting = base
+        hosting.baseURL = "https://cdn.example.com/push"
+        hosting.jobs = base.jobs + 1
+        #expect(hosting.imageFingerprint == base.imageFingerprint)
+    }
+}

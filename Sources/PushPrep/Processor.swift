@@ -92,8 +92,8 @@ public struct Processor: Sendable {
 }
 
 /// Joins a base URL and a file name with exactly one slash.
-enum URLJoin {
-    static func join(_ base: String, _ name: String) -> String {
+package enum URLJoin {
+    package static func join(_ base: String, _ name: String) -> String {
         base.hasSuffix("/") ? base + name : base + "/" + name
     }
 }

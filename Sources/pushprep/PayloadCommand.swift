@@ -78,7 +78,7 @@ struct PayloadCommand: ParsableCommand {
             throw ValidationError("give --title or --body: the service extension runs only for pushes with an alert")
         }
         if let baseURL, !(baseURL.hasPrefix("https://") || baseURL.hasPrefix("http://")) {
-            throw ValidationError("--base-url must start with https://, got \(baseURL)")
+            throw ValidationError("--base-url must start with https:// (or http://), got \(baseURL)")
         }
     }
 
@@ -131,8 +131,7 @@ struct PayloadCommand: ParsableCommand {
         }
         if let baseURL {
             for index in chosen.indices {
-                chosen[index].url =
-                    baseURL.hasSuffix("/") ? baseURL + chosen[index].file : baseURL + "/" + chosen[index].file
+                chosen[index].url = URLJoin.join(baseURL, chosen[index].file)
             }
         }
         return chosen
@@ -162,22 +161,23 @@ enum PayloadFiles {
 
     /// The contents of `path`, or standard input for `-`.
     static func read(_ path: String, what: String) throws -> Data {
-        let data: Data
+        let handle: FileHandle
         if path == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
+            handle = FileHandle.standardInput
         } else {
-            let handle: FileHandle
             do {
                 handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
             } catch {
                 throw ValidationError("cannot read the \(what) \(path): \(reason(error))")
             }
-            defer { try? handle.close() }
-            do {
-                data = try handle.read(upToCount: maxBytes + 1) ?? Data()
-            } catch {
-                throw ValidationError("cannot read the \(what) \(path): \(reason(error))")
-            }
+        }
+        defer { if path != "-" { try? handle.close() } }
+        // Read at most one byte past the cap, so an endless stream or a huge file cannot fill memory.
+        let data: Data
+        do {
+            data = try handle.read(upToCount: maxBytes + 1) ?? Data()
+        } catch {
+            throw ValidationError("cannot read the \(what) \(path): \(reason(error))")
         }
         guard data.count <= maxBytes else {
             throw CommandFailure(message: "invalid_payload: the \(what) \(path) is over \(maxBytes) bytes")

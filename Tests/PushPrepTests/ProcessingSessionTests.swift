@@ -32,8 +32,8 @@ final class ProcessingSessionTests {
         guard let enumerator = FileManager.default.enumerator(atPath: out) else { return [] }
         return enumerator.compactMap { $0 as? String }.filter { name in
             var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: "\(out)/\(name)", isDirectory: &isDirectory)
-            return !isDirectory.boolValue
+            return FileManager.default.fileExists(atPath: "\(out)/\(name)", isDirectory: &isDirectory)
+                && !isDirectory.boolValue
         }
     }
 

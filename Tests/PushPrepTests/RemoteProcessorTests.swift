@@ -27,19 +27,13 @@ final class RemoteProcessorTests {
     }
 
     private func withServer(_ body: (TestHTTPServer) async throws -> Void) async throws {
-        let server = try await TestHTTPServer.start(files: [
+        let files = [
             "photo.jpg": try jpeg("photo.jpg", width: 320, height: 240),
             "other.jpg": try jpeg("other.jpg", width: 200, height: 100),
-        ])
-        // The same JPEG under a .png name, for the extension check.
-        server.addFile("photo.png", bytes: try jpeg("photo.jpg", width: 320, height: 240))
-        do {
-            try await body(server)
-        } catch {
-            await server.shutdown()
-            throw error
-        }
-        await server.shutdown()
+            // Another JPEG under a .png name, for the extension check.
+            "photo.png": try jpeg("photo-as-png.jpg", width: 320, height: 240),
+        ]
+        try await TestHTTPServer.with(files: files, body)
     }
 
     private func run(

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import PushPrep
 
 /// How a worker claims and runs jobs.

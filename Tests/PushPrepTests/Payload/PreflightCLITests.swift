@@ -81,6 +81,19 @@ final class PreflightCLITests {
             "the reason, without the root command's usage")
     }
 
+    @Test("standard input is read up to the cap: an endless stream fails at once instead of filling memory")
+    func endlessStandardInput() throws {
+        let binary = try #require(TestTools.pushprepBinary(), "the pushprep executable was not built")
+        for command in [["preflight", "-"], ["payload", "-", "--body", "B"]] {
+            let result = try TestTools.run(
+                binary.path, command, stdinFile: URL(fileURLWithPath: "/dev/zero"), currentDirectory: directory,
+                timeout: .seconds(60))
+            let stderr = String(decoding: result.stderr, as: UTF8.self)
+            #expect(result.status == 1, "\(command): \(stderr)")
+            #expect(stderr.contains("invalid_payload") && stderr.contains("is over 16777216 bytes"), "\(stderr)")
+        }
+    }
+
     @Test("--json: reports with findings, totals; standard input as -")
     func jsonOutput() throws {
         let result = try pushprep(["preflight", "-", "--json"], stdin: broken)
@@ -103,14 +116,10 @@ final class PreflightCLITests {
     func fetchAndFix() async throws {
         let webp = directory.appendingPathComponent("banner.webp")
         try TestTools.vips("gaussnoise", webp.path, "64", "48")
-        let server = try await TestHTTPServer.start(files: ["banner.webp": Array(try Data(contentsOf: webp))])
-        do {
-            try fetchAndFix(url: server.url("/files/banner.webp"), webpBytes: try Data(contentsOf: webp).count)
-        } catch {
-            await server.shutdown()
-            throw error
+        let bytes = Array(try Data(contentsOf: webp))
+        try await TestHTTPServer.with(files: ["banner.webp": bytes]) { server in
+            try fetchAndFix(url: server.url("/files/banner.webp"), webpBytes: bytes.count)
         }
-        await server.shutdown()
     }
 
     private func fetchAndFix(url: String, webpBytes: Int) throws {

@@ -60,14 +60,7 @@ final class PreflightFetchTests {
     }
 
     private func withServer(_ body: (TestHTTPServer) async throws -> Void) async throws {
-        let server = try await TestHTTPServer.start(files: try Self.fixtures.get())
-        do {
-            try await body(server)
-        } catch {
-            await server.shutdown()
-            throw error
-        }
-        await server.shutdown()
+        try await TestHTTPServer.with(files: try Self.fixtures.get(), body)
     }
 
     /// A session that allows http:// and, unless `allowHost` is false, the server's host.

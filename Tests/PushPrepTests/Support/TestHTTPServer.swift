@@ -59,6 +59,21 @@ final class TestHTTPServer: Sendable {
         return TestHTTPServer(channel: channel, box: box)
     }
 
+    /// Runs `body` with a server serving `files`, and stops the server however `body` ends.
+    static func with<Result>(
+        files: [String: [UInt8]], _ body: (TestHTTPServer) async throws -> Result
+    ) async throws -> Result {
+        let server = try await start(files: files)
+        do {
+            let result = try await body(server)
+            await server.shutdown()
+            return result
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+    }
+
     /// `http://127.0.0.1:<port><path>`.
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 

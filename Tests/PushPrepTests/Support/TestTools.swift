@@ -64,13 +64,14 @@ enum TestTools {
     /// Runs a program (a name looked up on `PATH`, or a path) and waits for it.
     ///
     /// Standard output and error are captured through temporary files, so a chatty program can
-    /// never block on a full pipe; standard input is `stdin` or empty. The run is bounded:
+    /// never block on a full pipe; standard input is `stdin`, else the file `stdinFile` (which may
+    /// be a device such as `/dev/zero`), else empty. The run is bounded:
     /// after `timeout` the program is killed and this throws, so a hung tool fails its test
     /// instead of hanging the suite. A non-zero exit status is returned, not thrown.
     @discardableResult
     static func run(
-        _ program: String, _ arguments: [String], stdin: Data? = nil, currentDirectory: URL? = nil,
-        timeout: Duration = .seconds(120)
+        _ program: String, _ arguments: [String], stdin: Data? = nil, stdinFile: URL? = nil,
+        currentDirectory: URL? = nil, timeout: Duration = .seconds(120)
     ) throws -> (status: Int32, stdout: Data, stderr: Data) {
         guard let executable = programPath(program) else {
             throw Failure(description: "\(program) is not installed (not found on PATH)")
@@ -99,6 +100,9 @@ enum TestTools {
             let inURL = scratch.appendingPathComponent("stdin")
             try stdin.write(to: inURL)
             inHandle = try FileHandle(forReadingFrom: inURL)
+            process.standardInput = inHandle
+        } else if let stdinFile {
+            inHandle = try FileHandle(forReadingFrom: stdinFile)
             process.standardInput = inHandle
         } else {
             process.standardInput = FileHandle.nullDevice

@@ -265,20 +265,3 @@ enum OutDirectory {
 private func signalProcess(_ pid: pid_t, _ signal: Int32) {
     _ = kill(pid, signal)
 }
-
-extension TestHTTPServer {
-    /// Runs `body` with a server serving `files`, shut down afterwards, even on error.
-    static func with<Result>(
-        files: [String: [UInt8]], _ body: (TestHTTPServer) async throws -> Result
-    ) async throws -> Result {
-        let server = try await start(files: files)
-        do {
-            let result = try await body(server)
-            await server.shutdown()
-            return result
-        } catch {
-            await server.shutdown()
-            throw error
-        }
-    }
-}

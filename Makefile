@@ -44,8 +44,11 @@ release: deps
 	$(SWIFT) build -c release --product pushprep
 
 ## test: install, build, run every test
+# One test at a time: many tests wait synchronously for vips, ffmpeg or a worker process, and on a
+# 2-core machine two such waits fill Swift's cooperative pool, stalling every other test for tens of
+# seconds (a worker test then misses what it watches for). In parallel the suite saved only ~90 s.
 test: build
-	$(SWIFT) test --skip-build
+	$(SWIFT) test --skip-build --no-parallel
 
 ## demo: process samples/ into demo-out/ and show the result
 demo: deps

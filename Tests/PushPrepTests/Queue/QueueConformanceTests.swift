@@ -8,7 +8,8 @@ import Testing
 /// SQLite file in a temporary directory, and a fresh database on a PostgreSQL server.
 ///
 /// Times: leases that must expire are 0.2 s and the tests wait 0.5 s past them, so a loaded
-/// machine does not turn a pass into a failure; bounds on timestamps allow seconds of slack.
+/// machine does not turn a pass into a failure; a timestamp is checked to fall between the moments
+/// just before and just after the operation that set it.
 @Suite("Job queue conformance")
 struct QueueConformanceTests {
     /// A lease no test outlives.
@@ -64,6 +65,7 @@ struct QueueConformanceTests {
             let id = try await enqueueOne(queue, job)
             let before = Date()
             let claimed = try await claimOne(queue, worker: "worker-a")
+            let after = Date()
             #expect(claimed.lease == Lease(id: id, token: 1))
             #expect(claimed.source == job.source)
             #expect(claimed.payload == job.payload)
@@ -76,7 +78,7 @@ struct QueueConformanceTests {
             #expect(record.leaseOwner == "worker-a")
             #expect(record.leaseToken == 1)
             #expect(record.attempt == 1)
-            expectClose(record.leaseExpiresAt, to: before.addingTimeInterval(30))
+            expectDuring(record.leaseExpiresAt, before, after, plus: 30)
         }
     }
 
@@ -255,12 +257,13 @@ struct QueueConformanceTests {
             #expect(
                 try await queue.finish([succeeded(try await claimOne(queue, worker: "worker-a"), result: "{}")]) == [id]
             )
+            let after = Date()
             let record = try await stored(queue, id)
             #expect(record.state == .succeeded)
             #expect(record.result == "{}")
             #expect(record.errorCode == nil && record.errorMessage == nil)
             #expect(record.leaseOwner == nil && record.leaseExpiresAt == nil)
-            expectClose(record.finishedAt, to: before)
+            expectDuring(record.finishedAt, before, after)
             #expect(record.attempt == 2)
         }
     }
@@ -513,13 +516,14 @@ struct QueueConformanceTests {
             for id in ids {
                 let before = Date()
                 let record = try await queue.retry(id)
+                let after = Date()
                 #expect(record.state == .queued)
                 #expect(record.attempt == 0)
                 #expect(record.finishedAt == nil)
                 #expect(!record.cancelRequested)
                 #expect(record.result == nil)
                 #expect(record.errorCode != nil, "the last error is kept")
-                expectClose(record.runAt, to: before)
+                expectDuring(record.runAt, before, after)
                 #expect(try await stored(queue, id) == record)
             }
             let again = try await queue.claim(worker: "worker-a", limit: 3, lease: lease)
@@ -635,6 +639,7 @@ struct QueueConformanceTests {
                 source: "/data/in.png", payload: #"{"a":1}"#, dedupKey: "key", priority: 2, maxAttempts: 4,
                 timeout: .milliseconds(1500))
             let ids = try await queue.enqueue([job, spec("b"), spec("c"), spec("d")]).map(\.id)
+            let after = Date()
             _ = try await claimOne(queue, worker: "worker-a")
 
             #expect(try await queue.list(state: nil, limit: 10).map(\.id) == ids.reversed())
@@ -651,7 +656,7 @@ struct QueueConformanceTests {
             #expect(record.maxAttempts == 4)
             #expect(record.timeoutSeconds == 1.5)
             #expect(!record.cancelRequested)
-            expectClose(record.createdAt, to: before)
+            expectDuring(record.createdAt, before, after)
             #expect(record.updatedAt >= record.createdAt)
             #expect(try await queue.list(state: .running, limit: 1) == [record])
             #expect(try await queue.job(ids[3] + 1000) == nil)
@@ -813,17 +818,22 @@ struct QueueConformanceTests {
         JobOutcome(lease: job.lease, kind: .retry(code: "fetch_failed", message: "HTTP 503", delay: delay))
     }
 
-    /// Expects `date` within a few seconds of `expected` (clocks of a busy machine, or of the
-    /// database server).
-    func expectClose(
-        _ date: Date?, to expected: Date, within slack: TimeInterval = 5,
+    /// Expects `date`, less `offset`, between `start` and `end`: the moments just before and just
+    /// after the operation that set it. However long a loaded machine stalls, the operation
+    /// happened between the two; `tolerance` covers timestamp rounding and the database server's
+    /// clock.
+    func expectDuring(
+        _ date: Date?, _ start: Date, _ end: Date, plus offset: TimeInterval = 0, tolerance: TimeInterval = 1,
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
         guard let date else {
-            Issue.record("expected a date near \(expected), got nil", sourceLocation: sourceLocation)
+            Issue.record("expected a date between \(start) and \(end), got nil", sourceLocation: sourceLocation)
             return
         }
-        #expect(abs(date.timeIntervalSince(expected)) < slack, "\(date) vs \(expected)", sourceLocation: sourceLocation)
+        let moment = date.addingTimeInterval(-offset)
+        #expect(
+            moment >= start.addingTimeInterval(-tolerance) && moment <= end.addingTimeInterval(tolerance),
+            "\(date) - \(offset) s is not between \(start) and \(end)", sourceLocation: sourceLocation)
     }
 
     /// Expects `body` to throw a ``PushPrepError`` with `code` whose message contains `text`.

@@ -34,11 +34,14 @@ struct WorkerProcessTests {
         try await TestHTTPServer.with(files: ["photo.bmp": TinyBMP.bytes(1)]) { server in
             try await QueueFixture.withQueue(backend) { queue, url in
                 let queueArgument = url.commandLineArgument
-                // The first fetch hangs for a minute: worker A is mid-job until it is killed.
-                let path = "/hold-first/60000/crash/photo.bmp"
+                // The first fetch hangs for 200 s and worker A waits that long for it, so A is
+                // mid-job until it is killed, however long a loaded machine takes to see that.
+                let path = "/hold-first/200000/crash/photo.bmp"
                 let id = try Self.enqueue([server.url(path)], queue: queueArgument, in: dir)[0]
 
-                let workerA = try PushPrepCLI.startWorker(queue: queueArgument, out: out, in: dir)
+                let workerA = try PushPrepCLI.startWorker(
+                    queue: queueArgument, out: out, in: dir,
+                    options: ["--read-timeout", "240", "--fetch-timeout", "240"])
                 let running = try await Self.waitUntilRunning(id, by: workerA, on: queue) { server.hits(path) >= 1 }
                 #expect(running.attempt == 1 && running.leaseToken == 1)
                 let killed = try await workerA.kill()
@@ -48,7 +51,7 @@ struct WorkerProcessTests {
                     "worker A died with its staging folder in place")
 
                 let workerB = try PushPrepCLI.startWorker(queue: queueArgument, out: out, in: dir)
-                let done = try await Self.waitUntilFinished(id, on: queue, within: .seconds(30), worker: workerB)
+                let done = try await Self.waitUntilFinished(id, on: queue, within: .seconds(120), worker: workerB)
                 try #require(done.state == .succeeded, "job ended \(done.state): \(done.errorMessage ?? "")")
                 #expect(done.attempt == 2, "A's attempt and B's")
                 #expect(done.leaseToken == 2)
@@ -557,7 +560,7 @@ struct WorkerProcessTests {
         _ id: JobID, by worker: PushPrepProcess, on queue: any JobQueue, ready: () -> Bool
     ) async throws -> JobRecord {
         try await Poll.value(
-            "pid \(worker.pid) runs job \(id)", within: .seconds(30), diagnostics: { worker.logTail() }
+            "pid \(worker.pid) runs job \(id)", within: .seconds(120), diagnostics: { worker.logTail() }
         ) { () -> JobRecord? in
             guard ready(), let job = try await queue.job(id), isOwned(job, by: worker) else { return nil }
             return job
@@ -580,7 +583,8 @@ struct WorkerProcessTests {
     /// Waits until `worker` has logged that it works, which it does after installing its
     /// SIGTERM handler: a SIGTERM before that ends the process by the signal.
     static func waitUntilStarted(_ worker: PushPrepProcess) async throws {
-        try await Poll.until("pid \(worker.pid) has started", within: .seconds(30), diagnostics: { worker.logTail() }) {
+        try await Poll.until("pid \(worker.pid) has started", within: .seconds(120), diagnostics: { worker.logTail() })
+        {
             worker.stderrText.contains("worker started")
         }
     }

@@ -89,12 +89,12 @@ public enum PayloadBuilder {
             options = attachment.options
             if dialect == .fcm && attachment.kind != .image {
                 // FCM's image key takes images only; a movie is represented by its poster frame.
-                guard let poster = attachment.poster else {
+                guard let poster = attachment.poster, let posterURL = attachment.posterURL else {
                     throw PushPrepError(
                         .invalidPayload,
                         "\(attachment.id) is \(attachment.kind.rawValue); Firebase Cloud Messaging carries images only")
                 }
-                self.url = URLJoin.join(String(url[..<(url.lastIndex(of: "/") ?? url.startIndex)]), poster.file)
+                self.url = posterURL
                 fileExtension = (poster.file as NSString).pathExtension.lowercased()
                 uti = MediaType.jpeg.uti
                 options = AttachmentOptions(typeHint: uti)

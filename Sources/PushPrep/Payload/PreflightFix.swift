@@ -102,7 +102,7 @@ struct PayloadFixer {
         let items = toProcess.map { InputItem(source: $0.url, path: downloads[$0.url]!.download.path) }
         let manifest: Manifest
         do {
-            manifest = try await processor.run(items)
+            manifest = try await processorForDialect(processor).run(items)
         } catch {
             for attachment in toProcess {
                 unreplacedFetchFindings += findings(of: attachment).filter { Self.byteCodes.contains($0.code) }
@@ -115,6 +115,18 @@ struct PayloadFixer {
         }
     }
 
+    /// A provider that carries no movie (FCM) gets animations as GIFs or stills, never as MP4s.
+    private func processorForDialect(_ processor: Processor) -> Processor {
+        guard let accepted = layout.dialect.acceptedExtensions, !accepted.contains("mp4"),
+            processor.settings.gifAsVideo != .never
+        else { return processor }
+        var settings = processor.settings
+        settings.gifAsVideo = .never
+        return Processor(
+            settings: settings, outputDirectory: processor.outputDirectory, logger: processor.logger,
+            remote: processor.remote)
+    }
+
     private mutating func apply(
         _ entry: ManifestEntry, to attachment: PayloadLayout.AttachmentReference, outputDirectory: String
     ) {
@@ -124,6 +136,19 @@ struct PayloadFixer {
             change(attachment.path, "not fixed: processing failed with \(failure.error.code): \(failure.error.message)")
         case .ok(let output):
             let ext = (output.file as NSString).pathExtension.lowercased()
+            if let allowed = layout.dialect.acceptedExtensions, !allowed.contains(ext),
+                let posterURL = output.posterURL,
+                let poster = output.poster, allowed.contains((poster.file as NSString).pathExtension.lowercased())
+            {
+                // As `payload` does for a provider that carries images only: the movie's poster.
+                payload[attachment.path] = .string(posterURL)
+                change(
+                    attachment.path,
+                    "processed \(output.input.type) into \(output.file); \(layout.dialect.displayName) carries images"
+                        + " only, so the URL is replaced by its poster frame \(posterURL)")
+                setDeclaredTypes(of: attachment, to: .jpeg)
+                return
+            }
             if let allowed = layout.dialect.acceptedExtensions, !allowed.contains(ext) {
                 unreplacedFetchFindings += findings(of: attachment).filter { Self.byteCodes.contains($0.code) }
                 change(

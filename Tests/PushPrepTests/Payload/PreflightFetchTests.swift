@@ -56,6 +56,10 @@ final class PreflightFetchTests {
             "medium.gif": try gif("medium.gif", frames: 12),
             // A JPEG followed by 10 MB that decoders ignore: over Apple's image limit.
             "huge.jpg": jpeg + [UInt8](repeating: 0, count: 10_000_000),
+            "clip.mp4": try file("clip.mp4") {
+                try TestTools.ffmpeg(
+                    "-f", "lavfi", "-i", "testsrc=size=320x240:rate=10:duration=2", "-pix_fmt", "yuv420p", $0)
+            },
         ]
     }
 
@@ -224,13 +228,14 @@ final class PreflightFetchTests {
     // MARK: - --fix
 
     private func fix(
-        _ bytes: [UInt8], baseURL: String?
+        _ bytes: [UInt8], baseURL: String?, _ configure: (inout ProcessingSettings) -> Void = { _ in }
     ) async throws -> (PreflightReport, JSONValue, URL) {
         let out = directory.appendingPathComponent("out-\(UUID().uuidString)")
         let fixed = directory.appendingPathComponent("fixed-\(UUID().uuidString).json")
         var settings = ProcessingSettings()
         settings.jobs = 1
         settings.baseURL = baseURL
+        configure(&settings)
         var remote = RemoteSettings()
         remote.allowedHosts = ["127.0.0.1"]
         let processor = Processor(settings: settings, outputDirectory: out.path, logger: .quiet, remote: remote)
@@ -287,6 +292,35 @@ final class PreflightFetchTests {
             #expect(probe.pages == 20, "every frame kept")
             #expect(probe.width * probe.pageHeight * 4 * probe.pages <= 12_000_000, "\(probe.fields)")
             #expect(report.remaining == [], "\(report.remaining ?? [])")
+        }
+    }
+
+    @Test("--fix for FCM, which carries images only: a movie becomes its poster frame, an animation stays a GIF")
+    func fixFCM() async throws {
+        try await withServer { server in
+            func fcm(_ url: String) -> [UInt8] {
+                Array(
+                    #"{"message":{"token":"t","notification":{"title":"T","body":"B"},"apns":{"payload":{"aps":{"mutable-content":1}},"fcm_options":{"image":"\#(url)"}}}}"#
+                        .utf8)
+            }
+            let image = path("/message/apns/fcm_options/image")
+            let (movie, movieWritten, out) = try await fix(
+                fcm(server.url("/files/clip.mp4")), baseURL: "https://cdn.example.com/push")
+            #expect(movie.findings.contains { $0.code == .providerExtension && $0.pointer == image.pointer })
+            let poster = try #require(movieWritten[image]?.stringValue)
+            #expect(poster.hasPrefix("https://cdn.example.com/push/vid-") && poster.hasSuffix("-poster.jpg"))
+            let name = String(poster.split(separator: "/").last ?? "")
+            #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent(name).path))
+            #expect(movie.remaining == [], "\(movie.remaining ?? [])")
+
+            // A 2 MB budget: shrinking alone would make a movie of the animation (as for APNs);
+            // for FCM it keeps every other frame instead.
+            let (gif, gifWritten, _) = try await fix(
+                fcm(server.url("/files/heavy.gif")), baseURL: "https://cdn.example.com/push"
+            ) { $0.gifMaxMemory = 2_000_000 }
+            let url = try #require(gifWritten[image]?.stringValue)
+            #expect(url.hasPrefix("https://cdn.example.com/push/img-") && url.hasSuffix(".gif"), "\(gif.changes ?? [])")
+            #expect(gif.remaining == [], "\(gif.remaining ?? [])")
         }
     }
 

@@ -131,13 +131,13 @@ public struct Attachment: Sendable, Codable, Equatable {
     /// A still image of a movie, next to it in the out directory.
     public var poster: Poster?
 
-    /// A movie's poster frame.
     /// The poster's URL, beside the movie's own; nil without a poster or a URL.
     public var posterURL: String? {
         guard let poster, let url, let slash = url.lastIndex(of: "/") else { return nil }
         return URLJoin.join(String(url[..<slash]), poster.file)
     }
 
+    /// A movie's poster frame.
     public struct Poster: Sendable, Codable, Equatable {
         /// The JPEG's name inside the out directory.
         public var file: String

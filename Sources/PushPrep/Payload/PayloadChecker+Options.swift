@@ -20,11 +20,9 @@ extension PayloadChecker {
             typeHint: nil, hidden: "hidden", time: "time", clip: "crop", rect: ("x", "y", "width", "height"))
     }
 
-    /// Checks every distinct options dictionary once (Airship's device form shares one between
-    /// its URLs).
+    /// Checks every options dictionary of the payload.
     mutating func checkOptions() {
-        var seen = Set<JSONPath>()
-        for case let reference? in layout.attachments.map(\.options) where seen.insert(reference.path).inserted {
+        for reference in layout.attachmentOptions {
             checkOptions(reference)
         }
     }

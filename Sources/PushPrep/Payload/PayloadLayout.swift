@@ -104,8 +104,6 @@ struct PayloadLayout {
         var url: String
         var path: JSONPath
         var declaredTypes: [DeclaredType]
-        /// Its options, where the dialect carries them and the payload has them.
-        var options: OptionsReference? = nil
     }
 
     var dialect: PushDialect
@@ -126,6 +124,8 @@ struct PayloadLayout {
     var pushTypeHeader: JSONPath?
     var size: SizeScope
     var attachments: [AttachmentReference] = []
+    /// Every attachment options dictionary the payload has, once each (Airship's URLs share one).
+    var attachmentOptions: [OptionsReference] = []
     /// Findings from reading the attachment keys (malformed entries).
     var findings: [PreflightFinding] = []
 }
@@ -267,9 +267,10 @@ extension PayloadLayout {
             if let hint = payload[hintPath]?.stringValue {
                 declared.append(DeclaredType(value: hint, path: hintPath, spelling: .uti))
             }
-            readURL(
-                entry["url"], at: entryPath.appending("url"), id: entry["id"]?.stringValue, declaredTypes: declared,
-                options: entry["options"] == nil ? nil : OptionsReference(path: optionsPath, keys: .apple))
+            if entry["options"] != nil {
+                attachmentOptions.append(OptionsReference(path: optionsPath, keys: .apple))
+            }
+            readURL(entry["url"], at: entryPath.appending("url"), id: entry["id"]?.stringValue, declaredTypes: declared)
         }
     }
 
@@ -292,34 +293,30 @@ extension PayloadLayout {
             invalid(path, "media_attachment must be an object {url, options}, got \(value.typeName)")
             return
         }
+        let options = path.appending("options")
+        if payload[options] != nil {
+            attachmentOptions.append(OptionsReference(path: options, keys: .airship))
+        }
         guard payload[path.appending("url")] != nil else {
             invalid(path.appending("url"), "the media_attachment has no url")
             return
         }
-        let options = path.appending("options")
-        readURLs(
-            payload, at: path.appending("url"),
-            options: payload[options] == nil ? nil : OptionsReference(path: options, keys: .airship))
+        readURLs(payload, at: path.appending("url"))
     }
 
     /// A URL string, or an array of them (Airship's device form).
-    private mutating func readURLs(
-        _ payload: JSONValue, at path: JSONPath, declaredTypes: [DeclaredType] = [], options: OptionsReference? = nil
-    ) {
+    private mutating func readURLs(_ payload: JSONValue, at path: JSONPath, declaredTypes: [DeclaredType] = []) {
         guard let value = payload[path] else { return }
         if let urls = value.arrayValue {
             for (index, url) in urls.enumerated() {
-                readURL(url, at: path.appending(index: index), id: nil, declaredTypes: declaredTypes, options: options)
+                readURL(url, at: path.appending(index: index), id: nil, declaredTypes: declaredTypes)
             }
         } else {
-            readURL(value, at: path, id: nil, declaredTypes: declaredTypes, options: options)
+            readURL(value, at: path, id: nil, declaredTypes: declaredTypes)
         }
     }
 
-    private mutating func readURL(
-        _ value: JSONValue?, at path: JSONPath, id: String?, declaredTypes: [DeclaredType],
-        options: OptionsReference? = nil
-    ) {
+    private mutating func readURL(_ value: JSONValue?, at path: JSONPath, id: String?, declaredTypes: [DeclaredType]) {
         guard let value else {
             invalid(path, "the attachment has no url")
             return
@@ -328,8 +325,7 @@ extension PayloadLayout {
             invalid(path, "the attachment URL must be a non-empty string, got \(value.typeName)")
             return
         }
-        attachments.append(
-            AttachmentReference(id: id, url: url, path: path, declaredTypes: declaredTypes, options: options))
+        attachments.append(AttachmentReference(id: id, url: url, path: path, declaredTypes: declaredTypes))
     }
 
     mutating func invalid(_ path: JSONPath, _ message: String) {

@@ -136,20 +136,19 @@ struct PayloadFixer {
             change(attachment.path, "not fixed: processing failed with \(failure.error.code): \(failure.error.message)")
         case .ok(let output):
             let ext = (output.file as NSString).pathExtension.lowercased()
-            if let allowed = layout.dialect.acceptedExtensions, !allowed.contains(ext),
-                let posterURL = output.posterURL,
-                let poster = output.poster, allowed.contains((poster.file as NSString).pathExtension.lowercased())
-            {
-                // As `payload` does for a provider that carries images only: the movie's poster.
-                payload[attachment.path] = .string(posterURL)
-                change(
-                    attachment.path,
-                    "processed \(output.input.type) into \(output.file); \(layout.dialect.displayName) carries images"
-                        + " only, so the URL is replaced by its poster frame \(posterURL)")
-                setDeclaredTypes(of: attachment, to: .jpeg)
-                return
-            }
             if let allowed = layout.dialect.acceptedExtensions, !allowed.contains(ext) {
+                if let posterURL = output.posterURL, let poster = output.poster,
+                    allowed.contains((poster.file as NSString).pathExtension.lowercased())
+                {
+                    // As `payload` does for a provider that carries images only: the movie's poster.
+                    payload[attachment.path] = .string(posterURL)
+                    change(
+                        attachment.path,
+                        "processed \(output.input.type) into \(output.file); \(layout.dialect.displayName) carries"
+                            + " images only, so the URL is replaced by its poster frame \(posterURL)")
+                    setDeclaredTypes(of: attachment, to: .jpeg)
+                    return
+                }
                 unreplacedFetchFindings += findings(of: attachment).filter { Self.byteCodes.contains($0.code) }
                 change(
                     attachment.path,
@@ -210,7 +209,7 @@ struct PayloadFixer {
     /// Removes attachment options whose value the phone cannot use: without them the phone
     /// shows its default thumbnail instead of failing or clipping wrongly.
     private mutating func removeInvalidOptions() {
-        let dictionaries = layout.attachments.compactMap(\.options?.path)
+        let dictionaries = layout.attachmentOptions.map(\.path)
         for finding in findings where finding.code == .invalidAttachmentOption {
             guard let path = JSONPath(pointer: finding.pointer),
                 let dictionary = dictionaries.first(where: { path.components.starts(with: $0.components) })

@@ -235,6 +235,15 @@ extension PreflightTableTests {
                 .error(.invalidAttachmentOption, "/attachments/0/options/\(clip)"),
             ]),
         PreflightCase(
+            "apns: an entry without a usable URL still has its options checked", .apns,
+            apns(
+                #"{"alert":"B","mutable-content":1}"#,
+                attachments: #"[{"id":"a","url":5,"options":{"\#(thumbTime)":"soon"}}]"#),
+            [
+                .error(.invalidAttachment, "/attachments/0/url"),
+                .error(.invalidAttachmentOption, "/attachments/0/options/\(thumbTime)"),
+            ]),
+        PreflightCase(
             "apns: options not a dictionary", .apns,
             apns(
                 #"{"alert":"B","mutable-content":1}"#,

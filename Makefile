@@ -47,8 +47,16 @@ release: deps
 # One test at a time: many tests wait synchronously for vips, ffmpeg or a worker process, and on a
 # 2-core machine two such waits fill Swift's cooperative pool, stalling every other test for tens of
 # seconds (a worker test then misses what it watches for). In parallel the suite saved only ~90 s.
+# The log is kept in .build/test.log; on failure the failing tests' lines are repeated at the end,
+# where a CI log's tail shows them. `make test TEST_ARGS="--filter Preflight"` runs a subset.
 test: build
-	$(SWIFT) test --skip-build --no-parallel
+	@set -o pipefail; $(SWIFT) test --skip-build --no-parallel $(TEST_ARGS) 2>&1 | tee .build/test.log; status=$$?; \
+	if [ $$status -ne 0 ]; then \
+		echo; echo "Failing tests (whole log: .build/test.log):"; \
+		awk '/recorded an issue/ { print; more = 1; next } more && /^↳/ { print; next } { more = 0 } \
+			(/^✘ Test / && !/^✘ Test run with/) || /^error:|Fatal error/' .build/test.log | head -80; \
+	fi; \
+	exit $$status
 
 ## demo: process samples/ into demo-out/ and show the result
 demo: deps

@@ -27,12 +27,7 @@ public final class SQLiteJobQueue: JobQueue {
         self.description = "sqlite:\(path)"
         self.logger = logger
         try Self.createParentDirectory(of: path)
-        do {
-            pool = try DatabasePool(path: path, configuration: Self.configuration(busyTimeout: busyTimeout))
-        } catch {
-            throw PushPrepError(
-                .queueUnavailable, "cannot open the queue database \(path): \(Self.reason(error))", cause: error)
-        }
+        pool = try Self.openPool(path: path, busyTimeout: busyTimeout)
         try SQLiteSchema.migrate(pool, path: path)
         logger.debug("opened the job queue", metadata: ["queue": "\(description)"])
     }
@@ -289,6 +284,30 @@ public final class SQLiteJobQueue: JobQueue {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         return configuration
+    }
+
+    /// Opens the pool, retrying for up to `busyTimeout` while other processes open the same file.
+    ///
+    /// Opening puts a new file in WAL mode and writes to it; those writes upgrade a read lock,
+    /// which SQLite refuses at once with `SQLITE_BUSY` (its busy handler would deadlock) when
+    /// another connection is doing the same. Four workers started together on a new queue file
+    /// hit this about one time in four.
+    private static func openPool(path: String, busyTimeout: Duration) throws(PushPrepError) -> DatabasePool {
+        let deadline = ContinuousClock.now + busyTimeout
+        var retries = 0
+        while true {
+            do {
+                return try DatabasePool(path: path, configuration: configuration(busyTimeout: busyTimeout))
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && ContinuousClock.now < deadline
+            {
+                // 1 ms up to 80 ms, at random so that the openers do not retry in step.
+                retries += 1
+                usleep(UInt32.random(in: 1_000...(5_000 << min(retries, 4))))
+            } catch {
+                throw PushPrepError(
+                    .queueUnavailable, "cannot open the queue database \(path): \(reason(error))", cause: error)
+            }
+        }
     }
 
     private static func createParentDirectory(of path: String) throws(PushPrepError) {

@@ -107,10 +107,14 @@ struct PostgresQueueTests {
                     }
                     try #require(listeners == "1", "the listener did not come back")
                     // It wakes waiters on losing and on regaining LISTEN (work may have been
-                    // missed meanwhile): drain those.
-                    await listener.waitForWork(timeout: .milliseconds(200))
-                    try await Task.sleep(for: .milliseconds(300))
-                    await listener.waitForWork(timeout: .milliseconds(200))
+                    // missed meanwhile); the second wake-up comes once the server's reply reaches
+                    // the listener, some time after the server shows LISTEN. Drain both: wait
+                    // until a wait lasts its whole timeout.
+                    var drained = false
+                    for _ in 0..<50 where !drained {
+                        drained = try await measureWait(listener, timeout: .milliseconds(300)) {} >= .milliseconds(300)
+                    }
+                    try #require(drained, "the listener kept waking waiters")
 
                     let elapsed = try await measureWait(listener, timeout: .seconds(90)) {
                         try await Task.sleep(for: .milliseconds(300))
@@ -271,13 +275,14 @@ struct PostgresQueueTests {
         try #require(elapsed < .seconds(10), "the listener did not start (\(elapsed))")
     }
 
-    /// How long `queue.waitForWork(timeout:)` took while `action` ran beside it.
+    /// How long `queue.waitForWork(timeout:)` took while `action` ran beside it, from before
+    /// either started (the waiting task may start after the action).
     private func measureWait(
         _ queue: any JobQueue, timeout: Duration, during action: @escaping @Sendable () async throws -> Void
     ) async throws -> Duration {
-        try await withThrowingTaskGroup(of: Duration?.self) { group in
+        let started = clock.now
+        return try await withThrowingTaskGroup(of: Duration?.self) { group in
             group.addTask { [clock] in
-                let started = clock.now
                 await queue.waitForWork(timeout: timeout)
                 return clock.now - started
             }

@@ -209,7 +209,8 @@ struct PostgresQueueTests {
             }
             let database = PostgresTestServer.databaseName(url)
             var open = ""
-            for _ in 0..<50 {
+            // The server ends a backend shortly after its client closes; 20 s for a stalled machine.
+            for _ in 0..<200 {
                 open = try await server.execute(
                     "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND pid <> pg_backend_pid()")
                 if open == "0" { break }

@@ -139,11 +139,13 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
         try require(maxPixels >= 1, "--max-pixels must be positive, got \(maxPixels)")
         try require(maxInputBytes >= 1, "--max-input-bytes must be positive, got \(maxInputBytes)")
         try require((1...256).contains(jobs), "--jobs must be between 1 and 256, got \(jobs)")
-        if let baseURL {
-            try require(
-                baseURL.hasPrefix("https://") || baseURL.hasPrefix("http://"),
-                "--base-url must start with https:// (or http://), got \(baseURL)"
-            )
+        if let baseURL { try Self.validate(baseURL: baseURL) }
+    }
+
+    /// Checks a `--base-url` (also `payload`'s, which has no other settings).
+    public static func validate(baseURL: String) throws(PushPrepError) {
+        guard baseURL.hasPrefix("https://") || baseURL.hasPrefix("http://") else {
+            throw PushPrepError(.invalidSettings, "--base-url must start with https:// (or http://), got \(baseURL)")
         }
     }
 

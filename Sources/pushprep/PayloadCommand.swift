@@ -77,8 +77,12 @@ struct PayloadCommand: ParsableCommand {
         guard title?.isEmpty == false || body?.isEmpty == false else {
             throw ValidationError("give --title or --body: the service extension runs only for pushes with an alert")
         }
-        if let baseURL, !(baseURL.hasPrefix("https://") || baseURL.hasPrefix("http://")) {
-            throw ValidationError("--base-url must start with https:// (or http://), got \(baseURL)")
+        if let baseURL {
+            do {
+                try ProcessingSettings.validate(baseURL: baseURL)
+            } catch {
+                throw ValidationError(error.message)
+            }
         }
     }
 

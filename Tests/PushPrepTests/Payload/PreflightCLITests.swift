@@ -239,6 +239,9 @@ final class PreflightCLITests {
 
         let noAlert = try pushprep(["payload", "out/manifest.json"])
         #expect(noAlert.status == 2, "\(noAlert.stderr)")
+        let noScheme = try pushprep(["payload", "out/manifest.json", "--body", "Hi", "--base-url", "cdn.example.com"])
+        #expect(noScheme.status == 2 && noScheme.stdout.isEmpty)
+        #expect(noScheme.stderr.contains("--base-url must start with https://"), "\(noScheme.stderr)")
         let tooLong = try pushprep(["payload", "out/manifest.json", "--body", String(repeating: "x", count: 5000)])
         #expect(tooLong.status == 1)
         #expect(tooLong.stderr.contains("payload_too_large"))

@@ -51,7 +51,6 @@ enum ImagePipeline {
         }
         let limit = settings.imageMaxBytes
         let startWidth = min(settings.width, header.uprightWidth)
-        let frameNote = header.isAnimated ? ", \(header.frames) frames" : ""
         var width = startWidth
         var keepEvery = 1
         var asStill = !header.isAnimated
@@ -62,8 +61,7 @@ enum ImagePipeline {
             // The goal this size missed: an animation's memory budget (worked out from the header,
             // so an animation too large is never decoded at this size), else the byte limit.
             let missed: (goal: String, factor: Double)
-            var lastSize = 0
-            var lastFormat = ImageOutputFormat.jpeg
+            var lastAttempt = (smallest: 0, format: ImageOutputFormat.jpeg)
             let animationBytes = asStill ? 0 : decodedAnimationBytes(header, width: width, keepEvery: keepEvery)
             if animationBytes > settings.gifMaxMemory {
                 // Decoded size grows exactly with the pixel count.
@@ -72,50 +70,13 @@ enum ImagePipeline {
                     shrinkFactor(goal: settings.gifMaxMemory, reached: animationBytes, margin: 0.97)
                 )
             } else {
-                let decoded = try ImageDecodeStep.run(
-                    input, header: header, width: width, maxPixels: settings.maxPixels)
-                try control?.check()
-                var image = decoded.image
-                var operations = [
-                    "decoded \(input.type.rawValue) \(header.uprightWidth)x\(header.uprightHeight)\(frameNote)"
-                ]
-                operations += decoded.operations
-                if header.isAnimated && asStill {
-                    image = try AnimationStep.firstFrame(image)
-                    operations.append("kept the first frame as a still image")
-                } else if keepEvery > 1 {
-                    image = try AnimationStep.dropFrames(image, keepEvery: keepEvery)
-                    operations.append(
-                        "kept every \(ordinal(keepEvery)) frame (\(AnimationStep.frameCount(image)) of \(header.frames))"
-                    )
-                }
-                let alpha = try AlphaStep.run(image)
-                operations += alpha.operations
-                let format: ImageOutputFormat = !asStill ? .gif : (alpha.hasTransparency ? .png : .jpeg)
-                lastFormat = format
-                for attempt in ImageEncodeStep.ladder(for: format, quality: settings.quality) {
-                    try control?.check()
-                    let bytes = try ImageEncodeStep.encode(alpha.image, attempt)
-                    lastSize = bytes.count
-                    guard bytes.count <= limit else { continue }
-                    operations += reductions
-                    operations.append(describe(attempt))
-                    operations.append("stripped metadata")
-                    let frames = format == .gif ? AnimationStep.frameCount(alpha.image) : 1
-                    return .image(
-                        ProcessedImage(
-                            bytes: bytes,
-                            format: format,
-                            width: alpha.image.width,
-                            height: alpha.image.height / frames,
-                            frames: frames,
-                            header: header,
-                            operations: operations,
-                            warnings: warnings
-                        ))
-                }
+                let attempt = try encode(
+                    input, header: header, width: width, keepEvery: keepEvery, asStill: asStill, settings: settings,
+                    control: control, reductions: reductions, warnings: warnings)
+                if let image = attempt.fitted { return .image(image) }
+                lastAttempt = (attempt.smallest, attempt.format)
                 // Bytes grow roughly with the pixel count.
-                missed = ("\(limit) bytes", shrinkFactor(goal: limit, reached: lastSize, margin: 0.9))
+                missed = ("\(limit) bytes", shrinkFactor(goal: limit, reached: attempt.smallest, margin: 0.9))
             }
 
             // Nothing fitted at this size: shrink, and for animations then drop frames, then fall
@@ -145,10 +106,50 @@ enum ImagePipeline {
             } else {
                 throw PushPrepError(
                     .cannotFit,
-                    "no \(lastFormat.rawValue) of this image fits in \(limit) bytes (smallest tried: \(lastSize) bytes at \(width) px wide)"
-                )
+                    "no \(lastAttempt.format.rawValue) of this image fits in \(limit) bytes (smallest tried: "
+                        + "\(lastAttempt.smallest) bytes at \(width) px wide)")
             }
         }
+    }
+
+    /// Decodes the image at `width` (keeping every `keepEvery`-th frame, or only the first as a
+    /// still) and goes down the encoder's ladder: the first encoding within the byte limit, or
+    /// the smallest size reached and its format.
+    private static func encode(
+        _ input: ImageInput, header: ImageHeader, width: Int, keepEvery: Int, asStill: Bool,
+        settings: ProcessingSettings, control: ProcessingControl?, reductions: [String], warnings: [String]
+    ) throws(PushPrepError) -> (fitted: ProcessedImage?, smallest: Int, format: ImageOutputFormat) {
+        let decoded = try ImageDecodeStep.run(input, header: header, width: width, maxPixels: settings.maxPixels)
+        try control?.check()
+        var image = decoded.image
+        let frameNote = header.isAnimated ? ", \(header.frames) frames" : ""
+        var operations = ["decoded \(input.type.rawValue) \(header.uprightWidth)x\(header.uprightHeight)\(frameNote)"]
+        operations += decoded.operations
+        if header.isAnimated && asStill {
+            image = try AnimationStep.firstFrame(image)
+            operations.append("kept the first frame as a still image")
+        } else if keepEvery > 1 {
+            image = try AnimationStep.dropFrames(image, keepEvery: keepEvery)
+            operations.append(
+                "kept every \(ordinal(keepEvery)) frame (\(AnimationStep.frameCount(image)) of \(header.frames))")
+        }
+        let alpha = try AlphaStep.run(image)
+        operations += alpha.operations
+        let format: ImageOutputFormat = !asStill ? .gif : (alpha.hasTransparency ? .png : .jpeg)
+        var smallest = 0
+        for attempt in ImageEncodeStep.ladder(for: format, quality: settings.quality) {
+            try control?.check()
+            let bytes = try ImageEncodeStep.encode(alpha.image, attempt)
+            smallest = bytes.count
+            guard bytes.count <= settings.imageMaxBytes else { continue }
+            let frames = format == .gif ? AnimationStep.frameCount(alpha.image) : 1
+            let image = ProcessedImage(
+                bytes: bytes, format: format, width: alpha.image.width, height: alpha.image.height / frames,
+                frames: frames, header: header,
+                operations: operations + reductions + [describe(attempt), "stripped metadata"], warnings: warnings)
+            return (image, smallest, format)
+        }
+        return (nil, smallest, format)
     }
 
     /// An animation's decoded size at `width` keeping every `keepEvery`-th frame, from its header.

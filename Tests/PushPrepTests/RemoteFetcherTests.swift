@@ -329,6 +329,45 @@ final class RemoteFetcherTests {
         }
     }
 
+    @Test("an international name is resolved, checked, pinned and requested in its one ASCII spelling")
+    func internationalHostName() async throws {
+        for spelling in ["bücher.test", "BÜCHER.test", "xn--bcher-kva.test"] {
+            let resolver = RebindingResolver(first: IPAddress(127, 0, 0, 1), later: IPAddress(169, 254, 169, 254))
+            try await withFetcher(resolver: resolver, { $0.allowPrivateNetworks = true }) { server, fetcher, events in
+                // Neither spelling exists in any DNS: a download proves the client connected to
+                // the pinned address instead of resolving the name itself.
+                let download = try await download(fetcher, "http://\(spelling):\(server.port)/files/small.jpg")
+                unlink(download.path)
+                #expect(resolver.hosts == ["xn--bcher-kva.test"])
+                #expect(events.connections == [IPAddress(127, 0, 0, 1)])
+                // The other spelling is the same name: checked again, it gets the rebound answer
+                // and is refused before any connection.
+                let other = spelling == "xn--bcher-kva.test" ? "bücher.test" : "xn--bcher-kva.test"
+                let error = await fetchError(fetcher, "http://\(other):\(server.port)/files/small.jpg")
+                #expect(error?.code == .blockedAddress && error?.message.contains("xn--bcher-kva.test") == true)
+                #expect(events.connections == [IPAddress(127, 0, 0, 1)])
+                #expect(events.refusals == [IPAddress(169, 254, 169, 254)])
+            }
+        }
+    }
+
+    @Test("a redirect to an international name is pinned like any hop")
+    func internationalRedirect() async throws {
+        for spelling in ["bücher.test", "xn--bcher-kva.test"] {
+            let resolver = RebindingResolver(first: IPAddress(127, 0, 0, 1), later: IPAddress(169, 254, 169, 254))
+            try await withFetcher(resolver: resolver, { $0.allowPrivateNetworks = true }) { server, fetcher, events in
+                let target = "http://\(spelling):\(server.port)/files/small.jpg"
+                let start = server.url(
+                    "/redirect-to?location=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)")
+                let download = try await download(fetcher, start)
+                unlink(download.path)
+                #expect(resolver.hosts == ["xn--bcher-kva.test"])
+                #expect(events.connections == [IPAddress(127, 0, 0, 1), IPAddress(127, 0, 0, 1)])
+                #expect(server.hits("/files/small.jpg") == 1)
+            }
+        }
+    }
+
     @Test("a name with any blocked address among its answers is refused before connecting")
     func mixedAnswers() async throws {
         let resolver = FixedResolver(addresses: [IPAddress(93, 184, 216, 34), IPAddress(10, 0, 0, 7)])
@@ -361,19 +400,22 @@ final class EventLog: Sendable {
 final class RebindingResolver: HostResolver {
     private let first: IPAddress
     private let later: IPAddress
-    private let count = Mutex(0)
+    private let asked = Mutex<[String]>([])
 
     init(first: IPAddress, later: IPAddress) {
         self.first = first
         self.later = later
     }
 
-    var calls: Int { count.withLock { $0 } }
+    var calls: Int { asked.withLock { $0.count } }
+
+    /// The host names asked for, in order.
+    var hosts: [String] { asked.withLock { $0 } }
 
     func resolve(host: String, port: Int) async throws(PushPrepError) -> [IPAddress] {
-        let call = count.withLock { count -> Int in
-            count += 1
-            return count
+        let call = asked.withLock { asked -> Int in
+            asked.append(host)
+            return asked.count
         }
         return [call == 1 ? first : later]
     }

@@ -7,7 +7,8 @@ import Testing
     @Test("http and https URLs parse with host, port and extension")
     func parses() throws {
         let url = try RemoteURL("https://CDN.example.com/a/b/Photo.JPG?x=1")
-        #expect(url.scheme == "https" && url.host == "CDN.example.com" && url.port == 443)
+        #expect(url.scheme == "https" && url.host == "cdn.example.com" && url.port == 443)
+        #expect(url.text == "https://cdn.example.com/a/b/Photo.JPG?x=1")
         #expect(url.pathExtension == "jpg")
         #expect(url.literalAddress == nil)
         let literal = try RemoteURL("http://[::ffff:127.0.0.1]:8080/x")
@@ -15,6 +16,46 @@ import Testing
         #expect(literal.literalAddress == IPAddress("::ffff:127.0.0.1"))
         #expect(try RemoteURL("http://example.com/noext").pathExtension == "")
         #expect(try RemoteURL("http://example.com/").pathExtension == "")
+    }
+
+    @Test(
+        "a host has one ASCII spelling: checked, pinned and requested alike",
+        arguments: [
+            ("http://bücher.test/a.jpg", "xn--bcher-kva.test"),
+            ("http://BÜCHER.test/a.jpg", "xn--bcher-kva.test"),
+            ("http://xn--bcher-kva.test/a.jpg", "xn--bcher-kva.test"),
+            ("http://XN--BCHER-KVA.TEST/a.jpg", "xn--bcher-kva.test"),
+            ("http://ＥＸＡＭＰＬＥ.com/a.jpg", "example.com"),
+            ("http://127.0.0.1:8080/a.jpg", "127.0.0.1"),
+            ("http://[0:0:0:0:0:0:0:1]/a.jpg", "::1"),
+        ])
+    func canonicalHost(_ text: String, _ host: String) throws {
+        let url = try RemoteURL(text)
+        #expect(url.host == host)
+        // async-http-client reads the host from the URL text: it must find the checked one.
+        #expect(RemoteURL.requestHost(of: url.text) == host)
+        #expect(try RemoteURL(url.text) == url)
+    }
+
+    @Test(
+        "hosts that are neither a DNS name nor an IP literal are refused",
+        arguments: ["http://b%C3%BCcher.test/a.jpg", "http://exa%6dple.com/a.jpg", "http://[fe80::1%25eth0]/a.jpg"])
+    func refusesEncodedHosts(_ text: String) {
+        #expect {
+            _ = try RemoteURL(text)
+        } throws: { error in
+            (error as? PushPrepError)?.code == .fetchFailed
+        }
+    }
+
+    @Test("--allow-host matches a host in either spelling")
+    func allowHostSpellings() {
+        var settings = RemoteSettings()
+        settings.allowedHosts = ["bücher.test"]
+        #expect(settings.isAllowedHost("xn--bcher-kva.test"))
+        settings.allowedHosts = ["XN--BCHER-KVA.test."]
+        #expect(settings.isAllowedHost("xn--bcher-kva.test"))
+        #expect(!settings.isAllowedHost("bucher.test"))
     }
 
     @Test(

@@ -29,8 +29,19 @@ final class PinnedClients: Sendable {
         self.logger = logger
     }
 
-    /// The client that sends requests for `host` to `address`, and nowhere else.
-    func client(host: String, address: IPAddress) throws(PushPrepError) -> HTTPClient {
+    /// The client that sends the request for `url` to `address`, and nowhere else.
+    ///
+    /// The override is keyed by `url.host`, the spelling PushPrep resolved and checked; the
+    /// client looks it up by the host it reads from the request's URL text. Should the two ever
+    /// differ, the client would resolve the name itself, so the request is refused instead.
+    func client(for url: RemoteURL, address: IPAddress) throws(PushPrepError) -> HTTPClient {
+        let host = url.host
+        guard RemoteURL.requestHost(of: url.text) == host else {
+            throw PushPrepError(
+                .fetchFailed,
+                "refused to send \(url): the request would name host \(RemoteURL.requestHost(of: url.text) ?? "(none)"), "
+                    + "not the checked \(host)")
+        }
         let key = Key(host: host, address: address)
         let made: HTTPClient? = clients.withLock { clients in
             if let existing = clients[key] { return existing }
@@ -61,7 +72,7 @@ final class PinnedClients: Sendable {
         return made
     }
 
-    /// Shuts every client down; later calls to ``client(host:address:)`` fail.
+    /// Shuts every client down; later calls to ``client(for:address:)`` fail.
     func shutdown() async {
         closed.withLock { $0 = true }
         let all = clients.withLock { clients in

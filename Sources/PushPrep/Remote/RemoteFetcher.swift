@@ -234,7 +234,7 @@ public final class RemoteFetcher: Sendable {
         }
         var lastError: PushPrepError?
         for address in addresses {
-            let client = try clients.client(host: url.host, address: address)
+            let client = try clients.client(for: url, address: address)
             observer?(.connecting(url: url.text, address: address))
             do {
                 let remaining = deadline - ContinuousClock.now

@@ -51,10 +51,11 @@ public struct RemoteSettings: Sendable, Equatable {
         return allowedHosts.contains { Self.normalizedHost($0) == host }
     }
 
-    /// Lowercase, without IPv6 brackets or a trailing dot.
+    /// The URL's canonical spelling (``RemoteURL/asciiHost(_:)``: lowercase ASCII, IDNA for
+    /// international names, no IPv6 brackets) without a trailing dot, so `--allow-host bücher.example`
+    /// matches the punycode name the request uses.
     static func normalizedHost(_ host: String) -> String {
-        var host = host.lowercased()
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        var host = RemoteURL.asciiHost(host) ?? host.lowercased()
         if host.hasSuffix(".") { host.removeLast() }
         return host
     }

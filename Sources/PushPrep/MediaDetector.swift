@@ -14,7 +14,7 @@ public enum MediaDetector {
         }
         func ascii(_ offset: Int, _ text: String) -> Bool { at(offset, Array(text.utf8)) }
 
-        if at(0, [0xFF, 0xD8, 0xFF]) { return .jpeg }
+        if at(0, [0xFF, 0xD8, 0xFF]) { return jpegFrameMarker(b).map(isDecodableJPEGFrame) == false ? nil : .jpeg }
         if at(0, [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
         if ascii(0, "GIF87a") || ascii(0, "GIF89a") { return .gif }
         if ascii(0, "RIFF") && b.count >= 12 {
@@ -48,6 +48,12 @@ public enum MediaDetector {
         func at(_ offset: Int, _ signature: [UInt8]) -> Bool {
             offset + signature.count <= b.count && Array(b[offset..<offset + signature.count]) == signature
         }
+        if at(0, [0xFF, 0xD8, 0xFF]), let marker = jpegFrameMarker(Array(bytes.prefix(prefixLength))),
+            !isDecodableJPEGFrame(marker)
+        {
+            return marker == 0xC3 || marker == 0xCB
+                ? "lossless JPEG" : "hierarchical JPEG (SOF\(marker & 0x0F))"
+        }
         if at(0, [0x00, 0x00, 0x00, 0x0C, 0x6A, 0x50, 0x20, 0x20]) || at(0, [0xFF, 0x4F, 0xFF, 0x51]) {
             return "JPEG 2000"
         }
@@ -64,6 +70,39 @@ public enum MediaDetector {
         if at(0, [0x76, 0x2F, 0x31, 0x01]) { return "OpenEXR" }
         if at(0, Array("SIMPLE  =".utf8)) { return "FITS" }
         return nil
+    }
+
+    /// The JPEG's start-of-frame marker (0xC0…0xCF but DHT, JPG and DAC), found by walking
+    /// the marker segments from SOI; nil when no frame header lies within `b` (a long EXIF
+    /// block can push it past the prefix) or the segments are malformed.
+    static func jpegFrameMarker(_ b: [UInt8]) -> UInt8? {
+        var offset = 2
+        while offset + 4 <= b.count {
+            guard b[offset] == 0xFF else { return nil }
+            let marker = b[offset + 1]
+            switch marker {
+            case 0xFF:
+                offset += 1  // fill byte
+            case 0x01, 0xD0...0xD8:
+                offset += 2  // markers without a length
+            case 0xC0...0xCF where marker != 0xC4 && marker != 0xC8 && marker != 0xCC:
+                return marker
+            case 0xD9, 0xDA:
+                return nil  // end of image or scan data before any frame header
+            default:
+                let length = Int(b[offset + 2]) << 8 | Int(b[offset + 3])
+                guard length >= 2 else { return nil }
+                offset += 2 + length
+            }
+        }
+        return nil
+    }
+
+    /// Whether libjpeg (libjpeg-turbo 2.1, which libvips uses) decodes frames of this process:
+    /// baseline, extended and progressive, Huffman or arithmetic coded. Lossless (SOF3, SOF11)
+    /// and hierarchical (SOF5-7, SOF13-15) frames it refuses.
+    static func isDecodableJPEGFrame(_ marker: UInt8) -> Bool {
+        [0xC0, 0xC1, 0xC2, 0xC9, 0xCA].contains(marker)
     }
 
     /// ISO base media files (MP4, MOV, M4A, HEIF, AVIF) say what they are in the `ftyp` box:

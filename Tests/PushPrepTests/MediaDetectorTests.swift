@@ -125,6 +125,25 @@ extension MediaDetectorTests {
             }
         }
 
+        @Test(.enabled(if: vips, "needs the vips command-line tool"))
+        func progressiveJPEG() throws {
+            try expectDetected(.jpeg, name: "p.jpg") { try vipsSave($0, options: "[interlace]") }
+        }
+
+        @Test(
+            "a lossless JPEG (SOF3), which libjpeg cannot decode, is named and refused from its bytes",
+            .enabled(if: ff("ljpeg", "image2"), "needs ffmpeg with the ljpeg encoder"))
+        func losslessJPEG() throws {
+            try TestTools.withTemporaryDirectory { dir in
+                let file = dir.appendingPathComponent("lossless.jpg")
+                try ffmpeg(videoSource + ["-frames:v", "1", "-c:v", "ljpeg", "-pix_fmt", "bgr24"], file)
+                let (_, prefix) = try InputFile.readPrefix(path: file.path)
+                #expect(MediaDetector.jpegFrameMarker(prefix) == 0xC3)
+                #expect(MediaDetector.detect(prefix) == nil)
+                #expect(MediaDetector.unsupportedFormatName(prefix) == "lossless JPEG")
+            }
+        }
+
         @Test(.enabled(if: TestTools.vipsHasOperation("webpsave"), "needs vips with WebP saving"))
         func webp() throws { try expectDetected(.webp, name: "a.webp") { try vipsSave($0) } }
 
@@ -505,6 +524,40 @@ extension MediaDetectorTests {
         func fileExtensionIsAKnownExtension(_ type: MediaType) {
             #expect(type.knownExtensions.contains(type.fileExtension))
             #expect(MediaType.allKnownExtensions.contains(type.fileExtension))
+        }
+    }
+}
+
+extension MediaDetectorTests {
+    @Suite("JPEG frame markers")
+    struct JPEGFrames {
+        /// SOI, an APPn segment of `appLength` bytes, then a frame header with `marker`.
+        static func jpeg(frame marker: UInt8, appLength: Int = 16) -> [UInt8] {
+            let app =
+                [0xFF, 0xE1, UInt8(appLength >> 8), UInt8(appLength & 0xFF)]
+                + [UInt8](repeating: 0, count: appLength - 2)
+            return [0xFF, 0xD8] + app + [0xFF, 0xFF, marker, 0x00, 0x0B, 8, 0, 16, 0, 16, 1, 1, 0x11, 0]
+        }
+
+        @Test(arguments: [0xC0, 0xC1, 0xC2, 0xC9, 0xCA] as [UInt8])
+        func decodable(_ marker: UInt8) {
+            #expect(MediaDetector.jpegFrameMarker(Self.jpeg(frame: marker)) == marker)
+            #expect(MediaDetector.detect(Self.jpeg(frame: marker)) == .jpeg)
+        }
+
+        @Test(arguments: [0xC3, 0xC5, 0xC6, 0xC7, 0xCB, 0xCD, 0xCE, 0xCF] as [UInt8])
+        func refused(_ marker: UInt8) {
+            #expect(MediaDetector.detect(Self.jpeg(frame: marker)) == nil)
+            #expect(MediaDetector.unsupportedFormatName(Self.jpeg(frame: marker))?.contains("JPEG") == true)
+        }
+
+        @Test("a frame header past the prefix, or malformed segments, leave the decision to the decoder")
+        func unknown() {
+            let late = Self.jpeg(frame: 0xC3, appLength: 8_000)
+            #expect(MediaDetector.jpegFrameMarker(Array(late.prefix(MediaDetector.prefixLength))) == nil)
+            #expect(MediaDetector.detect(late) == .jpeg)
+            #expect(MediaDetector.detect([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x01, 0xFF, 0xC3]) == .jpeg)
+            #expect(MediaDetector.detect([0xFF, 0xD8, 0xFF]) == .jpeg)
         }
     }
 }

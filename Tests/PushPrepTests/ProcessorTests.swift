@@ -262,6 +262,33 @@ final class ProcessorTests {
         #expect(leftovers.isEmpty, "failed inputs must leave nothing behind: \(leftovers)")
     }
 
+    @Test(
+        "concurrent failures keep their own codes: libvips' shared error buffer never decides one",
+        .enabled(if: TestTools.ffmpegCanEncode("ljpeg"), "needs ffmpeg with the ljpeg encoder"))
+    func concurrentFailureCodes() async throws {
+        try TestTools.ffmpeg(
+            "-y", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=320x240", "-frames:v", "1", "-c:v", "ljpeg",
+            "-pix_fmt", "bgr24", file("lossless.jpg").path)
+        try TestTools.vips("gaussnoise", file("noise.v").path, "400", "300")
+        try TestTools.vips("copy", file("noise.v").path, file("whole.png").path)
+        let png = try Data(contentsOf: file("whole.png"))
+        var inputs: [URL] = []
+        for index in 0..<12 {
+            let lossless = file("lossless-\(index).jpg")
+            try FileManager.default.copyItem(at: file("lossless.jpg"), to: lossless)
+            let cut = file("truncated-\(index).png")
+            try png.prefix(png.count / 2).write(to: cut)
+            inputs += [lossless, cut]
+        }
+        let (manifest, _) = try await run(inputs) { $0.jobs = 4 }
+        for entry in manifest.attachments {
+            let expected = entry.source.hasSuffix(".png") ? "corrupt_input" : "unsupported_type"
+            #expect(entry.failure?.error.code == expected, "\(entry.source): \(String(describing: entry.failure))")
+        }
+        let lossless = try #require(manifest.attachments.first { $0.source.hasSuffix(".jpg") }?.failure)
+        #expect(lossless.error.message.contains("lossless JPEG"))
+    }
+
     @Test("ids are deterministic: same bytes and settings, same id; any change, another id")
     func deterministicIDs() async throws {
         try TestTools.vips("gaussnoise", file("noise.v").path, "300", "200")

@@ -50,18 +50,12 @@ func takeVipsError() -> String {
     return lines.isEmpty ? "unknown libvips error" : lines.suffix(3).joined(separator: "; ")
 }
 
-/// The error for a failed libvips call: a decoding failure may turn out to be an unsupported
-/// variant of the format rather than damage.
+/// The error for a failed libvips call. The code comes from the call, never from the text:
+/// the error buffer is shared by every job of the process, so another job's lines can be in
+/// it. (Formats libvips cannot decode are refused as `unsupported_type` from their bytes, by
+/// ``MediaDetector``, before any call.)
 func vipsError(_ code: PushPrepError.Code, _ what: String) -> PushPrepError {
-    let message = takeVipsError()
-    return PushPrepError(code == .corruptInput ? decodeErrorCode(for: message) : code, "\(what): \(message)")
-}
-
-/// Decoding errors that mean "a variant of the format libvips cannot read" rather than
-/// "damaged": lossless and arithmetic-coded JPEG, for example.
-func decodeErrorCode(for message: String) -> PushPrepError.Code {
-    let unsupported = ["Unsupported JPEG process", "Unsupported marker type", "unsupported feature"]
-    return unsupported.contains(where: message.contains) ? .unsupportedType : .corruptInput
+    PushPrepError(code, "\(what): \(takeVipsError())")
 }
 
 /// Runs a libvips call that returns 0 on success and turns a failure into a ``PushPrepError``

@@ -70,9 +70,7 @@ enum ImageHeaderReader {
     static func open(path: String, type: MediaType? = nil) throws(PushPrepError) -> VipsImageRef {
         let source = try VipsSourceRef(path: path)
         guard let raw = cvipsshims_header_from_source(source.pointer, "fail_on=error") else {
-            let message = takeVipsError()
-            throw PushPrepError(
-                decodeErrorCode(for: message), "cannot read the \(type?.rawValue ?? "image") header: \(message)")
+            throw vipsError(.corruptInput, "cannot read the \(type?.rawValue ?? "image") header")
         }
         return VipsImageRef(owning: raw)
     }

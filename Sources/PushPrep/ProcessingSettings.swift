@@ -106,7 +106,11 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
         try c.encode(gifMaxMemory, forKey: .gifMaxMemory)
     }
 
-    /// Checks ranges; the CLI reports a failure as a usage error.
+    /// The latest `videoStart`: 24 hours, longer than any clip a preview is cut from.
+    public static let maxVideoStart: Double = 86_400
+
+    /// Checks ranges (each number finite and bounded); the CLI reports a failure as a usage
+    /// error, the worker fails a queued job whose settings fail it with `invalid_settings`.
     public func validate() throws(PushPrepError) {
         func require(_ condition: Bool, _ message: String) throws(PushPrepError) {
             if !condition { throw PushPrepError(.invalidSettings, message) }
@@ -117,7 +121,12 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
             (10_000...AppleLimits.imageBytes).contains(imageMaxBytes),
             "--image-max-bytes must be between 10000 and \(AppleLimits.imageBytes) (Apple's limit), got \(imageMaxBytes)"
         )
-        try require(videoStart >= 0, "--video-start must not be negative, got \(videoStart)")
+        // Every comparison is false for NaN, and each range has an upper bound: a non-finite or
+        // huge number (a queued job's settings are JSON anyone could write) is refused here,
+        // before it reaches a conversion to an integer time stamp that would trap.
+        try require(
+            videoStart >= 0 && videoStart <= Self.maxVideoStart,
+            "--video-start must be in 0...\(Int(Self.maxVideoStart)) seconds, got \(videoStart)")
         try require(
             videoSeconds > 0 && videoSeconds <= 3600, "--video-seconds must be in (0, 3600], got \(videoSeconds)")
         try require((16...3840).contains(videoWidth), "--video-width must be between 16 and 3840, got \(videoWidth)")

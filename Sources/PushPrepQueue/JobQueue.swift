@@ -49,6 +49,34 @@ public struct JobSpec: Sendable, Equatable {
         self.maxAttempts = maxAttempts
         self.timeout = timeout
     }
+
+    /// `delay`'s range in seconds: up to 30 days (a Sidekiq `perform_in` or an Oban
+    /// `schedule_in` further out is a calendar entry, not a queue job).
+    public static let delaySeconds: ClosedRange<Double> = 0...2_592_000
+    /// `timeout`'s range in seconds: 1 second to 1 day, like the processing `--timeout`.
+    public static let timeoutSeconds: ClosedRange<Double> = 1...86_400
+    /// `priority`'s range.
+    public static let priorities: ClosedRange<Int> = -1000...1000
+    /// `maxAttempts`'s range: Sidekiq retries 25 times over about 20 days by default.
+    public static let attempts: ClosedRange<Int> = 1...100
+
+    /// Refuses numbers out of range (`invalid_settings`); the queues check every spec before
+    /// writing any.
+    public func validate() throws(PushPrepError) {
+        guard delay.isWithin(seconds: Self.delaySeconds) else {
+            throw PushPrepError(
+                .invalidSettings, "a job's delay must be in 0...2592000 seconds (30 days), got \(delay)")
+        }
+        if let timeout, !timeout.isWithin(seconds: Self.timeoutSeconds) {
+            throw PushPrepError(.invalidSettings, "a job's timeout must be in 1...86400 seconds, got \(timeout)")
+        }
+        guard Self.priorities.contains(priority) else {
+            throw PushPrepError(.invalidSettings, "a job's priority must be in -1000...1000, got \(priority)")
+        }
+        guard Self.attempts.contains(maxAttempts) else {
+            throw PushPrepError(.invalidSettings, "a job's attempts must be in 1...100, got \(maxAttempts)")
+        }
+    }
 }
 
 /// The answer to one enqueued spec.
@@ -88,6 +116,10 @@ public struct ClaimedJob: Sendable, Equatable {
     public var attempt: Int
     public var maxAttempts: Int
     public var timeout: Duration?
+    /// Why the job cannot run as stored (its row's timeout is not a finite number of seconds in
+    /// ``JobSpec/timeoutSeconds``), or nil: the worker fails such a job with `invalid_settings`
+    /// without running it.
+    public var invalidSettings: String?
 
     public var id: JobID { lease.id }
 
@@ -98,6 +130,21 @@ public struct ClaimedJob: Sendable, Equatable {
         self.attempt = attempt
         self.maxAttempts = maxAttempts
         self.timeout = timeout
+    }
+
+    /// A job as a queue row stores it: `timeoutSeconds` is checked (a row written by hand or by
+    /// another program may hold `Infinity`, `NaN` or `1e300`), never trusted.
+    public init(
+        lease: Lease, source: String, payload: String, attempt: Int, maxAttempts: Int, timeoutSeconds: Double?
+    ) {
+        self.init(
+            lease: lease, source: source, payload: payload, attempt: attempt, maxAttempts: maxAttempts, timeout: nil)
+        guard let timeoutSeconds else { return }
+        do {
+            timeout = try Duration.seconds(checking: timeoutSeconds, in: JobSpec.timeoutSeconds, "the job's timeout")
+        } catch {
+            invalidSettings = error.message
+        }
     }
 }
 

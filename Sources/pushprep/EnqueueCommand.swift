@@ -28,15 +28,15 @@ struct EnqueueCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Higher runs first (-1000...1000).")
     var priority: Int = 0
 
-    @Option(name: .long, help: "Seconds to wait before the job may run.")
+    @Option(name: .long, help: "Seconds to wait before the job may run (0...2592000, 30 days).")
     var delay: Double = 0
 
-    @Option(name: .customLong("max-attempts"), help: "Tries before the job ends dead.")
+    @Option(name: .customLong("max-attempts"), help: "Tries before the job ends dead (1...100).")
     var maxAttempts: Int = 5
 
     @Option(
         name: .customLong("job-timeout"),
-        help: "Seconds one attempt may take in all (default: the worker's --job-timeout).")
+        help: "Seconds one attempt may take in all, 1...86400 (default: the worker's --job-timeout).")
     var jobTimeout: Double?
 
     @Option(
@@ -54,14 +54,27 @@ struct EnqueueCommand: AsyncParsableCommand {
     var inputs: [String]
 
     func validate() throws {
-        guard (-1000...1000).contains(priority) else { throw ValidationError("--priority must be in -1000...1000") }
-        guard delay >= 0 else { throw ValidationError("--delay must not be negative") }
-        guard (1...100).contains(maxAttempts) else { throw ValidationError("--max-attempts must be in 1...100") }
-        if let jobTimeout, jobTimeout <= 0 { throw ValidationError("--job-timeout must be positive") }
+        guard JobSpec.priorities.contains(priority) else {
+            throw ValidationError("--priority must be in -1000...1000, got \(priority)")
+        }
+        guard JobSpec.attempts.contains(maxAttempts) else {
+            throw ValidationError("--max-attempts must be in 1...100, got \(maxAttempts)")
+        }
+        _ = try durations
         do {
             try settings.validate()
         } catch {
             throw ValidationError(error.message)
+        }
+    }
+
+    /// `--delay` and `--job-timeout` as durations; a usage error when out of range.
+    var durations: (delay: Duration, timeout: Duration?) {
+        get throws {
+            (
+                try delay.seconds(option: "--delay", in: JobSpec.delaySeconds),
+                try jobTimeout.map { try $0.seconds(option: "--job-timeout", in: JobSpec.timeoutSeconds) }
+            )
         }
     }
 
@@ -82,10 +95,16 @@ struct EnqueueCommand: AsyncParsableCommand {
         let logger = logging.makeLogger()
         let items = InputExpander.expand(inputs)
         guard !items.isEmpty else { throw ValidationError("no inputs: the directories given hold no files") }
-        let specs = items.map {
-            ProcessingJobs.spec(
-                source: $0.source == $0.path ? $0.source : $0.path, settings: settings, priority: priority,
-                delay: delay.secondsDuration, maxAttempts: maxAttempts, timeout: jobTimeout?.secondsDuration)
+        let (delay, timeout) = try durations
+        let specs: [JobSpec]
+        do {
+            specs = try items.map { (item) throws(PushPrepError) in
+                try ProcessingJobs.spec(
+                    source: item.source == item.path ? item.source : item.path, settings: settings,
+                    priority: priority, delay: delay, maxAttempts: maxAttempts, timeout: timeout)
+            }
+        } catch {
+            throw ValidationError(error.message)
         }
         let results = try await queue.withQueue(logger: logger) { try await $0.enqueue(specs) }
         if output.json {

@@ -19,7 +19,7 @@ struct ImageOptions: ParsableArguments {
     @Option(name: .customLong("max-input-bytes"), help: "Refuse inputs larger than this many bytes.")
     var maxInputBytes: Int = ProcessingSettings().maxInputBytes
 
-    @Option(name: .customLong("video-start"), help: "Where video previews start, in seconds.")
+    @Option(name: .customLong("video-start"), help: "Where video previews start, in seconds (0...86400).")
     var videoStart: Double = ProcessingSettings().videoStart
 
     @Option(name: .customLong("video-seconds"), help: "Length of video previews in seconds (whole clip if shorter).")

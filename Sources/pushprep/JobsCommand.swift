@@ -28,13 +28,15 @@ struct JobsCommand: AsyncParsableCommand {
         @Option(name: .long, help: "Only jobs in this state: queued, running, succeeded, failed, dead, cancelled.")
         var state: JobState?
 
-        @Option(name: .long, help: "At most this many jobs.")
+        @Option(name: .long, help: "At most this many jobs (1...100000).")
         var limit: Int = 50
 
         @OptionGroup var common: Common
 
         func validate() throws {
-            guard limit > 0 else { throw ValidationError("--limit must be positive") }
+            guard (1...100_000).contains(limit) else {
+                throw ValidationError("--limit must be in 1...100000, got \(limit)")
+            }
         }
 
         func run() async throws {
@@ -130,13 +132,15 @@ struct JobsCommand: AsyncParsableCommand {
     struct Prune: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete finished jobs older than the retention.")
 
-        @Option(name: .customLong("older-than"), help: "Days since the job finished.")
+        @Option(name: .customLong("older-than"), help: "Days since the job finished (0...3650).")
         var olderThan: Double = 7
 
         @OptionGroup var common: Common
 
         func validate() throws {
-            guard olderThan >= 0 else { throw ValidationError("--older-than must not be negative") }
+            guard olderThan.isFinite, WorkerConfiguration.retentionDays.contains(olderThan) else {
+                throw ValidationError("--older-than must be in 0...3650 days, got \(olderThan)")
+            }
         }
 
         func run() async throws {

@@ -67,6 +67,13 @@ enum TextTable {
 }
 
 extension Double {
-    /// Seconds as a `Duration`, for options given in seconds.
-    var secondsDuration: Duration { .milliseconds(Int64((self * 1000).rounded())) }
+    /// These seconds, given as the option `name`, as a duration: a usage error unless the
+    /// number is finite and in `range` (``Duration/seconds(checking:in:_:)``, which never traps).
+    func seconds(option name: String, in range: ClosedRange<Double>) throws -> Duration {
+        do {
+            return try Duration.seconds(checking: self, in: range, name)
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
 }

@@ -30,11 +30,7 @@ struct RemoteOptions: ParsableArguments {
     var fetchTimeout: Double = 120
 
     func validate() throws {
-        for (name, value) in [("connect", connectTimeout), ("read", readTimeout), ("fetch", fetchTimeout)] {
-            guard value.isFinite, value > 0, value <= 86_400 else {
-                throw ValidationError("--\(name)-timeout must be between 0 and 86400 seconds, got \(value)")
-            }
-        }
+        _ = try timeouts
         do {
             try settings.validate()
         } catch {
@@ -42,14 +38,29 @@ struct RemoteOptions: ParsableArguments {
         }
     }
 
+    /// The fetch timeouts, each 0.001...86400 seconds; a usage error otherwise.
+    var timeouts: (connect: Duration, read: Duration, total: Duration) {
+        get throws {
+            let range = 0.001...86_400.0
+            return (
+                try connectTimeout.seconds(option: "--connect-timeout", in: range),
+                try readTimeout.seconds(option: "--read-timeout", in: range),
+                try fetchTimeout.seconds(option: "--fetch-timeout", in: range)
+            )
+        }
+    }
+
+    /// The settings; `validate()` has checked the timeouts.
     var settings: RemoteSettings {
         var settings = RemoteSettings()
         settings.maxDownloadBytes = maxDownloadBytes
         settings.allowPrivateNetworks = allowPrivateNetworks
         settings.allowedHosts = Set(allowHosts)
-        settings.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
-        settings.readTimeout = .milliseconds(Int64(readTimeout * 1000))
-        settings.totalTimeout = .milliseconds(Int64(fetchTimeout * 1000))
+        if let (connect, read, total) = try? timeouts {
+            settings.connectTimeout = connect
+            settings.readTimeout = read
+            settings.totalTimeout = total
+        }
         return settings
     }
 }

@@ -39,25 +39,34 @@ struct WorkerCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Jobs run at once (default: the number of cores).")
     var concurrency: Int = ProcessingSettings.defaultJobs
 
-    @Option(name: .customLong("drain-timeout"), help: "Seconds running jobs may take to finish after SIGTERM/SIGINT.")
+    @Option(
+        name: .customLong("drain-timeout"),
+        help: "Seconds running jobs may take to finish after SIGTERM/SIGINT (0...86400).")
     var drainTimeout: Double = 30
 
-    @Option(name: .long, help: "Seconds a claim holds a job without a heartbeat.")
+    @Option(name: .long, help: "Seconds a claim holds a job without a heartbeat (1...86400).")
     var lease: Double = 60
 
-    @Option(name: .customLong("poll-interval"), help: "Seconds between looks for work when nothing signals it.")
+    @Option(
+        name: .customLong("poll-interval"),
+        help: "Seconds between looks for work when nothing signals it (0.01...3600).")
     var pollInterval: Double = 1
 
-    @Option(name: .customLong("job-timeout"), help: "Seconds one attempt may take, for jobs enqueued without one.")
+    @Option(
+        name: .customLong("job-timeout"),
+        help: "Seconds one attempt may take, for jobs enqueued without one (1...86400).")
     var jobTimeout: Double = 600
 
-    @Option(name: .customLong("retry-base"), help: "Seconds before the first retry; doubled for each further one.")
+    @Option(
+        name: .customLong("retry-base"),
+        help: "Seconds before the first retry, doubled for each further one (0.1...86400).")
     var retryBase: Double = 15
 
-    @Option(name: .customLong("retry-max"), help: "The longest wait between retries, in seconds.")
+    @Option(
+        name: .customLong("retry-max"), help: "The longest wait between retries, in seconds (up to 2592000, 30 days).")
     var retryMax: Double = 3600
 
-    @Option(name: .long, help: "Days finished jobs are kept before pruning (0 keeps them).")
+    @Option(name: .long, help: "Days finished jobs are kept before pruning, 0...3650 (0 keeps them).")
     var retention: Double = 7
 
     @Option(name: .customLong("metrics-port"), help: "Serve Prometheus metrics on this port (GET /metrics).")
@@ -75,26 +84,39 @@ struct WorkerCommand: AsyncParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
-        guard retryBase > 0, retryMax >= retryBase else {
-            throw ValidationError("--retry-max must be ≥ --retry-base > 0")
-        }
-        guard retention >= 0 else { throw ValidationError("--retention must not be negative") }
         if let metricsPort, !(0...65535).contains(metricsPort) {
             throw ValidationError("--metrics-port must be in 0...65535")
         }
+        let configuration = try workerConfiguration
         do {
-            try workerConfiguration.validate()
+            try configuration.validate()
         } catch {
             throw ValidationError(error.message)
         }
     }
 
+    /// The options as a configuration; a usage error for a number that is not finite or out
+    /// of its range.
     var workerConfiguration: WorkerConfiguration {
-        WorkerConfiguration(
-            concurrency: concurrency, lease: lease.secondsDuration, pollInterval: pollInterval.secondsDuration,
-            drainTimeout: drainTimeout.secondsDuration, defaultJobTimeout: jobTimeout.secondsDuration,
-            backoff: Backoff(base: retryBase.secondsDuration, cap: retryMax.secondsDuration),
-            retention: retention > 0 ? (retention * 86_400).secondsDuration : nil)
+        get throws {
+            typealias Limits = WorkerConfiguration
+            let retryBase = try retryBase.seconds(option: "--retry-base", in: Limits.retryBaseSeconds)
+            let retryMax = try retryMax.seconds(option: "--retry-max", in: Limits.retryMaxSeconds)
+            guard retryMax >= retryBase else { throw ValidationError("--retry-max must be at least --retry-base") }
+            guard retention.isFinite, Limits.retentionDays.contains(retention) else {
+                throw ValidationError("--retention must be in 0...3650 days, got \(retention)")
+            }
+            return WorkerConfiguration(
+                concurrency: concurrency, lease: try lease.seconds(option: "--lease", in: Limits.leaseSeconds),
+                pollInterval: try pollInterval.seconds(option: "--poll-interval", in: Limits.pollIntervalSeconds),
+                drainTimeout: try drainTimeout.seconds(option: "--drain-timeout", in: Limits.drainTimeoutSeconds),
+                defaultJobTimeout: try jobTimeout.seconds(option: "--job-timeout", in: JobSpec.timeoutSeconds),
+                backoff: Backoff(base: retryBase, cap: retryMax),
+                retention: retention > 0
+                    ? try (retention * 86_400).seconds(
+                        option: "--retention", in: 0...(Limits.retentionDays.upperBound * 86_400))
+                    : nil)
+        }
     }
 
     func run() async throws {
@@ -114,7 +136,7 @@ struct WorkerCommand: AsyncParsableCommand {
                 onListening: { port in logger.info("metrics on /metrics", metadata: ["port": "\(port)"]) })
             services.append(.init(service: server))
         }
-        var configuration = workerConfiguration
+        var configuration = try workerConfiguration
         configuration.recordsQueueStats = metricsPort != nil
         let session = ProcessingSession(threads: concurrency, remote: remote.settings, logger: logger)
         let handler = ProcessingJobHandler(session: session, outputDirectory: out)

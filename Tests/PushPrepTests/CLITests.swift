@@ -110,6 +110,38 @@ struct CLITests {
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("out").path), "nothing written")
     }
 
+    /// Numbers that are not finite or far out of range are usage errors naming the option (exit
+    /// 2, nothing written), never a crash: `--delay inf` and `--job-timeout nan` once trapped
+    /// converting seconds to a `Duration`.
+    @Test(arguments: [
+        UsageCase(name: "enqueue --delay inf", arguments: ["enqueue", "--delay", "inf", "photo.jpg"]),
+        UsageCase(name: "enqueue --delay 1e300", arguments: ["enqueue", "--delay", "1e300", "photo.jpg"]),
+        UsageCase(name: "enqueue --job-timeout nan", arguments: ["enqueue", "--job-timeout", "nan", "photo.jpg"]),
+        UsageCase(name: "enqueue --video-start inf", arguments: ["enqueue", "--video-start", "inf", "photo.jpg"]),
+        UsageCase(name: "worker --lease 1e300", arguments: ["worker", "--lease", "1e300"]),
+        UsageCase(name: "worker --poll-interval nan", arguments: ["worker", "--poll-interval", "nan"]),
+        UsageCase(name: "worker --retention inf", arguments: ["worker", "--retention", "inf"]),
+        UsageCase(name: "worker --retry-max 1e300", arguments: ["worker", "--retry-max", "1e300"]),
+        UsageCase(name: "worker --drain-timeout -inf", arguments: ["worker", "--drain-timeout=-inf"]),
+        UsageCase(name: "jobs prune --older-than nan", arguments: ["jobs", "prune", "--older-than", "nan"]),
+        UsageCase(
+            name: "process --video-start 1e13",
+            arguments: ["process", "photo.jpg", "--video-start", "1e13", "--out", "o"]),
+    ])
+    func nonFiniteOrHugeNumbersExitTwo(_ usage: UsageCase) throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        try Data([0xFF, 0xD8, 0xFF]).write(to: dir.appendingPathComponent("photo.jpg"))
+
+        let result = try CLI.pushprep(usage.arguments, in: dir)
+        #expect(result.status == 2, "\(usage.name): exit \(result.status), stderr: \(result.stderrText)")
+        let option = try #require(usage.arguments.first { $0.hasPrefix("--") }?.split(separator: "=").first)
+        #expect(result.stderrText.contains(option), "\(usage.name): the message names \(option): \(result.stderrText)")
+        #expect(result.stdout.isEmpty, "\(usage.name): nothing on stdout")
+        let written = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        #expect(written == ["photo.jpg"], "\(usage.name): nothing written, found \(written)")
+    }
+
     // MARK: - Standard output and input
 
     @Test(.enabled(if: TestTools.programAvailable("vips"), "needs the vips command-line tool"))

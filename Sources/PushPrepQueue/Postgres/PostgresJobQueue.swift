@@ -114,7 +114,7 @@ public final class PostgresJobQueue: JobQueue {
         return rows.sorted(by: Self.inClaimOrder).map { row in
             ClaimedJob(
                 lease: Lease(id: row.0, token: row.1), source: row.2, payload: row.3, attempt: row.4,
-                maxAttempts: row.5, timeout: row.6.map { Duration.seconds($0) })
+                maxAttempts: row.5, timeoutSeconds: row.6)
         }
     }
 
@@ -381,14 +381,7 @@ public final class PostgresJobQueue: JobQueue {
     }
 
     private static func validate(_ specs: [JobSpec]) throws(PushPrepError) {
-        for spec in specs {
-            guard spec.maxAttempts >= 1 else {
-                throw PushPrepError(.invalidSettings, "a job needs at least 1 attempt, got \(spec.maxAttempts)")
-            }
-            guard (-1000...1000).contains(spec.priority) else {
-                throw PushPrepError(.invalidSettings, "a job's priority must be -1000...1000, got \(spec.priority)")
-            }
-        }
+        for spec in specs { try spec.validate() }
     }
 
     // MARK: - Errors

@@ -393,7 +393,7 @@ public final class SQLiteJobQueue: JobQueue {
             lease: Lease(id: row[SQL.Claimed.id], token: row[SQL.Claimed.token]), source: row[SQL.Claimed.source],
             payload: row[SQL.Claimed.payload], attempt: row[SQL.Claimed.attempt],
             maxAttempts: row[SQL.Claimed.maxAttempts],
-            timeout: (row[SQL.Claimed.timeout] as Double?).map { .seconds($0) })
+            timeoutSeconds: row[SQL.Claimed.timeout])
     }
 
     /// A row selected with ``SQL/columns``.
@@ -412,14 +412,7 @@ public final class SQLiteJobQueue: JobQueue {
     }
 
     private static func validate(_ specs: [JobSpec]) throws(PushPrepError) {
-        for spec in specs {
-            guard spec.maxAttempts >= 1 else {
-                throw PushPrepError(.invalidSettings, "a job needs at least 1 attempt, got \(spec.maxAttempts)")
-            }
-            guard (-1000...1000).contains(spec.priority) else {
-                throw PushPrepError(.invalidSettings, "a job's priority must be -1000...1000, got \(spec.priority)")
-            }
-        }
+        for spec in specs { try spec.validate() }
     }
 }
 

@@ -8,23 +8,34 @@ public import PushPrep
 public enum ProcessingJobs {
     /// The spec for processing `source` with `settings`. Local paths are made absolute (the
     /// worker may run elsewhere); the dedup key is the SHA-256 of the source and the settings,
-    /// so the same input with the same settings is not queued twice.
+    /// so the same input with the same settings is not queued twice. Settings or numbers out of
+    /// range (``ProcessingSettings/validate()``, ``JobSpec/validate()``), or settings that cannot
+    /// be encoded, throw `invalid_settings`: nothing is queued that a worker would refuse.
     public static func spec(
         source: String, settings: ProcessingSettings, priority: Int = 0, delay: Duration = .zero,
         maxAttempts: Int = 5, timeout: Duration? = nil,
         currentDirectory: String = FileManager.default.currentDirectoryPath
-    ) -> JobSpec {
+    ) throws(PushPrepError) -> JobSpec {
         var settings = settings
         // How many inputs run at once does not change an output; workers decide.
         settings.jobs = 1
+        try settings.validate()
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let payload = (try? encoder.encode(settings)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        let encoded: Data
+        do {
+            encoded = try encoder.encode(settings)
+        } catch {
+            throw PushPrepError(.invalidSettings, "cannot encode the job's settings: \(error)")
+        }
+        let payload = String(decoding: encoded, as: UTF8.self)
         let source = absoluteSource(source, currentDirectory: currentDirectory)
         let key = SHA256.hash(data: Data("\(source)\n\(payload)".utf8)).hexString
-        return JobSpec(
+        let spec = JobSpec(
             source: source, payload: payload, dedupKey: key, priority: priority, delay: delay,
             maxAttempts: maxAttempts, timeout: timeout)
+        try spec.validate()
+        return spec
     }
 
     /// URLs as they are; relative paths resolved against `currentDirectory` and standardized.

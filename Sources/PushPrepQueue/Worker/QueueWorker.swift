@@ -138,22 +138,12 @@ public final class QueueWorker<Handler: JobHandler>: Service {
                 }
             })
         let start = ContinuousClock.now
-        let kind = await withTaskGroup(of: JobOutcome.Kind?.self) { group in
-            group.addTask { await self.handler.handle(job, context: context) }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                if !Task.isCancelled { control.stop(.timedOut(timeout)) }
-                return nil
-            }
-            var kind: JobOutcome.Kind = .retry(
-                code: "io_error", message: "the job ended without a result", delay: .zero)
-            for await result in group {
-                if let result {
-                    kind = result
-                    group.cancelAll()
-                }
-            }
-            return kind
+        let kind: JobOutcome.Kind
+        if let problem = job.invalidSettings {
+            // Stored wrong (a row written by hand): no attempt could run it, so none is retried.
+            kind = .failed(code: PushPrepError.Code.invalidSettings.rawValue, message: problem)
+        } else {
+            kind = await attempt(job, context: context, control: control, timeout: timeout)
         }
         let elapsed = ContinuousClock.now - start
         let report = state.withLock { state -> Bool in
@@ -170,6 +160,29 @@ public final class QueueWorker<Handler: JobHandler>: Service {
         case .cancelled(let message): logger.info("job cancelled", metadata: ["reason": "\(message)"])
         }
         if !report { logger.info("result dropped: the lease is no longer this worker's") }
+    }
+
+    /// Runs the handler, stopped by `control` once `timeout` passes.
+    private func attempt(
+        _ job: ClaimedJob, context: JobContext, control: ProcessingControl, timeout: Duration
+    ) async -> JobOutcome.Kind {
+        await withTaskGroup(of: JobOutcome.Kind?.self) { group in
+            group.addTask { await self.handler.handle(job, context: context) }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                if !Task.isCancelled { control.stop(.timedOut(timeout)) }
+                return nil
+            }
+            var kind: JobOutcome.Kind = .retry(
+                code: "io_error", message: "the job ended without a result", delay: .zero)
+            for await result in group {
+                if let result {
+                    kind = result
+                    group.cancelAll()
+                }
+            }
+            return kind
+        }
     }
 
     /// Reports finished jobs in one batch; keeps them for the next try when the queue fails.

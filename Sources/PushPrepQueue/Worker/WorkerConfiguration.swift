@@ -70,15 +70,47 @@ public struct WorkerConfiguration: Sendable {
         String(text.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" })
     }
 
+    /// `lease`'s range in seconds: 1 second to 1 day (Oban's rescue and Sidekiq Pro's
+    /// reliable fetch wait minutes for a lost job; heartbeats come every third of the lease).
+    public static let leaseSeconds: ClosedRange<Double> = 1...86_400
+    /// `pollInterval`'s range in seconds: 10 ms to 1 hour.
+    public static let pollIntervalSeconds: ClosedRange<Double> = 0.01...3600
+    /// `drainTimeout`'s range in seconds: none to 1 day.
+    public static let drainTimeoutSeconds: ClosedRange<Double> = 0...86_400
+    /// `backoff.base`'s range in seconds: 0.1 s to 1 day.
+    public static let retryBaseSeconds: ClosedRange<Double> = 0.1...86_400
+    /// `backoff.cap`'s range in seconds: up to 30 days (Sidekiq's 25 retries span about 21 days).
+    public static let retryMaxSeconds: ClosedRange<Double> = 0.1...2_592_000
+    /// `retention`'s range in days: up to 10 years.
+    public static let retentionDays: ClosedRange<Double> = 0...3650
+
     /// Refuses values that cannot work.
     public func validate() throws(PushPrepError) {
         func require(_ condition: Bool, _ message: String) throws(PushPrepError) {
             if !condition { throw PushPrepError(.invalidSettings, message) }
         }
         try require((1...256).contains(concurrency), "--concurrency must be in 1...256, got \(concurrency)")
-        try require(lease >= .milliseconds(300), "--lease must be at least 0.3 s")
-        try require(pollInterval > .zero, "--poll-interval must be positive")
-        try require(drainTimeout >= .zero, "--drain-timeout must not be negative")
-        try require(defaultJobTimeout > .zero, "--job-timeout must be positive")
+        try require(lease.isWithin(seconds: Self.leaseSeconds), "--lease must be in 1...86400 seconds, got \(lease)")
+        try require(
+            pollInterval.isWithin(seconds: Self.pollIntervalSeconds),
+            "--poll-interval must be in 0.01...3600 seconds, got \(pollInterval)")
+        try require(
+            drainTimeout.isWithin(seconds: Self.drainTimeoutSeconds),
+            "--drain-timeout must be in 0...86400 seconds, got \(drainTimeout)")
+        try require(
+            defaultJobTimeout.isWithin(seconds: JobSpec.timeoutSeconds),
+            "--job-timeout must be in 1...86400 seconds, got \(defaultJobTimeout)")
+        try require(
+            backoff.base.isWithin(seconds: Self.retryBaseSeconds),
+            "--retry-base must be in 0.1...86400 seconds, got \(backoff.base)")
+        try require(
+            backoff.cap.isWithin(seconds: Self.retryMaxSeconds) && backoff.cap >= backoff.base,
+            "--retry-max must be in --retry-base...2592000 seconds, got \(backoff.cap)")
+        if let retention {
+            try require(
+                retention.isWithin(
+                    seconds: (Self.retentionDays.lowerBound * 86_400)...(Self.retentionDays.upperBound * 86_400)),
+                "--retention must be in 0...3650 days, got \(retention)")
+        }
     }
 }

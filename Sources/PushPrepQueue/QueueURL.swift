@@ -79,10 +79,62 @@ public enum QueueURL: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// `text` with anything that may be a password replaced by `***`, whether or not it parses:
+    /// after `://`, everything between the user name and the last `@`; without `://`, everything
+    /// between the first `:` and the last `@`. A password may hold `#`, `/`, `?` or `@`, which
+    /// break URL parsing, so this goes by pattern and never by parsing.
     static func redacted(_ text: String) -> String {
-        guard var components = URLComponents(string: text), components.password != nil else { return text }
-        components.password = "***"
-        return components.string ?? text
+        guard let at = text.lastIndex(of: "@") else { return text }
+        if let scheme = text.range(of: "://"), scheme.upperBound <= at {
+            let userInfo = text[scheme.upperBound..<at]
+            let user = userInfo.prefix { $0.isLetter || $0.isNumber || "-._~%".contains($0) }
+            guard user.count < userInfo.count else { return text }
+            return String(text[..<scheme.upperBound]) + user + ":***" + String(text[at...])
+        }
+        guard let colon = text.firstIndex(of: ":"), colon < at else { return text }
+        return String(text[...colon]) + "***" + String(text[at...])
+    }
+
+    /// This URL with the PostgreSQL password taken from `file` (its content, one trailing
+    /// newline removed), else from `PGPASSWORD` in `environment` (as libpq does), when the URL
+    /// has none. A password in both the URL and a file is refused (which one was meant?), as
+    /// is a file for a SQLite queue. Messages name the file, never its content.
+    public func withPassword(file: String?, environment: [String: String]) throws(PushPrepError) -> QueueURL {
+        guard case .postgres(var location) = self else {
+            if let file {
+                throw PushPrepError(
+                    .invalidSettings, "--queue-password-file \(file): only a postgres:// queue takes a password")
+            }
+            return self
+        }
+        if let file {
+            guard location.password == nil else {
+                throw PushPrepError(
+                    .invalidSettings,
+                    "--queue has a password and --queue-password-file \(file) gives another: give it once")
+            }
+            location.password = try Self.readPassword(file)
+        } else if location.password == nil, let password = environment["PGPASSWORD"], !password.isEmpty {
+            location.password = password
+        }
+        return .postgres(location)
+    }
+
+    private static func readPassword(_ path: String) throws(PushPrepError) -> String {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            let reason = (error as NSError).localizedDescription
+            throw PushPrepError(.invalidSettings, "cannot read --queue-password-file \(path): \(reason)")
+        }
+        var password = String(decoding: data, as: UTF8.self)
+        // "\r\n" is one Character in Swift: removeLast drops either ending whole.
+        if password.hasSuffix("\n") || password.hasSuffix("\r\n") { password.removeLast() }
+        guard !password.isEmpty else {
+            throw PushPrepError(.invalidSettings, "--queue-password-file \(path) is empty")
+        }
+        return password
     }
 }
 

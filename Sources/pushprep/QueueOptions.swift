@@ -4,7 +4,7 @@ import Logging
 import PushPrep
 import PushPrepQueue
 
-/// `--queue`, shared by `enqueue`, `worker` and `jobs`.
+/// `--queue` and where its password comes from, shared by `enqueue`, `worker` and `jobs`.
 struct QueueOptions: ParsableArguments {
     @Option(
         name: .long,
@@ -12,14 +12,25 @@ struct QueueOptions: ParsableArguments {
             "sqlite:PATH (one machine) or postgres://USER:PASSWORD@HOST:PORT/DB (many hosts).", valueName: "url"))
     var queue: String = QueueURL.defaultValue
 
+    @Option(
+        name: .customLong("queue-password-file"),
+        help: ArgumentHelp(
+            "Read the PostgreSQL password from this file (one trailing newline ignored) instead of the URL; "
+                + "without either, PGPASSWORD is used.",
+            valueName: "file"))
+    var queuePasswordFile: String?
+
     func validate() throws {
         _ = try url
     }
 
+    /// The parsed `--queue`, with the password from `--queue-password-file` or `PGPASSWORD`
+    /// when the URL has none.
     var url: QueueURL {
         get throws {
             do {
-                return try QueueURL(parsing: queue)
+                return try QueueURL(parsing: queue).withPassword(
+                    file: queuePasswordFile, environment: ProcessInfo.processInfo.environment)
             } catch {
                 throw ValidationError(error.message)
             }

@@ -3,8 +3,9 @@ import PushPrep
 import PushPrepQueue
 import Testing
 
-/// Numbers that reach the queue from outside, end to end with real `pushprep` processes:
-/// queued settings and database rows a worker must refuse (not crash on, not retry forever).
+/// Numbers and secrets that reach the queue from outside, end to end with real `pushprep`
+/// processes: queued settings and database rows a worker must refuse (not crash on, not retry
+/// forever), and the PostgreSQL password from `PGPASSWORD` or a file.
 @Suite(.serialized)
 struct QueueHardeningTests {
     // MARK: - Numbers in the queue
@@ -68,6 +69,105 @@ struct QueueHardeningTests {
             #expect(done.errorCode == "invalid_settings", "\(done.errorCode ?? ""): \(done.errorMessage ?? "")")
             #expect(done.attempt == 1, "failed at once, not retried")
             try await WorkerProcessTests.stop(worker)
+        }
+    }
+
+    // MARK: - The PostgreSQL password
+
+    /// A URL without a password connects with `PGPASSWORD` or `--queue-password-file`, for
+    /// `enqueue`, `jobs` and `worker`, against a role that needs its password (SCRAM); the
+    /// password never appears in any output, not even in a URL that cannot be parsed.
+    @Test func postgresPasswordFromEnvironmentOrFile() async throws {
+        let server = PostgresTestServer.shared
+        let suffix = UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
+        let role = "pw_\(suffix)"
+        let password = "S3cr#t/\(suffix)@x"
+        try await server.execute("CREATE ROLE \(role) LOGIN PASSWORD '\(password)'")
+        try await server.execute("CREATE DATABASE \(role) OWNER \(role)")
+        // The cluster trusts every local connection: only this role must give its password.
+        let hbaFile = try await server.execute("SHOW hba_file")
+        let rules = try String(contentsOfFile: hbaFile, encoding: .utf8)
+        try ("host all \(role) 127.0.0.1/32 scram-sha-256\n" + rules).write(
+            toFile: hbaFile, atomically: true, encoding: .utf8)
+        try await server.execute("SELECT pg_reload_conf()")
+        defer {
+            if let rules = try? String(contentsOfFile: hbaFile, encoding: .utf8) {
+                let kept = rules.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.contains(role) }
+                try? kept.joined(separator: "\n").write(toFile: hbaFile, atomically: true, encoding: .utf8)
+            }
+        }
+
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let input = dir.appendingPathComponent("a.bmp")
+        try Data(TinyBMP.bytes(9)).write(to: input)
+        let port = try await server.port
+        let queue = "postgres://\(role)@127.0.0.1:\(port)/\(role)?sslmode=disable"
+        let binary = try PushPrepCLI.binary().path
+        func pushprep(_ arguments: [String], environment: [String] = []) async throws -> PushPrepCLI.Result {
+            // env(1) clears PGPASSWORD unless the test sets it.
+            let result = try await Self.onOwnThread {
+                try TestTools.run(
+                    "env", ["-u", "PGPASSWORD"] + environment + [binary] + arguments, currentDirectory: dir)
+            }
+            let output = PushPrepCLI.Result(status: result.status, stdout: result.stdout, stderr: result.stderr)
+            #expect(!output.stdoutText.contains(password) && !output.stderrText.contains(password))
+            #expect(!output.stderrText.contains("S3cr"), "a part of the password leaked: \(output.stderrText)")
+            return output
+        }
+
+        // The rule is in force once a connection without the password is refused.
+        try await Poll.until("the server asks \(role) for a password", within: .seconds(20), every: .milliseconds(250))
+        {
+            try await pushprep(["jobs", "stats", "--queue", queue]).status == 1
+        }
+
+        let withEnvironment = try await pushprep(
+            ["enqueue", "--queue", queue, input.path], environment: ["PGPASSWORD=\(password)"])
+        #expect(withEnvironment.status == 0, "PGPASSWORD: \(withEnvironment.stderrText)")
+
+        let file = dir.appendingPathComponent("password")
+        try Data((password + "\n").utf8).write(to: file)
+        let withFile = try await pushprep(["jobs", "list", "--queue", queue, "--queue-password-file", file.path])
+        #expect(withFile.status == 0, "--queue-password-file: \(withFile.stderrText)")
+        #expect(withFile.stdoutText.contains(input.path), "the job enqueued with PGPASSWORD is listed")
+
+        let wrong = dir.appendingPathComponent("wrong")
+        try Data("S3cr-wrong\n".utf8).write(to: wrong)
+        let refused = try await pushprep(["jobs", "stats", "--queue", queue, "--queue-password-file", wrong.path])
+        #expect(refused.status == 1, "a wrong password: exit \(refused.status), \(refused.stderrText)")
+
+        let twice = try await pushprep([
+            "jobs", "stats", "--queue", "postgres://\(role):x@127.0.0.1:\(port)/\(role)", "--queue-password-file",
+            file.path,
+        ])
+        #expect(twice.status == 2, "a password in the URL and a file: \(twice.stderrText)")
+
+        // Unencoded, '#', '/' and '@' break the URL: the message must still hide the password.
+        let unparsable = try await pushprep(["jobs", "stats", "--queue", "postgres://\(role):\(password)@127.0.0.1/db"])
+        #expect(unparsable.status == 2 && unparsable.stderrText.contains("***"), "\(unparsable.stderrText)")
+
+        // The worker takes the password from the file too and processes the queued job.
+        let out = dir.appendingPathComponent("out")
+        let worker = try PushPrepProcess(
+            [
+                "worker", "--queue", queue, "--queue-password-file", file.path, "--out", out.path, "--lease", "2",
+                "--poll-interval", "0.2", "--log-level", "debug",
+            ], in: dir)
+        try await Poll.until("the worker finished the job", within: .seconds(60), diagnostics: { worker.logTail() }) {
+            (try? OutDirectory.visibleNames(in: out).isEmpty) == false
+        }
+        try await WorkerProcessTests.stop(worker)
+        #expect(!worker.stderrText.contains(password), "the worker's log shows the password")
+        _ = try? await server.execute("DROP DATABASE IF EXISTS \(role) WITH (FORCE)")
+        _ = try? await server.execute("DROP ROLE IF EXISTS \(role)")
+    }
+
+    /// Runs blocking work (a child process) on a thread of its own, not on one of the few
+    /// threads of Swift concurrency's pool.
+    static func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
         }
     }
 }

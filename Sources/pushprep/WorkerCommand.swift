@@ -72,8 +72,10 @@ struct WorkerCommand: AsyncParsableCommand {
     @Option(name: .customLong("metrics-port"), help: "Serve Prometheus metrics on this port (GET /metrics).")
     var metricsPort: Int?
 
-    @Option(name: .customLong("metrics-host"), help: "The address the metrics server listens on.")
-    var metricsHost: String = "0.0.0.0"
+    @Option(
+        name: .customLong("metrics-host"),
+        help: "The address the metrics server listens on (0.0.0.0 for every interface; there is no authentication).")
+    var metricsHost: String = MetricsServer.defaultHost
 
     @OptionGroup(title: "Remote sources") var remote: RemoteOptions
 
@@ -133,7 +135,9 @@ struct WorkerCommand: AsyncParsableCommand {
             MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
             let server = MetricsServer(
                 registry: registry, host: metricsHost, port: metricsPort, logger: logger,
-                onListening: { port in logger.info("metrics on /metrics", metadata: ["port": "\(port)"]) })
+                onListening: { port in
+                    logger.info("metrics on /metrics", metadata: ["host": "\(metricsHost)", "port": "\(port)"])
+                })
             services.append(.init(service: server))
         }
         var configuration = try workerConfiguration

@@ -8,10 +8,14 @@ public import ServiceLifecycle
 public struct MetricsServer: Service {
     let application: Application<RouterResponder<BasicRequestContext>>
 
+    /// Loopback only: the metrics are not authenticated, so exposing them is a choice
+    /// (`--metrics-host 0.0.0.0`), as with Sidekiq's and Oban's dashboards.
+    public static let defaultHost = "127.0.0.1"
+
     /// A server for `registry` on `host:port` (port 0 picks a free port; `onListening` reports
     /// the port actually bound).
     public init(
-        registry: PrometheusCollectorRegistry, host: String = "0.0.0.0", port: Int, logger: Logger,
+        registry: PrometheusCollectorRegistry, host: String = MetricsServer.defaultHost, port: Int, logger: Logger,
         onListening: (@Sendable (Int) async -> Void)? = nil
     ) {
         let router = Router()

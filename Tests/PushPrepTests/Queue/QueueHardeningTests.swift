@@ -5,7 +5,7 @@ import Testing
 
 /// Numbers and secrets that reach the queue from outside, end to end with real `pushprep`
 /// processes: queued settings and database rows a worker must refuse (not crash on, not retry
-/// forever), and the PostgreSQL password from `PGPASSWORD` or a file.
+/// forever), the PostgreSQL password from `PGPASSWORD` or a file, and where the metrics listen.
 @Suite(.serialized)
 struct QueueHardeningTests {
     // MARK: - Numbers in the queue
@@ -70,6 +70,48 @@ struct QueueHardeningTests {
             #expect(done.attempt == 1, "failed at once, not retried")
             try await WorkerProcessTests.stop(worker)
         }
+    }
+
+    // MARK: - Metrics
+
+    /// Without `--metrics-host` the metrics server listens on 127.0.0.1 only: the kernel's
+    /// table of listening TCP sockets shows the port bound to 127.0.0.1, not 0.0.0.0 or `::`.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/net/tcp"), "needs Linux's /proc/net/tcp"))
+    func metricsListenOnLoopbackByDefault() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let port = try await WorkerProcessTests.freePort()
+        try await QueueFixture.withQueue(.sqlite) { _, url in
+            let worker = try PushPrepCLI.startWorker(
+                queue: url.commandLineArgument, out: dir.appendingPathComponent("out"), in: dir,
+                options: ["--metrics-port", "\(port)"])
+            let health = try await Poll.value(
+                "the metrics server answers on 127.0.0.1", within: .seconds(60), every: .milliseconds(250),
+                diagnostics: { worker.logTail() }
+            ) { await WorkerProcessTests.get("http://127.0.0.1:\(port)/healthz") }
+            #expect(health == "ok\n")
+            let listeners = Self.listeningAddresses(port: port)
+            #expect(listeners == ["0100007F"], "listening on \(listeners) (hex, /proc/net/tcp{,6})")
+            try await WorkerProcessTests.stop(worker)
+        }
+    }
+
+    /// The local addresses (hex, as the kernel prints them) of TCP sockets listening on `port`,
+    /// IPv4 and IPv6.
+    static func listeningAddresses(port: Int) -> [String] {
+        let portHex = String(format: "%04X", port)
+        var addresses: [String] = []
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+            for line in text.split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ")
+                // sl local_address rem_address st ...; st 0A is LISTEN.
+                guard fields.count > 3, fields[3] == "0A" else { continue }
+                let local = fields[1].split(separator: ":")
+                if local.count == 2, local[1] == portHex { addresses.append(String(local[0])) }
+            }
+        }
+        return addresses
     }
 
     // MARK: - The PostgreSQL password

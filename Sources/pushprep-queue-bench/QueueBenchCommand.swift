@@ -64,17 +64,25 @@ struct RunCommand: AsyncParsableCommand {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
         guard (1...64).contains(workers) else { throw ValidationError("--workers must be in 1...64") }
         guard enqueueBatch >= 1 else { throw ValidationError("--enqueue-batch must be at least 1") }
-        guard statsInterval > 0, timeout > 0 else {
-            throw ValidationError("--stats-interval and --timeout must be positive")
+        _ = try durations
+    }
+
+    /// `--stats-interval` (0.01...3600 s) and `--timeout` (1...86400 s) as durations.
+    var durations: (statsInterval: Duration, timeout: Duration) {
+        get throws {
+            (
+                try statsInterval.seconds(option: "--stats-interval", in: 0.01...3600),
+                try timeout.seconds(option: "--timeout", in: 1...86_400)
+            )
         }
     }
 
     func run() async throws {
         let url = try worker.url
+        let (statsInterval, timeout) = try durations
         let benchmark = QueueBenchmark(
             url: url, worker: worker, jobs: jobs, workers: workers, enqueueBatch: enqueueBatch,
-            processes: processes, statsInterval: .milliseconds(Int64(statsInterval * 1000)),
-            timeout: .milliseconds(Int64(timeout * 1000)), logger: worker.makeLogger())
+            processes: processes, statsInterval: statsInterval, timeout: timeout, logger: worker.makeLogger())
         do {
             let result = try await benchmark.run()
             print(result.report)
@@ -104,7 +112,7 @@ struct WorkerProcessCommand: AsyncParsableCommand {
         let handler = NoOpJobHandler()
         let recorder = CallRecorder()
         let service = BenchWorker(
-            url: try worker.url, configuration: worker.configuration, handler: handler, recorder: recorder,
+            url: try worker.url, configuration: try worker.configuration, handler: handler, recorder: recorder,
             logger: logger)
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
@@ -139,6 +147,7 @@ struct WorkerOptions: ParsableArguments {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
+        let configuration = try configuration
         do {
             try configuration.validate()
         } catch {
@@ -158,9 +167,14 @@ struct WorkerOptions: ParsableArguments {
 
     /// A worker as `pushprep worker` would run one, minus pruning (nothing is old enough).
     var configuration: WorkerConfiguration {
-        WorkerConfiguration(
-            concurrency: concurrency, lease: .milliseconds(Int64(lease * 1000)),
-            pollInterval: .milliseconds(Int64(pollInterval * 1000)), retention: nil)
+        get throws {
+            WorkerConfiguration(
+                concurrency: concurrency,
+                lease: try lease.seconds(option: "--lease", in: WorkerConfiguration.leaseSeconds),
+                pollInterval: try pollInterval.seconds(
+                    option: "--poll-interval", in: WorkerConfiguration.pollIntervalSeconds),
+                retention: nil)
+        }
     }
 
     /// The same options as arguments, for a worker process.
@@ -198,6 +212,18 @@ extension QueueURL {
         switch self {
         case .sqlite: "sqlite"
         case .postgres: "postgres"
+        }
+    }
+}
+
+extension Double {
+    /// These seconds, given as the option `name`, as a duration: a usage error unless finite
+    /// and in `range` (the checked conversion `pushprep` uses).
+    func seconds(option name: String, in range: ClosedRange<Double>) throws -> Duration {
+        do {
+            return try Duration.seconds(checking: self, in: range, name)
+        } catch {
+            throw ValidationError(error.message)
         }
     }
 }

@@ -75,10 +75,11 @@ struct QueueBenchmark: Sendable {
     private func runTasks(monitor: any JobQueue) async throws -> WorkerReport {
         let recorder = CallRecorder()
         let handler = NoOpJobHandler()
+        let configuration = try worker.configuration
         let services = (0..<workers).map { _ in
             ServiceGroupConfiguration.ServiceConfiguration(
                 service: BenchWorker(
-                    url: url, configuration: worker.configuration, handler: handler, recorder: recorder,
+                    url: url, configuration: configuration, handler: handler, recorder: recorder,
                     logger: logger))
         }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: services, logger: logger))

@@ -35,6 +35,35 @@ import Testing
         }
     }
 
+    /// Queued settings are JSON anyone could write: every number must be finite and bounded,
+    /// or the job is refused before a conversion to a time stamp traps (a start of 1e13 s
+    /// overflows FFmpeg's microsecond Int64).
+    @Test(
+        "settings with numbers out of range do not validate",
+        arguments: [
+            #"{"videoStart":1e13}"#, #"{"videoStart":86400.5}"#, #"{"videoStart":-1}"#, #"{"videoSeconds":1e300}"#,
+            #"{"audioSeconds":0}"#, #"{"timeout":1e300}"#,
+        ])
+    func outOfRangeNumbersDoNotValidate(_ json: String) throws {
+        let settings = try JSONDecoder().decode(ProcessingSettings.self, from: Data(json.utf8))
+        let error = #expect(throws: PushPrepError.self) { try settings.validate() }
+        #expect(error?.code == .invalidSettings)
+    }
+
+    @Test("non-finite numbers set in code do not validate")
+    func nonFiniteNumbersDoNotValidate() {
+        for value in [Double.infinity, -.infinity, .nan] {
+            for keyPath in [\ProcessingSettings.videoStart, \.videoSeconds, \.audioSeconds, \.timeout] {
+                var settings = ProcessingSettings()
+                settings[keyPath: keyPath] = value
+                #expect(throws: PushPrepError.self, "\(keyPath) = \(value)") { try settings.validate() }
+            }
+        }
+        var edge = ProcessingSettings()
+        edge.videoStart = ProcessingSettings.maxVideoStart
+        #expect(throws: Never.self) { try edge.validate() }
+    }
+
     @Test("the GIF memory budget is at most the extension's 24 MB", arguments: [999_999, 24_000_001])
     func gifMemoryRange(_ bytes: Int) {
         var settings = ProcessingSettings()

@@ -108,6 +108,11 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
 
     /// The latest `videoStart`: 24 hours, longer than any clip a preview is cut from.
     public static let maxVideoStart: Double = 86_400
+    /// The highest `maxPixels`: 1 gigapixel, ten times the default (a 16384-pixel-wide
+    /// output is the largest there is; imgproxy refuses 50 megapixels by default).
+    public static let maxMaxPixels = 1_000_000_000
+    /// The highest `maxInputBytes`: 10 GB, fifty times the default.
+    public static let maxMaxInputBytes = 10_000_000_000
 
     /// Checks ranges (each number finite and bounded); the CLI reports a failure as a usage
     /// error, the worker fails a queued job whose settings fail it with `invalid_settings`.
@@ -145,8 +150,12 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
             "--gif-max-memory must be between 1000000 and \(AppleLimits.extensionMemoryBytes) (the service extension's"
                 + " budget), got \(gifMaxMemory)")
         try require(timeout > 0 && timeout <= 86_400, "--timeout must be in (0, 86400] seconds, got \(timeout)")
-        try require(maxPixels >= 1, "--max-pixels must be positive, got \(maxPixels)")
-        try require(maxInputBytes >= 1, "--max-input-bytes must be positive, got \(maxInputBytes)")
+        try require(
+            (1...Self.maxMaxPixels).contains(maxPixels),
+            "--max-pixels must be between 1 and \(Self.maxMaxPixels), got \(maxPixels)")
+        try require(
+            (1...Self.maxMaxInputBytes).contains(maxInputBytes),
+            "--max-input-bytes must be between 1 and \(Self.maxMaxInputBytes), got \(maxInputBytes)")
         try require((1...256).contains(jobs), "--jobs must be between 1 and 256, got \(jobs)")
         if let baseURL { try Self.validate(baseURL: baseURL) }
     }

@@ -13,10 +13,13 @@ struct ImageOptions: ParsableArguments {
     @Option(name: .customLong("image-max-bytes"), help: "Largest image output in bytes (at most Apple's 10000000).")
     var imageMaxBytes: Int = ProcessingSettings().imageMaxBytes
 
-    @Option(name: .customLong("max-pixels"), help: "Refuse images with more pixels than this, all frames counted.")
+    @Option(
+        name: .customLong("max-pixels"),
+        help: "Refuse images with more pixels than this, all frames counted (at most 1000000000).")
     var maxPixels: Int = ProcessingSettings().maxPixels
 
-    @Option(name: .customLong("max-input-bytes"), help: "Refuse inputs larger than this many bytes.")
+    @Option(
+        name: .customLong("max-input-bytes"), help: "Refuse inputs larger than this many bytes (at most 10000000000).")
     var maxInputBytes: Int = ProcessingSettings().maxInputBytes
 
     @Option(name: .customLong("video-start"), help: "Where video previews start, in seconds (0...86400).")

@@ -42,7 +42,8 @@ import Testing
         "settings with numbers out of range do not validate",
         arguments: [
             #"{"videoStart":1e13}"#, #"{"videoStart":86400.5}"#, #"{"videoStart":-1}"#, #"{"videoSeconds":1e300}"#,
-            #"{"audioSeconds":0}"#, #"{"timeout":1e300}"#,
+            #"{"audioSeconds":0}"#, #"{"timeout":1e300}"#, #"{"maxPixels":1000000001}"#,
+            #"{"maxInputBytes":9223372036854775807}"#, #"{"maxPixels":0}"#,
         ])
     func outOfRangeNumbersDoNotValidate(_ json: String) throws {
         let settings = try JSONDecoder().decode(ProcessingSettings.self, from: Data(json.utf8))

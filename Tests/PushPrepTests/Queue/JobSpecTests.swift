@@ -43,6 +43,12 @@ import Testing
         #expect(throws: PushPrepError.self) {
             try ProcessingJobs.spec(source: "/a.jpg", settings: ProcessingSettings(), delay: .seconds(1e9))
         }
+        // JSON cannot hold an infinity: the settings were once queued as `{}`, the defaults.
+        settings.videoStart = .infinity
+        let infinite = #expect(throws: PushPrepError.self) {
+            try ProcessingJobs.spec(source: "/a.mov", settings: settings)
+        }
+        #expect(infinite?.code == .invalidSettings)
     }
 
     /// A row's timeout becomes a duration only when it is finite and in range; otherwise the

@@ -174,7 +174,44 @@ int cffmpegshims_set_rotation(AVStream *stream, double degrees) {
 }
 
 int cffmpegshims_open_output(AVFormatContext *context, const char *path) {
-    return avio_open2(&context->pb, path, AVIO_FLAG_READ_WRITE, &context->interrupt_callback, NULL);
+    // Only the file protocol: a path that reads like a URL ("tcp:", "http:", "pipe:") is not
+    // opened as one.
+    AVDictionary *options = NULL;
+    int status = av_dict_set(&options, "protocol_whitelist", "file", 0);
+    if (status < 0) {
+        return status;
+    }
+    status = avio_open2(&context->pb, path, AVIO_FLAG_READ_WRITE, &context->interrupt_callback, &options);
+    av_dict_free(&options);
+    return status;
+}
+
+int cffmpegshims_find_stream_info(AVFormatContext *context, int64_t max_pixels) {
+    unsigned count = context->nb_streams;
+    if (count == 0) {
+        return avformat_find_stream_info(context, NULL);
+    }
+    AVDictionary **options = av_calloc(count, sizeof(*options));
+    if (options == NULL) {
+        return AVERROR(ENOMEM);
+    }
+    char pixels[32];
+    snprintf(pixels, sizeof(pixels), "%lld", (long long)max_pixels);
+    int status = 0;
+    for (unsigned i = 0; i < count && status >= 0; i++) {
+        status = av_dict_set(&options[i], "max_pixels", pixels, 0);
+        if (status >= 0) {
+            status = av_dict_set(&options[i], "threads", "1", 0);
+        }
+    }
+    if (status >= 0) {
+        status = avformat_find_stream_info(context, options);
+    }
+    for (unsigned i = 0; i < count; i++) {
+        av_dict_free(&options[i]);
+    }
+    av_free(options);
+    return status;
 }
 
 int cffmpegshims_channels(const AVCodecParameters *parameters) {

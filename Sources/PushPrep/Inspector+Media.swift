@@ -11,7 +11,7 @@ extension Inspector {
         _ item: InputItem, type: MediaType, settings: ProcessingSettings, into report: inout InspectReport
     ) throws(PushPrepError) {
         let deadline = MediaDeadline(seconds: min(settings.timeout, mediaProbeSeconds))
-        let input = try MediaInput(path: item.path, deadline: deadline)
+        let input = try MediaInput(path: item.path, maxPixels: settings.maxPixels, deadline: deadline)
         let probe = MediaProbe(input)
         report.duration = probe.duration
         report.streams = streamDescriptions(probe)

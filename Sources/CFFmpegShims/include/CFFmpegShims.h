@@ -76,8 +76,13 @@ int cffmpegshims_copy_display_matrix(const AVStream *from, AVStream *to);
 int cffmpegshims_set_rotation(AVStream *stream, double degrees);
 
 /// Opens an output file for writing and reading back (the MP4 muxer's faststart pass reads
-/// it), allowing only the file protocol. Returns 0 or AVERROR.
+/// it), allowing only the file protocol (protocol_whitelist=file). Returns 0 or AVERROR.
 int cffmpegshims_open_output(AVFormatContext *context, const char *path);
+
+/// avformat_find_stream_info with, for every stream's probing decoder, `max_pixels` (no frame
+/// larger is allocated: the pixel limit holds before anything is decoded) and one thread (a
+/// frame-threaded decoder allocates a frame per thread). Returns >= 0 or AVERROR.
+int cffmpegshims_find_stream_info(AVFormatContext *context, int64_t max_pixels);
 
 /// The channel count of codec parameters (the channel layout API changed in 5.1).
 int cffmpegshims_channels(const AVCodecParameters *parameters);

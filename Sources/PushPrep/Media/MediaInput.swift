@@ -36,8 +36,10 @@ final class MediaInput {
     private var io: UnsafeMutablePointer<AVIOContext>?
     private let fd: Int32
 
-    /// Opens and probes `path`.
-    init(path: String, deadline: MediaDeadline) throws(PushPrepError) {
+    /// Opens and probes `path`. Probing decodes a few frames of each stream: no decoder may
+    /// allocate a frame of more than `maxPixels` pixels (or use more than one thread) while it
+    /// does, so a file declaring a huge frame costs no more than a small one to refuse.
+    init(path: String, maxPixels: Int, deadline: MediaDeadline) throws(PushPrepError) {
         FFmpegRuntime.start()
         self.deadline = deadline
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -62,8 +64,19 @@ final class MediaInput {
         self.context = context
         self.io = io
         self.fd = fd
+        // What the container declares (an MP4 sample entry, a Matroska track) is refused before
+        // any decoder runs; a lying header still meets max_pixels in the probing decoders.
+        for stream in streams where Self.isMovingPicture(stream) {
+            let parameters = stream.pointee.codecpar.pointee
+            let (pixels, overflow) = Int(parameters.width).multipliedReportingOverflow(by: Int(parameters.height))
+            if overflow || pixels > maxPixels {
+                throw PushPrepError(
+                    .tooManyPixels,
+                    "\(parameters.width)x\(parameters.height) video, more than the \(maxPixels) pixels allowed")
+            }
+        }
         try avCall("cannot read the stream parameters", deadline: deadline) {
-            avformat_find_stream_info(context, nil)
+            cffmpegshims_find_stream_info(context, Int64(maxPixels))
         }
         guard context.pointee.nb_streams <= UInt32(Self.maxStreams) else {
             throw PushPrepError(.unsupportedType, "\(context.pointee.nb_streams) streams, more than \(Self.maxStreams)")
@@ -85,6 +98,12 @@ final class MediaInput {
                 .unsupportedType, "not a media container PushPrep opens (\(avErrorText(status)))")
         }
         return avError(status, "cannot open the media", deadline: deadline)
+    }
+
+    /// A video stream that is not an attached picture (cover art).
+    private static func isMovingPicture(_ stream: UnsafeMutablePointer<AVStream>) -> Bool {
+        stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO
+            && (stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC) == 0
     }
 
     /// The streams.
@@ -126,7 +145,7 @@ final class MediaInput {
     /// Seeks to the keyframe at or before `seconds` (in AV_TIME_BASE units across streams).
     func seek(to seconds: Double) throws(PushPrepError) {
         guard seconds > 0 else { return }
-        let target = Int64(seconds * Double(cffmpegshims_time_base()))
+        let target = try MediaTime.microseconds(seconds)
         try avCall("cannot seek to \(seconds) s", deadline: deadline) {
             avformat_seek_file(context, -1, Int64.min, target, target, 0)
         }

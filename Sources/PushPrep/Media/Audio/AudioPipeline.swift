@@ -59,7 +59,7 @@ enum AudioPipeline {
     private static func run(
         path: String, type: MediaType, settings: ProcessingSettings, outputPath: String, deadline: MediaDeadline
     ) throws(PushPrepError) -> ProcessedAudio {
-        let probe = try MediaProbe(MediaInput(path: path, deadline: deadline))
+        let probe = try MediaProbe(MediaInput(path: path, maxPixels: settings.maxPixels, deadline: deadline))
         guard let audio = probe.audio else {
             throw PushPrepError(.unsupportedType, "no audio stream")
         }

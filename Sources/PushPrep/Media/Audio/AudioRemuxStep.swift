@@ -27,7 +27,7 @@ enum AudioRemuxStep {
     static func run(path: String, seconds: Double, maxPixels: Int, outputPath: String, deadline: MediaDeadline)
         throws(PushPrepError) -> Result
     {
-        let input = try MediaInput(path: path, deadline: deadline)
+        let input = try MediaInput(path: path, maxPixels: maxPixels, deadline: deadline)
         guard let stream = input.bestStream(AVMEDIA_TYPE_AUDIO) else {
             throw PushPrepError(.unsupportedType, "no audio stream")
         }
@@ -46,22 +46,21 @@ enum AudioRemuxStep {
         let inputTimeBase = stream.pointee.time_base
         let outputTimeBase = outputStream.pointee.time_base
         let nopts = cffmpegshims_nopts_value()
-        let limit = av_rescale_q(
-            Int64((seconds * 1_000_000).rounded()), AVRational(num: 1, den: 1_000_000), inputTimeBase)
+        let limit = try MediaTime.ticks(seconds, in: inputTimeBase)
         var origin: Int64?
         var next: Int64 = 0  // where the next frame starts, relative to the first
         var trimmed = false
         var reader = try AudioPacketReader(input: input, stream: stream)
         try reader.forEach { packet throws(PushPrepError) in
             let pts = packet.pointee.pts
-            let start = pts == nopts ? next : pts - (origin ?? pts)
+            let start = try pts == nopts ? next : MediaTime.difference(pts, origin ?? pts)
             if origin == nil { origin = pts == nopts ? 0 : pts }
-            let length = max(packet.pointee.duration, 0)
-            guard start + length <= limit else {
+            let end = try MediaTime.sum(start, max(packet.pointee.duration, 0))
+            guard end <= limit else {
                 trimmed = true
                 return false
             }
-            next = start + length
+            next = end
             _ = try checker.decode(packet) { _ in true }
             packet.pointee.pts = start
             packet.pointee.dts = start

@@ -33,14 +33,14 @@ enum AudioTranscodeStep {
         path: String, seconds: Double, bitRate: Int, channels: Int, limit: Int, maxPixels: Int, outputPath: String,
         deadline: MediaDeadline
     ) throws(PushPrepError) -> Result {
-        let input = try MediaInput(path: path, deadline: deadline)
+        let input = try MediaInput(path: path, maxPixels: maxPixels, deadline: deadline)
         guard let stream = input.bestStream(AVMEDIA_TYPE_AUDIO) else {
             throw PushPrepError(.unsupportedType, "no audio stream")
         }
         let decoding = try AudioFrameDecoder(stream: stream, maxPixels: maxPixels, deadline: deadline)
         let transcoder = try AudioTranscoder(
             decoder: decoding.decoder, bitRate: bitRate, channels: channels, deadline: deadline)
-        transcoder.maximumSamples = Int64((seconds * Double(transcoder.sampleRate)).rounded())
+        transcoder.maximumSamples = try MediaTime.integer(seconds * Double(transcoder.sampleRate), "\(seconds) s")
 
         let output = try MediaOutput(path: outputPath, format: "ipod", deadline: deadline)
         let outputStream = try output.addStream(encoder: transcoder.encoder)

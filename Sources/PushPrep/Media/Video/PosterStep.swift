@@ -176,12 +176,12 @@ enum PosterStep {
     /// decoded): each candidate is the first keyframe at or after its time (or, near the end,
     /// the frame after the keyframe before it, decoding at most ``maxFramesPerCandidate``
     /// frames forward), so this stays cheap.
-    static func fromFile(path: String, duration: Double, rotation: Int, quality: Int, deadline: MediaDeadline)
-        throws(PushPrepError) -> Poster?
-    {
-        let input = try MediaInput(path: path, deadline: deadline)
+    static func fromFile(
+        path: String, duration: Double, rotation: Int, quality: Int, maxPixels: Int, deadline: MediaDeadline
+    ) throws(PushPrepError) -> Poster? {
+        let input = try MediaInput(path: path, maxPixels: maxPixels, deadline: deadline)
         guard let stream = input.bestStream(AVMEDIA_TYPE_VIDEO) else { return nil }
-        let decoder = try MediaDecoder(stream: stream, maxPixels: Int.max / 4, deadline: deadline)
+        let decoder = try MediaDecoder(stream: stream, maxPixels: maxPixels, deadline: deadline)
         let timeBase = stream.pointee.time_base
         let origin =
             stream.pointee.start_time == cffmpegshims_nopts_value()
@@ -195,7 +195,7 @@ enum PosterStep {
             if picker.bestScore >= goodScore { break }
             try deadline.check("making the poster")
             avcodec_flush_buffers(decoder.context)
-            let target = Int64((origin + time) / av_q2d(timeBase))
+            let target = try MediaTime.ticks(origin + time, in: timeBase)
             // The keyframe at or after the time decodes at once; else the one before it.
             if avformat_seek_file(input.context, stream.pointee.index, target, target, Int64.max, 0) < 0 {
                 guard avformat_seek_file(input.context, stream.pointee.index, Int64.min, target, target, 0) >= 0

@@ -66,9 +66,11 @@ final class PreviewMovieWriter {
         // Round half down, so that 60 fps frames at 0, 1/60, 2/60 take ticks 0, 0, 1 at
         // 30 fps, while slightly early timestamps (29.97 fps stored in milliseconds) still
         // land on their own tick.
-        let tick = Int64((time * ticksPerSecond + 0.499).rounded(.down))
+        let tick = try MediaTime.integer((time * ticksPerSecond + 0.499).rounded(.down), "\(time) s")
         guard tick > lastTick, tick >= 0 else { return false }
-        let ticks = duration.map { max(1, Int64(($0 * ticksPerSecond).rounded())) } ?? 1
+        let ticks = try duration.map { (seconds) throws(PushPrepError) in
+            max(1, try MediaTime.integer(seconds * ticksPerSecond, "\(seconds) s"))
+        } ?? 1
         frame.pointee.pts = tick
         frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
         durations[tick] = ticks

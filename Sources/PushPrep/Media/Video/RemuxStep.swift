@@ -125,10 +125,10 @@ enum RemuxStep {
                     // Whatever precedes the first keyframe cannot be decoded on its own.
                     guard isKey else { continue }
                     keyPTS = pts
-                    videoEnd = pts + Int64((seconds / av_q2d(videoBase)).rounded())
+                    videoEnd = try MediaTime.sum(pts, MediaTime.ticks(seconds, in: videoBase))
                     if let audioIn {
                         audioOffset = av_rescale_q(pts, videoBase, audioIn.pointee.time_base)
-                        audioEnd = audioOffset + Int64((seconds / av_q2d(audioIn.pointee.time_base)).rounded())
+                        audioEnd = try MediaTime.sum(audioOffset, MediaTime.ticks(seconds, in: audioIn.pointee.time_base))
                     }
                 }
                 // Every packet decoded before the end is kept (a B-frame before the end needs
@@ -139,9 +139,9 @@ enum RemuxStep {
                     continue
                 }
                 let offset = keyPTS!
-                p.pointee.pts = pts - offset
-                if p.pointee.dts != nopts { p.pointee.dts -= offset }
-                lastVideoEnd = max(lastVideoEnd, pts - offset + max(p.pointee.duration, 0))
+                p.pointee.pts = try MediaTime.difference(pts, offset)
+                if p.pointee.dts != nopts { p.pointee.dts = try MediaTime.difference(p.pointee.dts, offset) }
+                lastVideoEnd = try max(lastVideoEnd, MediaTime.sum(p.pointee.pts, max(p.pointee.duration, 0)))
                 p.pointee.stream_index = videoOut.pointee.index
                 p.pointee.pos = -1
                 av_packet_rescale_ts(p, videoBase, videoOut.pointee.time_base)
@@ -154,8 +154,8 @@ enum RemuxStep {
                     audioDone = true
                     continue
                 }
-                p.pointee.pts -= audioOffset
-                if p.pointee.dts != nopts { p.pointee.dts -= audioOffset }
+                p.pointee.pts = try MediaTime.difference(p.pointee.pts, audioOffset)
+                if p.pointee.dts != nopts { p.pointee.dts = try MediaTime.difference(p.pointee.dts, audioOffset) }
                 p.pointee.stream_index = audioOut.pointee.index
                 p.pointee.pos = -1
                 av_packet_rescale_ts(p, audioIn.pointee.time_base, audioOut.pointee.time_base)

@@ -33,7 +33,7 @@ enum VideoPipeline {
         throws(PushPrepError) -> ProcessedVideo
     {
         try deadline.check("opening the video")
-        let input = try open(path, deadline: deadline)
+        let input = try open(path, maxPixels: settings.maxPixels, deadline: deadline)
         let probe = MediaProbe(input)
         guard let video = probe.video, let stream = input.bestStream(AVMEDIA_TYPE_VIDEO) else {
             throw PushPrepError(
@@ -79,8 +79,7 @@ enum VideoPipeline {
                 if bytes <= limit {
                     let poster = try PosterStep.fromFile(
                         path: outputPath, duration: copied.duration, rotation: video.rotation,
-                        quality: settings.quality,
-                        deadline: deadline)
+                        quality: settings.quality, maxPixels: settings.maxPixels, deadline: deadline)
                     return ProcessedVideo(
                         width: video.displayWidth, height: video.displayHeight, duration: copied.duration,
                         frames: copied.frames, bytes: bytes, input: probe,
@@ -207,9 +206,9 @@ enum VideoPipeline {
 
     /// Opens the input. A file that starts like an MP4 (an `ftyp` box) but does not open is
     /// damaged (a truncated download without its `moov`), not of another type.
-    private static func open(_ path: String, deadline: MediaDeadline) throws(PushPrepError) -> MediaInput {
+    private static func open(_ path: String, maxPixels: Int, deadline: MediaDeadline) throws(PushPrepError) -> MediaInput {
         do {
-            return try MediaInput(path: path, deadline: deadline)
+            return try MediaInput(path: path, maxPixels: maxPixels, deadline: deadline)
         } catch {
             guard error.code == .unsupportedType, let handle = FileHandle(forReadingAtPath: path) else { throw error }
             defer { try? handle.close() }

@@ -15,7 +15,7 @@ extension InputProcessor {
         let video: ProcessedVideo
         do throws(PushPrepError) {
             video = try VideoPipeline.process(
-                path: item.path, settings: settings, outputPath: temporary, deadline: deadline)
+                path: file.decodePath, settings: settings, outputPath: temporary, deadline: deadline)
             try control?.check()
         } catch {
             unlink(temporary)
@@ -108,7 +108,7 @@ extension InputProcessor {
         let audio: ProcessedAudio
         do throws(PushPrepError) {
             audio = try AudioPipeline.process(
-                path: item.path, type: type, settings: settings, outputPath: temporary, deadline: deadline)
+                path: file.decodePath, type: type, settings: settings, outputPath: temporary, deadline: deadline)
             try control?.check()
         } catch {
             unlink(temporary)

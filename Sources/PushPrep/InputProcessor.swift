@@ -14,6 +14,8 @@ struct InputProcessor: Sendable {
     let outputDirectory: String
     let logger: Logger
     let control: ProcessingControl?
+    /// What local paths may be read (a worker's `--source-root`); downloads are not local paths.
+    var sources: SourcePolicy = .any
 
     /// Processes a local file; never throws (a bad input, or a stop, is a failed entry).
     func processOne(_ item: InputItem) -> ManifestEntry {
@@ -38,7 +40,7 @@ struct InputProcessor: Sendable {
     /// The attachment made from a local file, or why there is none.
     func process(_ item: InputItem) throws(PushPrepError) -> Attachment {
         try control?.check()
-        let file = try InputFile.read(path: item.path, maxBytes: settings.maxInputBytes)
+        let file = try InputFile.read(path: item.path, maxBytes: settings.maxInputBytes, policy: sources)
         let type = try MediaDetector.require(file.prefix)
         try control?.check()
         var warnings = ExtensionCheck.warnings(path: item.path, detected: type)
@@ -50,11 +52,9 @@ struct InputProcessor: Sendable {
         let payload: ImageInput.Payload
         switch type {
         case .jpeg, .png, .gif, .webp, .heic, .avif, .tiff:
-            payload = .file(item.path)
+            payload = .file(file.decodePath)
         case .bmp:
-            payload = .bitmap(
-                try InputFile.read(path: item.path, maxBytes: settings.maxInputBytes, keepContents: true).contents ?? []
-            )
+            payload = .bitmap(try file.readContents(maxBytes: settings.maxInputBytes))
         default:
             throw PushPrepError(
                 .unsupportedType,

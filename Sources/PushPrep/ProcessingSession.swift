@@ -13,16 +13,19 @@ public final class ProcessingSession: Sendable {
     private let pool: NIOThreadPool
     private let fetcher: RemoteFetcher
     private let remote: RemoteSettings
+    private let sources: SourcePolicy
     private let logger: Logger
     private let isShutDown = Mutex(false)
 
     /// A session whose pool has `threads` threads (at least one: as many inputs are processed
-    /// at once), fetching URLs with `remote`. libvips and libav log to `logger` from now on.
-    public init(threads: Int, remote: RemoteSettings, logger: Logger) {
+    /// at once), fetching URLs with `remote`, reading the sources `sources` allows (a failed
+    /// entry `source_not_allowed` for the others). libvips and libav log to `logger` from now on.
+    public init(threads: Int, remote: RemoteSettings, sources: SourcePolicy = .any, logger: Logger) {
         pool = NIOThreadPool(numberOfThreads: max(1, threads))
         pool.start()
         fetcher = RemoteFetcher(settings: remote, logger: logger)
         self.remote = remote
+        self.sources = sources
         self.logger = logger
         // libvips and libav log through C callbacks that carry no context: both go to the
         // latest session's logger.
@@ -42,9 +45,10 @@ public final class ProcessingSession: Sendable {
         _ item: InputItem, settings: ProcessingSettings, outputDirectory: String, control: ProcessingControl?
     ) async -> ManifestEntry {
         let processor = InputProcessor(
-            settings: settings, outputDirectory: outputDirectory, logger: logger, control: control)
+            settings: settings, outputDirectory: outputDirectory, logger: logger, control: control, sources: sources)
         do throws(PushPrepError) {
             try control?.check()
+            try sources.admit(item)
             try settings.validate()
             if item.isRemote { try remote.validate() }
             try Self.createDirectory(outputDirectory)

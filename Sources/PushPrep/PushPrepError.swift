@@ -45,6 +45,10 @@ public struct PushPrepError: Error, Sendable, CustomStringConvertible {
         /// A remote source (or a redirect) leads to an address PushPrep refuses to connect to:
         /// loopback, private, link-local, reserved, ... (server-side request forgery protection).
         public static let blockedAddress = Code("blocked_address")
+        /// A queued job names a source this worker does not read: a local path when it reads
+        /// only URLs (`--sources remote`), a URL with `--sources local`, or a path outside
+        /// `--source-root`.
+        public static let sourceNotAllowed = Code("source_not_allowed")
 
         /// A setting is out of range (a usage error, reported before any input is read).
         public static let invalidSettings = Code("invalid_settings")
@@ -68,14 +72,15 @@ public struct PushPrepError: Error, Sendable, CustomStringConvertible {
         /// Every code, in documentation order.
         public static let all: [Code] = [
             .unsupportedType, .corruptInput, .inputTooLarge, .tooManyPixels, .cannotFit, .notFound, .ioError, .timeout,
-            .fetchFailed, .blockedAddress, .invalidSettings, .cancelled, .queueUnavailable, .jobNotFound,
+            .fetchFailed, .blockedAddress, .sourceNotAllowed, .invalidSettings, .cancelled, .queueUnavailable, .jobNotFound,
             .invalidJobState, .invalidPayload, .payloadTooLarge,
         ]
 
         /// Errors that the same input would hit again: a queued job that fails with one of
         /// these is not retried.
         public var isPermanent: Bool {
-            [.unsupportedType, .corruptInput, .tooManyPixels, .cannotFit, .blockedAddress].contains(self)
+            [.unsupportedType, .corruptInput, .tooManyPixels, .cannotFit, .blockedAddress, .sourceNotAllowed].contains(
+                self)
         }
 
         /// The code with this raw value, if PushPrep has one.

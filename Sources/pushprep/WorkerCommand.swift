@@ -1,4 +1,4 @@
-import ArgumentParser
+public import ArgumentParser
 import Foundation
 import Logging
 import Metrics
@@ -23,11 +23,16 @@ struct WorkerCommand: AsyncParsableCommand {
             worker that dies loses its jobs to the next worker once their lease expires. \
             Failures are retried with exponential backoff and jitter up to each job's \
             --max-attempts (then dead); permanent errors (unsupported_type, corrupt_input, \
-            too_many_pixels, cannot_fit, blocked_address) fail at once.
+            too_many_pixels, cannot_fit, blocked_address, source_not_allowed) fail at once.
+
+            Queued jobs name their sources: --sources and --source-root say which this worker \
+            reads (any on SQLite; URLs only on PostgreSQL unless --source-root names the \
+            directory local paths must resolve into).
 
             Examples:
               pushprep worker --out /srv/push --concurrency 4
               pushprep worker --queue postgres://pushprep@db/pushprep --out /mnt/shared/push --metrics-port 9464
+              pushprep worker --queue postgres://pushprep@db/pushprep --out /mnt/shared/push --source-root /mnt/shared/uploads
             """
     )
 
@@ -77,6 +82,19 @@ struct WorkerCommand: AsyncParsableCommand {
         help: "The address the metrics server listens on (0.0.0.0 for every interface; there is no authentication).")
     var metricsHost: String = MetricsServer.defaultHost
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The sources queued jobs may name: remote (URLs only), local (paths only) or any.",
+            discussion: "Default: any with a SQLite queue (one machine, one owner); remote with PostgreSQL, "
+                + "or any when --source-root is given."))
+    var sources: SourcePolicy.Kinds?
+
+    @Option(
+        name: .customLong("source-root"),
+        help: "Local paths must resolve (symbolic links followed) to files under this directory.")
+    var sourceRoot: String?
+
     @OptionGroup(title: "Remote sources") var remote: RemoteOptions
 
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
@@ -90,11 +108,28 @@ struct WorkerCommand: AsyncParsableCommand {
             throw ValidationError("--metrics-port must be in 0...65535")
         }
         let configuration = try workerConfiguration
+        let url = try queue.url
         do {
             try configuration.validate()
+            _ = try sourcePolicy(for: url)
         } catch {
             throw ValidationError(error.message)
         }
+    }
+
+    /// What the jobs may read: `--sources`, else any on SQLite (one machine, whose owner
+    /// queues the jobs), and on PostgreSQL (a queue others write to) URLs only unless a
+    /// `--source-root` says which local files may be read.
+    func sourcePolicy(for url: QueueURL) throws(PushPrepError) -> SourcePolicy {
+        let kinds: SourcePolicy.Kinds
+        if let sources {
+            kinds = sources
+        } else if case .sqlite = url {
+            kinds = .any
+        } else {
+            kinds = sourceRoot == nil ? .remote : .any
+        }
+        return try SourcePolicy(kinds: kinds, root: sourceRoot)
     }
 
     /// The options as a configuration; a usage error for a number that is not finite or out
@@ -142,10 +177,12 @@ struct WorkerCommand: AsyncParsableCommand {
         }
         var configuration = try workerConfiguration
         configuration.recordsQueueStats = metricsPort != nil
-        let session = ProcessingSession(threads: concurrency, remote: remote.settings, logger: logger)
+        let url = try queue.url
+        let session = ProcessingSession(
+            threads: concurrency, remote: remote.settings, sources: try sourcePolicy(for: url), logger: logger)
         let handler = ProcessingJobHandler(session: session, outputDirectory: out)
         handler.removeAbandonedStaging(workerID: configuration.workerID)
-        let worker = QueueWorker(url: try queue.url, configuration: configuration, handler: handler, logger: logger)
+        let worker = QueueWorker(url: url, configuration: configuration, handler: handler, logger: logger)
         // Shut down last-to-first: the worker drains before the metrics server stops.
         services.append(.init(service: worker))
         var groupConfiguration = ServiceGroupConfiguration(
@@ -161,3 +198,5 @@ struct WorkerCommand: AsyncParsableCommand {
         await session.shutdown()
     }
 }
+
+extension SourcePolicy.Kinds: ExpressibleByArgument {}

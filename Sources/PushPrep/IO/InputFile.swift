@@ -2,7 +2,8 @@ import Crypto
 import Foundation
 
 /// What PushPrep learns from one pass over an input file: size, content hash, the first bytes
-/// for detection, and (only when asked) the whole content.
+/// for detection, and (only when asked) the whole content; and the open file itself, which
+/// the decoders read again through ``decodePath``.
 struct InputFile {
     /// The path read.
     let path: String
@@ -14,21 +15,39 @@ struct InputFile {
     let prefix: [UInt8]
     /// The whole content, when `keepContents` was set.
     let contents: [UInt8]?
+    /// The descriptor that was read (and hashed), kept open for the decoders.
+    let opened: OpenFile
 
-    /// Reads a regular file in chunks, never holding more than one chunk unless
-    /// `keepContents` is set. Refuses files larger than `maxBytes` before reading them.
-    static func read(path: String, maxBytes: Int, keepContents: Bool = false) throws(PushPrepError) -> InputFile {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
+    /// A path that opens the very file that was hashed (`/proc/self/fd/N`, the same inode),
+    /// for libvips and libav: renaming or replacing `path` after the checks changes nothing.
+    var decodePath: String { opened.reopenPath }
+
+    /// Opens a regular file and reads it in chunks, never holding more than one chunk unless
+    /// `keepContents` is set. Refuses files larger than `maxBytes` before reading them and,
+    /// under `policy`'s root, files the opened descriptor shows to be outside it.
+    static func read(
+        path: String, maxBytes: Int, keepContents: Bool = false, policy: SourcePolicy = .any
+    ) throws(PushPrepError) -> InputFile {
+        // Opened first, then checked through the descriptor: what is checked is what is read.
+        // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below).
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard fd >= 0 else {
             let code = errno
             if code == ENOENT || code == ENOTDIR {
                 throw PushPrepError(.notFound, "no such file: \(path)")
             }
             throw PushPrepError(.ioError, "cannot read \(path): \(String(cString: strerror(code)))")
         }
+        let opened = OpenFile(fd)
+        try policy.checkOpened(fd, path: path)
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw PushPrepError(.ioError, "cannot read \(path): \(String(cString: strerror(errno)))")
+        }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw PushPrepError(.ioError, "not a regular file: \(path)")
         }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         let size = Int(info.st_size)
         guard size <= maxBytes else {
             throw PushPrepError(.inputTooLarge, "input is \(size) bytes, over the limit of \(maxBytes) bytes")
@@ -36,11 +55,6 @@ struct InputFile {
         guard size > 0 else {
             throw PushPrepError(.corruptInput, "empty file")
         }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw PushPrepError(.ioError, "cannot open \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { close(fd) }
 
         var hasher = SHA256()
         var prefix: [UInt8] = []
@@ -72,8 +86,15 @@ struct InputFile {
             size: total,
             sha256: hasher.finalize().hexString,
             prefix: prefix,
-            contents: keepContents ? contents : nil
+            contents: keepContents ? contents : nil,
+            opened: opened
         )
+    }
+
+    /// The whole content of the file that was hashed, read again from its descriptor (for the
+    /// BMP decoder, which works on bytes), within the same limit.
+    func readContents(maxBytes: Int) throws(PushPrepError) -> [UInt8] {
+        try InputFile.read(path: decodePath, maxBytes: maxBytes, keepContents: true).contents ?? []
     }
 
     /// Reads only the first bytes (for `inspect`, which must not read whole files).
@@ -97,4 +118,17 @@ struct InputFile {
         }
         return (Int(info.st_size), Array(buffer[0..<filled]))
     }
+}
+
+/// An open file descriptor, closed when the last copy of its ``InputFile`` goes.
+final class OpenFile: Sendable {
+    let fd: Int32
+
+    init(_ fd: Int32) { self.fd = fd }
+
+    deinit { close(fd) }
+
+    /// A path naming this descriptor's file: opening it opens the same inode again (Linux's
+    /// /proc/self/fd), whatever its original path names by then.
+    var reopenPath: String { "/proc/self/fd/\(fd)" }
 }

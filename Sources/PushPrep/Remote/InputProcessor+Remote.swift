@@ -34,7 +34,10 @@ extension InputProcessor {
                 return .ok(attachment)
             case .downloaded(let download):
                 defer { unlink(download.path) }
-                let entry = await onPool(pool, InputItem(source: item.source, path: download.path))
+                // The download is PushPrep's own file in the cache folder, not a queued path.
+                var processor = self
+                processor.sources = .any
+                let entry = await processor.onPool(pool, InputItem(source: item.source, path: download.path))
                 guard case .ok(var attachment) = entry else { return entry }
                 attachment.input.url = download.finalURL
                 attachment.input.status = download.status

@@ -194,7 +194,7 @@ struct QueueHardeningTests {
         let worker = try PushPrepProcess(
             [
                 "worker", "--queue", queue, "--queue-password-file", file.path, "--out", out.path, "--lease", "2",
-                "--poll-interval", "0.2", "--log-level", "debug",
+                "--poll-interval", "0.2", "--log-level", "debug", "--source-root", dir.path,
             ], in: dir)
         try await Poll.until("the worker finished the job", within: .seconds(60), diagnostics: { worker.logTail() }) {
             (try? OutDirectory.visibleNames(in: out).isEmpty) == false

@@ -143,7 +143,8 @@ enum PushPrepCLI {
     }
 
     /// Runs `pushprep worker` with the options these tests share: a short lease, fast polling,
-    /// loopback sources allowed and debug logs (for failure messages).
+    /// loopback sources allowed, every kind of source read (unless `options` names a source
+    /// option) and debug logs (for failure messages).
     static func startWorker(
         queue: String, out: URL, in directory: URL, lease: Double = 2, concurrency: Int = 1,
         pollInterval: Double = 0.2, options: [String] = []
@@ -153,7 +154,7 @@ enum PushPrepCLI {
                 "worker", "--queue", queue, "--out", out.path, "--lease", "\(lease)", "--concurrency",
                 "\(concurrency)", "--poll-interval", "\(pollInterval)", "--allow-private-networks", "--log-level",
                 "debug",
-            ] + options, in: directory)
+            ] + (options.contains { $0.hasPrefix("--source") } ? [] : ["--sources", "any"]) + options, in: directory)
     }
 }
 

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
 import Testing
 
 @testable import PushPrep
@@ -187,5 +190,32 @@ struct HostileMediaTests {
         #expect(throws: PushPrepError.self) { try MediaTime.microseconds(9.3e12) }
         #expect(throws: PushPrepError.self) { try MediaTime.microseconds(.nan) }
         #expect(try MediaTime.integer(-9.2e18, "x") == -9_200_000_000_000_000_000)
+    }
+
+    /// Defect: the output was opened with every protocol libav has, so an output path that
+    /// reads like a URL ("tcp://host:port") connected out. Only the file protocol opens now:
+    /// a listener on 127.0.0.1 sees no connection, and the open fails.
+    @Test func outputOpensOnlyFiles() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(listener >= 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(listener, pointer, length) == 0 && listen(listener, 4) == 0
+                    && getsockname(listener, pointer, &length) == 0
+            }
+        }
+        try #require(bound)
+        let port = UInt16(bigEndian: address.sin_port)
+        #expect(throws: PushPrepError.self) {
+            _ = try MediaOutput(path: "tcp://127.0.0.1:\(port)", format: "mp4", deadline: MediaDeadline(seconds: 5))
+        }
+        // No connection is waiting to be accepted.
+        var poll = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+        #expect(Glibc.poll(&poll, 1, 200) == 0, "the output connected to 127.0.0.1:\(port)")
     }
 }

@@ -299,6 +299,12 @@ public protocol JobQueue: Sendable {
     /// how many.
     func rescueExpired() async throws(PushPrepError) -> Int
 
+    /// Ends these leases now, because their holder is known to be gone (a worker of this host
+    /// whose process no longer exists): the next ``rescueExpired()`` treats the jobs as any
+    /// expired lease, attempt counted. A lease whose token moved on is left alone. Returns the
+    /// ids whose lease was current.
+    func expire(_ leases: [Lease]) async throws(PushPrepError) -> Set<JobID>
+
     /// Jobs, newest first, optionally in one state.
     func list(state: JobState?, limit: Int) async throws(PushPrepError) -> [JobRecord]
 

@@ -45,6 +45,12 @@ struct TimedJobQueue: JobQueue {
         }
     }
 
+    func expire(_ leases: [Lease]) async throws(PushPrepError) -> Set<JobID> {
+        try await timed("expire", rows: \.count) { () async throws(PushPrepError) in
+            try await base.expire(leases)
+        }
+    }
+
     func rescueExpired() async throws(PushPrepError) -> Int {
         try await timed("rescueExpired", rows: { $0 }) { () async throws(PushPrepError) in
             try await base.rescueExpired()

@@ -165,6 +165,14 @@ public final class PostgresJobQueue: JobQueue {
         return Set(ids)
     }
 
+    public func expire(_ leases: [Lease]) async throws(PushPrepError) -> Set<JobID> {
+        guard !leases.isEmpty else { return [] }
+        let ids = try await perform("expire leases") {
+            try await client.execute(ExpireStatement(leases: leases), logger: logger).all()
+        }
+        return Set(ids)
+    }
+
     // MARK: - Managing jobs
 
     public func list(state: JobState?, limit: Int) async throws(PushPrepError) -> [JobRecord] {

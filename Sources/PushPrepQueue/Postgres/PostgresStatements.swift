@@ -162,6 +162,29 @@ struct HeartbeatStatement: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
 
+/// Ends current leases now (their holder is gone), for the next rescue. Returns the ids.
+struct ExpireStatement: PostgresPreparedStatement {
+    static let sql = """
+        UPDATE pushprep_jobs AS j SET lease_expires_at = now() - interval '1 second'
+        FROM unnest($1::bigint[], $2::bigint[]) AS o(id, token)
+        \(currentLease)
+        RETURNING j.id
+        """
+
+    typealias Row = JobID
+
+    let leases: [Lease]
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.append(leases.map(\.id))
+        bindings.append(leases.map(\.token))
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
 /// Records a batch of outcomes: one data-modifying CTE per kind of outcome, so the whole batch
 /// is one atomic statement. Returns the ids whose lease was current, each with whether it is
 /// queued again and ready now (a retry without backoff).

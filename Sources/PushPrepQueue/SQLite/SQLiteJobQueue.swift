@@ -126,6 +126,20 @@ public final class SQLiteJobQueue: JobQueue {
         }
     }
 
+    public func expire(_ leases: [Lease]) async throws(PushPrepError) -> Set<JobID> {
+        guard !leases.isEmpty else { return [] }
+        return try await write("expire leases") { db in
+            let statement = try db.cachedStatement(sql: SQL.expire)
+            var matched = Set<JobID>()
+            for lease in leases {
+                // A moment in the past: rescue compares lease_expires_at < now.
+                try statement.execute(arguments: ["past": Self.now() - 1, "id": lease.id, "token": lease.token])
+                if db.changesCount > 0 { matched.insert(lease.id) }
+            }
+            return matched
+        }
+    }
+
     // MARK: - Managing jobs
 
     public func list(state: JobState?, limit: Int) async throws(PushPrepError) -> [JobRecord] {
@@ -483,6 +497,11 @@ private enum SQL {
                     || ': the worker died or stalled' END,
             \(clearLease)
         WHERE state = 'running' AND lease_expires_at < :now
+        """
+
+    static let expire = """
+        UPDATE pushprep_jobs SET lease_expires_at = :past
+        WHERE id = :id AND lease_token = :token AND state = 'running'
         """
 
     static let heartbeat = """

@@ -150,7 +150,7 @@ enum Staging {
         let prefix = WorkerConfiguration.fileNameSafe(host) + "_"
         for name in names where name.hasPrefix(prefix) {
             let pidText = name.dropFirst(prefix.count).prefix(while: \.isNumber)
-            guard let pid = Int32(pidText), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            guard let pid = Int32(pidText), WorkerHost.isGone(pid) else { continue }
             remove("\(root)/\(name)")
         }
     }

@@ -279,11 +279,13 @@ public final class QueueWorker<Handler: JobHandler>: Service {
 
     // MARK: - Maintenance
 
-    /// Rescues expired leases, refreshes the queue gauges and prunes old finished jobs.
+    /// Rescues expired leases and those of dead workers of this host, refreshes the queue
+    /// gauges and prunes old finished jobs.
     private func maintenanceLoop(_ queue: any JobQueue) async {
         var lastPrune: ContinuousClock.Instant?
         while true {
             do {
+                try await expireDeadHolders(queue)
                 _ = try await queue.rescueExpired()
                 if configuration.recordsQueueStats { metrics.recordQueue(try await queue.stats()) }
                 if let retention = configuration.retention,
@@ -299,6 +301,25 @@ public final class QueueWorker<Handler: JobHandler>: Service {
             }
             do { try await Task.sleep(for: configuration.statsInterval) } catch { return }
         }
+    }
+}
+
+extension QueueWorker {
+    /// Ends the leases of running jobs whose holder is a worker of this host whose process is
+    /// gone (SIGKILL, a crash, the OOM killer), so that the rescue that follows takes them at
+    /// once instead of after their lease.
+    func expireDeadHolders(_ queue: any JobQueue) async throws(PushPrepError) {
+        let running = try await queue.list(state: .running, limit: WorkerHost.holderScanLimit)
+        let dead = running.filter { job in job.leaseOwner.map(WorkerHost.isGoneHolder) ?? false }
+        guard !dead.isEmpty else { return }
+        let expired = try await queue.expire(dead.map { Lease(id: $0.id, token: $0.leaseToken) })
+        guard !expired.isEmpty else { return }
+        logger.warning(
+            "rescuing the jobs of dead workers of this host",
+            metadata: [
+                "jobs": "\(expired.sorted())",
+                "workers": "\(Set(dead.filter { expired.contains($0.id) }.compactMap(\.leaseOwner)).sorted())",
+            ])
     }
 }
 

@@ -57,12 +57,11 @@ public struct WorkerConfiguration: Sendable {
     /// Heartbeats renew leases every third of the lease.
     public var heartbeatInterval: Duration { lease / 3 }
 
-    /// `host:pid:random`, with only characters that are safe in a file name.
+    /// `host:pid:random` (the host as ``WorkerHost/current`` names it), with only characters
+    /// that are safe in a file name.
     public static func makeWorkerID() -> String {
-        let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "host"
-        let safeHost = fileNameSafe(host)
         let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
-        return "\(safeHost):\(ProcessInfo.processInfo.processIdentifier):\(suffix)"
+        return "\(WorkerHost.current):\(ProcessInfo.processInfo.processIdentifier):\(suffix)"
     }
 
     /// `text` with every character but letters, digits and `-` replaced by `_`.

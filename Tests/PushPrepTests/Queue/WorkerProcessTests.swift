@@ -92,6 +92,53 @@ struct WorkerProcessTests {
         }
     }
 
+    /// A worker of this host killed mid-job is noticed at once: another worker of the host sees
+    /// its PID gone and rescues the job long before the 120 s lease would expire.
+    @Test(arguments: QueueBackend.testedBackends)
+    func deadHolderOfThisHostIsRescuedAtOnce(_ backend: QueueBackend) async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let out = dir.appendingPathComponent("out")
+        try await TestHTTPServer.with(files: ["photo.bmp": TinyBMP.bytes(4)]) { server in
+            try await QueueFixture.withQueue(backend) { queue, url in
+                let queueArgument = url.commandLineArgument
+                let path = "/hold-first/200000/dead/photo.bmp"
+                let options = ["--read-timeout", "240", "--fetch-timeout", "240"]
+                // Worker B runs first: with nothing to do it only watches.
+                let workerB = try PushPrepCLI.startWorker(queue: queueArgument, out: out, in: dir, lease: 120)
+                try await Self.waitUntilStarted(workerB)
+                let id = try Self.enqueue([server.url(path)], queue: queueArgument, in: dir)[0]
+                let workerA = try PushPrepCLI.startWorker(
+                    queue: queueArgument, out: out, in: dir, lease: 120, options: options)
+                // B may claim it first; then the roles swap (A is whoever holds it).
+                let holder = try await Poll.value(
+                    "a worker runs job \(id)", within: .seconds(60), diagnostics: { workerA.logTail() }
+                ) { () -> PushPrepProcess? in
+                    guard server.hits(path) >= 1, let job = try await queue.job(id), job.state == .running else { return nil }
+                    return [workerA, workerB].first { Self.isOwned(job, by: $0) }
+                }
+                let other = holder === workerA ? workerB : workerA
+                let killed = try await holder.kill()
+                #expect(killed.signal == SIGKILL)
+                let killedAt = ContinuousClock.now
+
+                let rescued = try await Poll.value(
+                    "the other worker takes job \(id) over", within: .seconds(60), diagnostics: { other.logTail() }
+                ) { () -> JobRecord? in
+                    guard let job = try await queue.job(id), job.attempt == 2 else { return nil }
+                    return job
+                }
+                let waited = ContinuousClock.now - killedAt
+                #expect(rescued.leaseToken == 2)
+                #expect(waited < .seconds(30), "rescued after \(waited); the lease was 120 s")
+                #expect(other.stderrText.contains("rescuing the jobs of dead workers of this host"), "\(other.logTail())")
+                let done = try await Self.waitUntilFinished(id, on: queue, within: .seconds(60), worker: other)
+                #expect(done.state == .succeeded, "\(done)")
+                try await Self.stop(other)
+            }
+        }
+    }
+
     // MARK: - Chaos
 
     /// 2,000 jobs, three workers, one of them killed with SIGKILL and restarted every few hundred

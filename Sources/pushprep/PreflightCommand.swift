@@ -40,8 +40,18 @@ struct PreflightCommand: AsyncParsableCommand {
     @Option(name: .long, help: "auto, apns, onesignal, airship, braze or fcm.")
     var dialect: String = "auto"
 
-    @Flag(name: .long, help: "Download every attachment and check its bytes.")
+    @Flag(name: .long, help: "Download the attachments (within the budget below) and check their bytes.")
     var fetch = false
+
+    @Option(
+        name: .customLong("fetch-max-urls"),
+        help: "With --fetch: distinct attachment URLs downloaded per payload, 1...1000 (default 20).")
+    var fetchMaxURLs: Int = PreflightSession.FetchBudget().maxURLs
+
+    @Option(
+        name: .customLong("fetch-max-bytes"),
+        help: "With --fetch: no download starts once a payload's total reaches this, 1e6...1e10 (default 200000000).")
+    var fetchMaxBytes: Int = PreflightSession.FetchBudget().maxBytes
 
     @Option(name: .customLong("push-type"), help: "alert, voip or background (sets the size limit).")
     var pushType: PushType = .alert
@@ -103,9 +113,14 @@ struct PreflightCommand: AsyncParsableCommand {
             var settings = options.settings
             settings.baseURL = baseURL
             try settings.validate()
+            try fetchBudget.validate()
         } catch {
             throw ValidationError(error.message)
         }
+    }
+
+    var fetchBudget: PreflightSession.FetchBudget {
+        PreflightSession.FetchBudget(maxURLs: fetchMaxURLs, maxBytes: fetchMaxBytes)
     }
 
     var preflightOptions: PreflightOptions {
@@ -163,7 +178,8 @@ struct PreflightCommand: AsyncParsableCommand {
     ) async throws -> T {
         let session: PreflightSession
         do {
-            session = try PreflightSession(options: preflightOptions, remote: remote.settings, logger: logger)
+            session = try PreflightSession(
+                options: preflightOptions, remote: remote.settings, budget: fetchBudget, logger: logger)
         } catch {
             throw CommandFailure(message: error.description)
         }

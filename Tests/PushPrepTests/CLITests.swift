@@ -124,6 +124,12 @@ struct CLITests {
         UsageCase(name: "worker --retry-max 1e300", arguments: ["worker", "--retry-max", "1e300"]),
         UsageCase(name: "worker --drain-timeout -inf", arguments: ["worker", "--drain-timeout=-inf"]),
         UsageCase(name: "jobs prune --older-than nan", arguments: ["jobs", "prune", "--older-than", "nan"]),
+        UsageCase(name: "preflight --fetch-max-urls 0", arguments: ["preflight", "--fetch-max-urls", "0", "p.json"]),
+        UsageCase(
+            name: "preflight --fetch-max-bytes 1e20", arguments: ["preflight", "--fetch-max-bytes", "1e20", "p.json"]),
+        UsageCase(
+            name: "preflight --fetch-max-bytes 99999999999",
+            arguments: ["preflight", "--fetch-max-bytes", "99999999999", "p.json"]),
         UsageCase(
             name: "process --video-start 1e13",
             arguments: ["process", "photo.jpg", "--video-start", "1e13", "--out", "o"]),

@@ -4,13 +4,22 @@ public struct JSONDocument: Sendable {
     /// the first occurrence.
     public var value: JSONValue
     /// Where a member's key repeated an earlier key of the same object: the path of the later
-    /// occurrence, such as `/aps/alert`, in document order.
+    /// occurrence, such as `/aps/alert`, in document order; the first
+    /// ``maximumRecordedDuplicates`` only.
     public var duplicateKeys: [JSONPath]
+    /// How many keys repeated an earlier key, recorded or not.
+    public var duplicateKeyCount: Int
 
-    /// A document with this value and these duplicate keys.
-    public init(value: JSONValue, duplicateKeys: [JSONPath] = []) {
+    /// Paths recorded at most: each is a copy of up to 256 steps, and a 16 MiB text can repeat
+    /// a key millions of times.
+    public static let maximumRecordedDuplicates = 100
+
+    /// A document with this value and these duplicate keys (`count`: all of them, when more
+    /// were found than recorded).
+    public init(value: JSONValue, duplicateKeys: [JSONPath] = [], count: Int? = nil) {
         self.value = value
         self.duplicateKeys = duplicateKeys
+        self.duplicateKeyCount = count ?? duplicateKeys.count
     }
 }
 
@@ -73,6 +82,7 @@ private struct JSONParser {
     /// duplicate key is found.
     private var steps: [JSONPath.Component] = []
     private var duplicateKeys: [JSONPath] = []
+    private var duplicateKeyCount = 0
 
     init(bytes: [UInt8]) {
         self.bytes = bytes
@@ -85,7 +95,7 @@ private struct JSONParser {
         let value = try parseValue()
         skipWhitespace()
         if let byte = peek { throw error("unexpected \(Self.describe(byte)) after the JSON value") }
-        return JSONDocument(value: value, duplicateKeys: duplicateKeys)
+        return JSONDocument(value: value, duplicateKeys: duplicateKeys, count: duplicateKeyCount)
     }
 
     // MARK: - Values
@@ -132,7 +142,8 @@ private struct JSONParser {
             skipWhitespace()
             steps[steps.count - 1] = .key(key)
             if object.updateValue(try parseValue(), forKey: key) != nil {
-                duplicateKeys.append(JSONPath(steps))
+                duplicateKeyCount += 1
+                if duplicateKeys.count < JSONDocument.maximumRecordedDuplicates { duplicateKeys.append(JSONPath(steps)) }
             }
             skipWhitespace()
             switch peek {

@@ -151,6 +151,12 @@ public enum Preflight {
                 "the key \"\(path.lastKey ?? "")\" appears more than once in its object; servers keep either one",
                 at: path)
         }
+        if document.duplicateKeyCount > document.duplicateKeys.count {
+            checker.add(
+                .warning, .duplicateKey,
+                "and \(document.duplicateKeyCount - document.duplicateKeys.count) more repeated keys, not listed",
+                at: .root)
+        }
         checker.run()
         report.bytes = checker.measuredBytes
         report.limit = layout.size.limit
@@ -161,10 +167,36 @@ public enum Preflight {
         return Analysis(report: report, payload: payload, layout: layout)
     }
 
-    /// Errors first, stable within a severity.
+    /// Findings a report lists at most; the last of them then counts the rest.
+    public static let maximumFindings = 1000
+
+    /// Errors first, stable within a severity; at most ``maximumFindings``, the last one a
+    /// `findings_truncated` that counts the others and has the severity of the worst of them
+    /// (so the report's outcome does not change).
     static func sorted(_ findings: [PreflightFinding]) -> [PreflightFinding] {
-        findings.enumerated().sorted { ($0.element.severity, $0.offset) < ($1.element.severity, $1.offset) }
-            .map(\.element)
+        let ordered = findings.enumerated()
+            .sorted { ($0.element.severity, $0.offset) < ($1.element.severity, $1.offset) }.map(\.element)
+        guard ordered.count > maximumFindings else { return ordered }
+        var kept = Array(ordered.prefix(maximumFindings - 1))
+        let dropped = ordered.dropFirst(maximumFindings - 1)
+        // A report already capped counts what its earlier cap dropped too.
+        let counted = dropped.reduce(0) { total, finding in
+            total + (finding.code == .findingsTruncated ? Self.truncatedCount(finding) : 1)
+        }
+        let counts = PreflightSeverity.allCases.compactMap { severity -> String? in
+            let count = dropped.filter { $0.severity == severity && $0.code != .findingsTruncated }.count
+            return count > 0 ? "\(count) \(severity.rawValue)\(count == 1 ? "" : "s")" : nil
+        }
+        kept.append(
+            PreflightFinding(
+                dropped.map(\.severity).min() ?? .info, .findingsTruncated,
+                "and \(counted) more findings, not listed (\(counts.joined(separator: ", ")))", at: .root))
+        return kept
+    }
+
+    /// The count a `findings_truncated` finding states.
+    private static func truncatedCount(_ finding: PreflightFinding) -> Int {
+        finding.message.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 1
     }
 }
 
@@ -195,12 +227,20 @@ struct PayloadChecker {
 
     mutating func add(_ severity: PreflightSeverity, _ code: PreflightCode, _ message: String, at path: JSONPath) {
         findings.append(PreflightFinding(severity, code, message, at: path))
+        compactIfLarge()
+    }
+
+    /// Keeps memory bounded on hostile payloads (thousands of attachments, each with findings):
+    /// past a few times the listed maximum, the findings are cut to it (the rest counted).
+    private mutating func compactIfLarge() {
+        if findings.count >= 4 * Preflight.maximumFindings { findings = Preflight.sorted(findings) }
     }
 
     mutating func run() {
         checkAPS()
         checkSize()
         findings += layout.findings
+        compactIfLarge()
         checkDelivery()
         checkPresentation()
         for attachment in layout.attachments {

@@ -62,6 +62,9 @@ public enum PreflightCode: String, Sendable, Codable, CaseIterable {
     case gifMemory = "gif_memory"
     case slowDownload = "slow_download"
     case slowServer = "slow_server"
+    // The report itself.
+    case fetchSkipped = "fetch_skipped"
+    case findingsTruncated = "findings_truncated"
 
     /// What the finding means, for the README's table and `--help`.
     public var summary: String {
@@ -106,6 +109,8 @@ public enum PreflightCode: String, Sendable, Codable, CaseIterable {
         case .gifMemory: "An animated GIF whose decoded frames strain the extension's memory."
         case .slowDownload: "The download would not finish within the budget on a slow connection."
         case .slowServer: "The server took longer than the budget to deliver the file here."
+        case .fetchSkipped: "Attachments not downloaded: over `--fetch-max-urls` or `--fetch-max-bytes`."
+        case .findingsTruncated: "More findings than a report lists (1,000); this one counts the rest."
         }
     }
 }

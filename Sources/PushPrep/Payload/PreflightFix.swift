@@ -10,7 +10,7 @@ extension PreflightSession {
     public func fix(
         _ bytes: [UInt8], file: String, writeTo path: String, processor: Processor
     ) async throws(PushPrepError) -> PreflightReport {
-        let (analysis, downloads) = await checkWithDownloads(bytes, file: file)
+        let (analysis, downloads) = await checkWithDownloads(bytes, file: file, keep: true)
         defer { for download in downloads.values { download.remove() } }
         var report = analysis.report
         guard var payload = analysis.payload, let layout = analysis.layout else {

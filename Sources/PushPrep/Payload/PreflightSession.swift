@@ -6,13 +6,48 @@ public import Logging
 /// and ``fix(_:file:writeTo:processor:)`` writes a corrected payload. Call ``shutdown()`` when done.
 public final class PreflightSession: Sendable {
     let options: PreflightOptions
+    let budget: FetchBudget
     let fetcher: RemoteFetcher
     let scratch: String
 
+    /// How much one payload's check downloads at most: a payload can name thousands of URLs.
+    public struct FetchBudget: Sendable, Equatable {
+        /// Distinct attachment URLs downloaded, in payload order; the rest are `fetch_skipped`.
+        public var maxURLs: Int
+        /// Once the downloads total this many bytes no further one starts (those running
+        /// finish, each within its kind's cap).
+        public var maxBytes: Int
+
+        public static let urlRange = 1...1000
+        public static let byteRange = 1_000_000...10_000_000_000
+
+        public init(maxURLs: Int = 20, maxBytes: Int = 200_000_000) {
+            self.maxURLs = maxURLs
+            self.maxBytes = maxBytes
+        }
+
+        public func validate() throws(PushPrepError) {
+            guard Self.urlRange.contains(maxURLs) else {
+                throw PushPrepError(.invalidSettings, "--fetch-max-urls must be in 1...1000, got \(maxURLs)")
+            }
+            guard Self.byteRange.contains(maxBytes) else {
+                throw PushPrepError(
+                    .invalidSettings, "--fetch-max-bytes must be in 1000000...10000000000, got \(maxBytes)")
+            }
+        }
+    }
+
+    /// Downloads running at once for one payload (the fetcher's own limits apply as well).
+    static let window = 4
+
     /// A session whose downloads go to a private temporary directory.
-    public init(options: PreflightOptions, remote: RemoteSettings, logger: Logger) throws(PushPrepError) {
+    public init(
+        options: PreflightOptions, remote: RemoteSettings, budget: FetchBudget = FetchBudget(), logger: Logger
+    ) throws(PushPrepError) {
         try remote.validate()
+        try budget.validate()
         self.options = options
+        self.budget = budget
         self.fetcher = RemoteFetcher(settings: remote, logger: logger)
         self.scratch =
             FileManager.default.temporaryDirectory
@@ -26,11 +61,10 @@ public final class PreflightSession: Sendable {
         try? FileManager.default.removeItem(atPath: scratch)
     }
 
-    /// Checks a payload and the bytes of every attachment it names.
+    /// Checks a payload and the bytes of the attachments it names, within the budget; each
+    /// download is deleted as soon as it is checked.
     public func check(_ bytes: [UInt8], file: String) async -> PreflightReport {
-        let (analysis, downloads) = await checkWithDownloads(bytes, file: file)
-        for download in downloads.values { download.remove() }
-        return analysis.report
+        await checkWithDownloads(bytes, file: file, keep: false).0.report
     }
 
     /// A downloaded attachment, kept for `--fix`.
@@ -42,27 +76,75 @@ public final class PreflightSession: Sendable {
         func remove() { unlink(download.path) }
     }
 
-    /// The static analysis plus the fetch findings; the downloads (by URL) are the caller's to remove.
-    func checkWithDownloads(_ bytes: [UInt8], file: String) async -> (Preflight.Analysis, [String: Downloaded]) {
+    /// The static analysis plus the fetch findings. With `keep`, the downloads (by URL) are
+    /// returned for the caller to remove; without, each is deleted once checked.
+    func checkWithDownloads(
+        _ bytes: [UInt8], file: String, keep: Bool
+    ) async -> (Preflight.Analysis, [String: Downloaded]) {
         var analysis = Preflight.analyze(bytes, file: file, options: options)
         guard let layout = analysis.layout else { return (analysis, [:]) }
         let invalid = Set(analysis.report.findings.filter { $0.code == .invalidURL }.map(\.pointer))
-        let urls = Array(Set(layout.attachments.filter { !invalid.contains($0.path.pointer) }.map(\.url)))
-        let results = await fetchAll(urls)
+        // Each URL once, in payload order, with the attachments that name it.
+        var urls: [String] = []
+        var attachmentsOf: [String: [Int]] = [:]
+        for (index, attachment) in layout.attachments.enumerated() where !invalid.contains(attachment.path.pointer) {
+            if attachmentsOf[attachment.url] == nil { urls.append(attachment.url) }
+            attachmentsOf[attachment.url, default: []].append(index)
+        }
 
         var downloads: [String: Downloaded] = [:]
         var findings = analysis.report.findings
-        for (index, attachment) in layout.attachments.enumerated() {
-            guard let result = results[attachment.url] else { continue }
-            switch result {
-            case .success(let downloaded):
-                downloads[attachment.url] = downloaded
-                let (info, found) = BytesCheck(options: options, dialect: layout.dialect)
-                    .check(attachment, downloaded)
-                analysis.report.attachments[index].fetched = info
-                findings += found
-            case .failure(let error):
-                findings.append(Self.fetchFinding(error, attachment: attachment))
+        var fetched = 0
+        var total = 0
+        var skipReason: String? = nil
+        await withTaskGroup(of: (String, Result<Downloaded, PushPrepError>).self) { group in
+            var next = 0
+            /// Starts the next download when the budget allows; false when none was started.
+            func startNext() -> Bool {
+                guard next < urls.count else { return false }
+                guard fetched < budget.maxURLs else {
+                    skipReason = "over the budget of \(budget.maxURLs) URLs per payload (--fetch-max-urls)"
+                    return false
+                }
+                guard total < budget.maxBytes else {
+                    skipReason = "the downloads reached \(total) bytes, the budget (--fetch-max-bytes \(budget.maxBytes))"
+                    return false
+                }
+                let url = urls[next]
+                next += 1
+                fetched += 1
+                group.addTask { (url, await self.fetch(url)) }
+                return true
+            }
+            for _ in 0..<Self.window where !startNext() { break }
+            for await (url, result) in group {
+                for index in attachmentsOf[url] ?? [] {
+                    let attachment = layout.attachments[index]
+                    switch result {
+                    case .success(let downloaded):
+                        let (info, found) = BytesCheck(options: options, dialect: layout.dialect)
+                            .check(attachment, downloaded)
+                        analysis.report.attachments[index].fetched = info
+                        findings += found
+                    case .failure(let error):
+                        findings.append(Self.fetchFinding(error, attachment: attachment))
+                    }
+                }
+                if case .success(let downloaded) = result {
+                    total += downloaded.download.size
+                    if keep { downloads[url] = downloaded } else { downloaded.remove() }
+                }
+                _ = startNext()
+            }
+            // What the budget left out, named attachment by attachment.
+            for url in urls[next...] {
+                for index in attachmentsOf[url] ?? [] {
+                    findings.append(
+                        PreflightFinding(
+                            .warning, .fetchSkipped, "\(url) was not downloaded: \(skipReason ?? "over the budget")",
+                            at: layout.attachments[index].path))
+                }
+                if findings.count >= 4 * Preflight.maximumFindings { findings = Preflight.sorted(findings) }
             }
         }
         analysis.report.findings = Preflight.sorted(findings)
@@ -78,18 +160,6 @@ public final class PreflightSession: Sendable {
         return PreflightFinding(
             .error, .fetchFailed, "cannot download \(attachment.url): \(error.code): \(error.message)",
             at: attachment.path)
-    }
-
-    /// Downloads every URL once, concurrently within the fetcher's limits.
-    private func fetchAll(_ urls: [String]) async -> [String: Result<Downloaded, PushPrepError>] {
-        await withTaskGroup(of: (String, Result<Downloaded, PushPrepError>).self) { group in
-            for url in urls {
-                group.addTask { (url, await self.fetch(url)) }
-            }
-            var results: [String: Result<Downloaded, PushPrepError>] = [:]
-            for await (url, result) in group { results[url] = result }
-            return results
-        }
     }
 
     private func fetch(_ url: String) async -> Result<Downloaded, PushPrepError> {

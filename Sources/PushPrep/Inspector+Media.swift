@@ -1,4 +1,5 @@
 internal import CFFmpeg
+internal import CFFmpegShims
 import Foundation
 
 /// Movies and sounds: what the headers say (through libav, no frame decoded) and the path

@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <libavutil/display.h>
 #include <libavutil/time.h>
+#include <linux/memfd.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 int cffmpegshims_error_eof(void) { return AVERROR_EOF; }
@@ -217,3 +219,5 @@ int cffmpegshims_find_stream_info(AVFormatContext *context, int64_t max_pixels) 
 int cffmpegshims_channels(const AVCodecParameters *parameters) {
     return parameters->ch_layout.nb_channels;
 }
+
+int cffmpegshims_memfd(const char *name) { return (int)syscall(SYS_memfd_create, name, MFD_CLOEXEC); }

@@ -57,6 +57,11 @@ int64_t cffmpegshims_now_us(void);
 AVIOContext *cffmpegshims_avio_from_fd(int fd);
 void cffmpegshims_avio_free(AVIOContext **context);
 
+/// An anonymous in-memory file (memfd_create, close-on-exec): the fuzz entry for the demuxer
+/// hands its bytes to MediaInput through /proc/self/fd/N without touching the disk. -1 and
+/// errno on failure.
+int cffmpegshims_memfd(const char *name);
+
 /// Opens an input on `pb` with the safety limits applied before a single byte is parsed:
 /// demuxer whitelist, no protocols at all (no nested opens: playlists, concat and image
 /// sequences cannot reach another file), codec whitelist for probing decoders, a stream

@@ -19,7 +19,7 @@ APT_PACKAGES := pkg-config libvips-dev libvips-tools \
 
 DEMO_OUT := demo-out
 
-.PHONY: deps build release test demo lint format bench samples clean
+.PHONY: deps build release test demo lint format bench samples clean fuzz fuzz-seeds test-sanitize
 
 ## deps: install the missing Debian packages (apt-get update first, only when something is missing)
 deps:
@@ -94,5 +94,53 @@ bench: release
 samples: deps
 	bash scripts/make-samples.sh
 
+## fuzz: build the libFuzzer targets (Fuzz/, a package of its own) and run each for FUZZ_SECONDS
+# Each target runs on a scratch copy of Tests/FuzzCorpus/<target> (plus samples/ for detect and
+# demux) in .build-fuzz/run/<target>; a crash, trap, sanitizer report or hang is written there
+# as crash-*/timeout-*/leak-*/oom-* and fails the run. Copy it into Tests/FuzzCorpus/<target>/
+# (after `-minimize_crash=1`) so that `make test` replays it. FUZZ_TARGETS="json url" runs some.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= detect bmp json url settings demux
+FUZZ_BUILD := --package-path Fuzz --scratch-path .build-fuzz -c debug --sanitize=fuzzer --sanitize=address \
+	-Xswiftc -sanitize=fuzzer,address
+# Longest input per target: detection reads 4096 bytes (longer inputs check it reads no further);
+# the demuxer stays small so that libav's own parsers are not what the time goes to.
+fuzz: deps
+	$(SWIFT) build $(FUZZ_BUILD)
+	@bin=$$($(SWIFT) build $(FUZZ_BUILD) --show-bin-path); failed=""; \
+	for t in $(FUZZ_TARGETS); do \
+		dir=.build-fuzz/run/$$t; rm -rf $$dir; mkdir -p $$dir/corpus $$dir/artifacts; \
+		cp Tests/FuzzCorpus/$$t/* $$dir/corpus/; \
+		case $$t in detect|demux) cp samples/* $$dir/corpus/;; esac; \
+		case $$t in detect) len=8192;; url) len=2048;; settings) len=4096;; *) len=65536;; esac; \
+		echo "== fuzz-$$t: $(FUZZ_SECONDS) s, log $$dir/log"; \
+		ASAN_OPTIONS=detect_leaks=0 $$bin/fuzz-$$t $$dir/corpus -max_total_time=$(FUZZ_SECONDS) \
+			-max_len=$$len -timeout=20 -print_final_stats=1 \
+			-artifact_prefix=$$PWD/$$dir/artifacts/ > $$dir/log 2>&1; \
+		grep -E '^#[0-9]+ +DONE' $$dir/log | tail -1; \
+		grep -E 'stat::(number_of_executed_units|average_exec_per_sec)' $$dir/log; \
+		if [ -n "$$(ls -A $$dir/artifacts)" ]; then \
+			failed="$$failed $$t"; grep -E -A12 'ERROR: |Fatal error|Test unit written' $$dir/log | head -40; \
+			ls $$dir/artifacts/*; \
+		fi; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: found crashes in:$$failed (artifacts in .build-fuzz/run/*/artifacts)"; exit 1; fi
+
+## fuzz-seeds: rewrite the seed-* inputs of Tests/FuzzCorpus (committed; needs ffmpeg)
+fuzz-seeds: deps
+	python3 scripts/make-fuzz-seeds.py
+
+## test-sanitize: the image, video, audio, detection and JSON suites under AddressSanitizer,
+## then the queue suites under ThreadSanitizer (builds of their own in .build-asan, .build-tsan)
+ASAN_SUITES := BMPDecoder|VipsRuntimeTests|ProcessorTests|ProcessorMediaTests|AnimationVideoEncoderTests|VideoPipelineTests|AudioPipelineTests|MediaInputTests|MediaDetector|InspectorTests|JSONValueTests|PreflightTableTests|PayloadBuilderTests|FuzzRegressionTests
+TSAN_SUITES := QueueConformanceTests|QueueHardeningTests|JobSpecTests|QueueURLTests
+test-sanitize: deps
+	$(SWIFT) build --build-tests --scratch-path .build-asan --sanitize=address
+	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --scratch-path .build-asan --sanitize=address \
+		--no-parallel --filter '$(ASAN_SUITES)'
+	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread
+	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread \
+		--no-parallel --filter '$(TSAN_SUITES)'
+
 clean:
-	rm -rf .build $(DEMO_OUT) pushprep-out bench-out
+	rm -rf .build .build-fuzz .build-asan .build-tsan $(DEMO_OUT) pushprep-out bench-out

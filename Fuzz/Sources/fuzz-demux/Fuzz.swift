@@ -1,0 +1,6 @@
+import FuzzDriver
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    fuzzOne("demux", data, size)
+}

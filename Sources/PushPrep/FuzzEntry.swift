@@ -112,7 +112,8 @@ import Foundation
         defer { close(fd) }
         let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         guard written == bytes.count else { throw PushPrepError(.ioError, "cannot write the in-memory file") }
-        let input = try MediaInput(path: "/proc/self/fd/\(fd)", deadline: MediaDeadline(seconds: 2))
+        let input = try MediaInput(
+            path: "/proc/self/fd/\(fd)", maxPixels: ProcessingSettings().maxPixels, deadline: MediaDeadline(seconds: 2))
         let probe = MediaProbe(input)
         precondition(probe.streamCount <= Int(MediaInput.maxStreams), "more streams than the limit")
         _ = probe.isMP4Family

@@ -72,7 +72,8 @@ public struct PushPrepError: Error, Sendable, CustomStringConvertible {
         /// Every code, in documentation order.
         public static let all: [Code] = [
             .unsupportedType, .corruptInput, .inputTooLarge, .tooManyPixels, .cannotFit, .notFound, .ioError, .timeout,
-            .fetchFailed, .blockedAddress, .sourceNotAllowed, .invalidSettings, .cancelled, .queueUnavailable, .jobNotFound,
+            .fetchFailed, .blockedAddress, .sourceNotAllowed, .invalidSettings, .cancelled, .queueUnavailable,
+            .jobNotFound,
             .invalidJobState, .invalidPayload, .payloadTooLarge,
         ]
 

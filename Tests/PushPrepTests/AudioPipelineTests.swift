@@ -287,7 +287,8 @@ final class AudioPipelineTests {
     @Test("AudioTranscoder turns decoded frames into AAC packets with monotonic timestamps")
     func transcoderAlone() throws {
         let input = try tone("feed.flac", seconds: 3, rate: 32_000, "-ac", "2", "-c:a", "flac")
-        let media = try MediaInput(path: input, maxPixels: ProcessingSettings().maxPixels, deadline: MediaDeadline(seconds: 30))
+        let media = try MediaInput(
+            path: input, maxPixels: ProcessingSettings().maxPixels, deadline: MediaDeadline(seconds: 30))
         let stream = try #require(media.bestStream(AVMEDIA_TYPE_AUDIO))
         let decoder = try MediaDecoder(stream: stream, maxPixels: 1, deadline: media.deadline)
         let transcoder = try AudioTranscoder(decoder: decoder, deadline: media.deadline)
@@ -337,7 +338,8 @@ final class AudioPipelineTests {
     @Test("AudioTranscoder stops at maximumSamples, sample-exact")
     func transcoderLimit() throws {
         let input = try tone("cut.wav", seconds: 2, rate: 44_100, "-ac", "1")
-        let media = try MediaInput(path: input, maxPixels: ProcessingSettings().maxPixels, deadline: MediaDeadline(seconds: 30))
+        let media = try MediaInput(
+            path: input, maxPixels: ProcessingSettings().maxPixels, deadline: MediaDeadline(seconds: 30))
         let stream = try #require(media.bestStream(AVMEDIA_TYPE_AUDIO))
         let decoder = try MediaDecoder(stream: stream, maxPixels: 1, deadline: media.deadline)
         let transcoder = try AudioTranscoder(decoder: decoder, bitRate: 64_000, channels: 1, deadline: media.deadline)

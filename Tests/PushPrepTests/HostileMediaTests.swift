@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(Glibc)
-    import Glibc
-#endif
 import Testing
 
 @testable import PushPrep
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Media built to cost the process far more than its size: each is refused with a stable code,
 /// at the cost of refusing a small damaged file.
@@ -55,7 +56,9 @@ struct HostileMediaTests {
             return (start..<(bytes.count - 4)).first { bytes[$0..<$0 + 4].elementsEqual(pattern) }
         }
         func put(_ value: UInt32, bytes count: Int, at offset: Int) {
-            for index in 0..<count { bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(count - 1 - index))) }
+            for index in 0..<count {
+                bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(count - 1 - index)))
+            }
         }
         // avc1 sample entry: type, 6 reserved, data reference index, 16 bytes, then width and height.
         let entry = try #require(find("stsd", after: 0).flatMap { find("avc1", after: $0) })
@@ -81,7 +84,8 @@ struct HostileMediaTests {
         let kilobytes = try #require(
             text.split(separator: "\n").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }.last)
         let out = directory.appendingPathComponent(arguments[arguments.firstIndex(of: "--out")! + 1])
-        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("manifest.json")))
+        let manifest = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: out.appendingPathComponent("manifest.json")))
         let entries = try #require((manifest as? [String: Any])?["attachments"] as? [[String: Any]])
         return (kilobytes, try #require(entries.first))
     }
@@ -90,7 +94,8 @@ struct HostileMediaTests {
     /// --max-pixels was checked: 412 MB to refuse a 424 KB file. Probing now runs its decoders
     /// with max_pixels and one thread.
     @Test(
-        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/time"), "needs /usr/bin/time (Debian's time)"),
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/time"), "needs /usr/bin/time (Debian's time)"),
         .enabled(if: TestTools.programAvailable("ffmpeg"), "needs ffmpeg to make the small damaged file"))
     func hugeFrameCostsNoMoreThanADamagedFile() throws {
         let dir = try TestTools.temporaryDirectory()
@@ -141,7 +146,9 @@ struct HostileMediaTests {
             // A version-1 tfdt: type, version and flags, then a 64-bit baseMediaDecodeTime.
             if bytes[index..<index + 4].elementsEqual("tfdt".utf8), bytes[index + 4] == 1 {
                 let value = bytes[index + 8..<index + 16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } &+ offset
-                for byte in 0..<8 { bytes[index + 8 + byte] = UInt8(truncatingIfNeeded: value >> (56 - 8 * UInt64(byte))) }
+                for byte in 0..<8 {
+                    bytes[index + 8 + byte] = UInt8(truncatingIfNeeded: value >> (56 - 8 * UInt64(byte)))
+                }
                 shifted += 1
             }
             index += 1
@@ -162,14 +169,17 @@ struct HostileMediaTests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         // Ticks of 1/12800 s whose start time is 1 s short of Int64.max microseconds.
-        let offset = UInt64((Int64.max - 1_000_000) / 1_000_000 * 12_800 + (Int64.max - 1_000_000) % 1_000_000 * 12_800 / 1_000_000)
+        let offset = UInt64(
+            (Int64.max - 1_000_000) / 1_000_000 * 12_800 + (Int64.max - 1_000_000) % 1_000_000 * 12_800 / 1_000_000)
         try Self.writeShiftedFragmentedMP4(to: dir.appendingPathComponent("edge.mp4"), offset: offset)
         try Self.writeShiftedFragmentedMP4(to: dir.appendingPathComponent("plain.mp4"), offset: 0)
         let binary = try #require(TestTools.pushprepBinary(), "the pushprep executable was not built")
         let result = try TestTools.run(
             binary.path, ["process", "edge.mp4", "plain.mp4", "--video-start", "2", "--out", "out"],
             currentDirectory: dir)
-        #expect(result.status == 1, "exit 1 (one input failed), not a crash: \(String(decoding: result.stderr, as: UTF8.self))")
+        #expect(
+            result.status == 1,
+            "exit 1 (one input failed), not a crash: \(String(decoding: result.stderr, as: UTF8.self))")
         let manifest = try JSONSerialization.jsonObject(
             with: Data(contentsOf: dir.appendingPathComponent("out/manifest.json")))
         let entries = try #require((manifest as? [String: Any])?["attachments"] as? [[String: Any]])

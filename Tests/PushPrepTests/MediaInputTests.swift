@@ -19,7 +19,8 @@ final class MediaInputTests {
             "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25:duration=2", "-f", "lavfi", "-i",
             "sine=frequency=440:duration=2", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac",
             path("clip.mp4"))
-        let input = try MediaInput(path: path("clip.mp4"), maxPixels: ProcessingSettings().maxPixels, deadline: MediaDeadline(seconds: 30))
+        let input = try MediaInput(
+            path: path("clip.mp4"), maxPixels: ProcessingSettings().maxPixels, deadline: MediaDeadline(seconds: 30))
         let probe = MediaProbe(input)
         #expect(probe.isMP4Family)
         #expect(abs((probe.duration ?? 0) - 2) < 0.2)
@@ -47,14 +48,16 @@ final class MediaInputTests {
         try Data(playlist.utf8).write(to: URL(fileURLWithPath: path("clip.mp4")))
         let before = try FileManager.default.attributesOfItem(atPath: path("secret.ts"))[.modificationDate] as? Date
         let error = #expect(throws: PushPrepError.self) {
-            _ = try MediaInput(path: path("clip.mp4"), maxPixels: ProcessingSettings().maxPixels, deadline: MediaDeadline(seconds: 10))
+            _ = try MediaInput(
+                path: path("clip.mp4"), maxPixels: ProcessingSettings().maxPixels, deadline: MediaDeadline(seconds: 10))
         }
         #expect(error?.code == .unsupportedType)
         // A concat script likewise.
         try Data("ffconcat version 1.0\nfile '\(path("secret.ts"))'\n".utf8).write(
             to: URL(fileURLWithPath: path("list.mp4")))
         #expect(throws: PushPrepError.self) {
-            _ = try MediaInput(path: path("list.mp4"), maxPixels: ProcessingSettings().maxPixels, deadline: MediaDeadline(seconds: 10))
+            _ = try MediaInput(
+                path: path("list.mp4"), maxPixels: ProcessingSettings().maxPixels, deadline: MediaDeadline(seconds: 10))
         }
         let after = try FileManager.default.attributesOfItem(atPath: path("secret.ts"))[.modificationDate] as? Date
         #expect(before == after)
@@ -67,7 +70,8 @@ final class MediaInputTests {
             to: URL(fileURLWithPath: path("random.mp4")))
         for name in ["empty.mp4", "random.mp4"] {
             let error = #expect(throws: PushPrepError.self) {
-                _ = try MediaInput(path: path(name), maxPixels: ProcessingSettings().maxPixels, deadline: MediaDeadline(seconds: 10))
+                _ = try MediaInput(
+                    path: path(name), maxPixels: ProcessingSettings().maxPixels, deadline: MediaDeadline(seconds: 10))
             }
             #expect([.unsupportedType, .corruptInput].contains(error?.code), "\(name): \(String(describing: error))")
         }

@@ -143,7 +143,9 @@ private struct JSONParser {
             steps[steps.count - 1] = .key(key)
             if object.updateValue(try parseValue(), forKey: key) != nil {
                 duplicateKeyCount += 1
-                if duplicateKeys.count < JSONDocument.maximumRecordedDuplicates { duplicateKeys.append(JSONPath(steps)) }
+                if duplicateKeys.count < JSONDocument.maximumRecordedDuplicates {
+                    duplicateKeys.append(JSONPath(steps))
+                }
             }
             skipWhitespace()
             switch peek {

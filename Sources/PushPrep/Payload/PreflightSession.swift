@@ -107,7 +107,8 @@ public final class PreflightSession: Sendable {
                     return false
                 }
                 guard total < budget.maxBytes else {
-                    skipReason = "the downloads reached \(total) bytes, the budget (--fetch-max-bytes \(budget.maxBytes))"
+                    skipReason =
+                        "the downloads reached \(total) bytes, the budget (--fetch-max-bytes \(budget.maxBytes))"
                     return false
                 }
                 let url = urls[next]

@@ -13,12 +13,16 @@ struct SourcePolicyTests {
     private static func layout(in dir: URL) throws -> (root: URL, outside: URL) {
         let root = dir.appendingPathComponent("root")
         let outside = dir.appendingPathComponent("outside")
-        for folder in [root, outside] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+        for folder in [root, outside] {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        }
         try Data(TinyBMP.bytes(1)).write(to: root.appendingPathComponent("in.bmp"))
         try Data(TinyBMP.bytes(2)).write(to: outside.appendingPathComponent("out.bmp"))
         try FileManager.default.createSymbolicLink(
-            atPath: root.appendingPathComponent("link.bmp").path, withDestinationPath: outside.appendingPathComponent("out.bmp").path)
-        try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("up").path, withDestinationPath: outside.path)
+            atPath: root.appendingPathComponent("link.bmp").path,
+            withDestinationPath: outside.appendingPathComponent("out.bmp").path)
+        try FileManager.default.createSymbolicLink(
+            atPath: root.appendingPathComponent("up").path, withDestinationPath: outside.path)
         return (root, outside)
     }
 
@@ -55,7 +59,8 @@ struct SourcePolicyTests {
             #expect(Self.code(entry) == "source_not_allowed", "\(source): \(entry)")
         }
         // The root's own spelling may be a link or have a trailing slash; it is resolved once.
-        try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("alias").path, withDestinationPath: root.path)
+        try FileManager.default.createSymbolicLink(
+            atPath: dir.appendingPathComponent("alias").path, withDestinationPath: root.path)
         let aliased = try SourcePolicy(kinds: .local, root: dir.appendingPathComponent("alias").path + "/")
         #expect(aliased.root == policy.root)
         let viaAlias = await Self.process(
@@ -80,7 +85,9 @@ struct SourcePolicyTests {
         #expect(throws: PushPrepError.self) {
             try SourcePolicy(kinds: .any, root: root.appendingPathComponent("in.bmp").path)
         }
-        #expect(throws: PushPrepError.self) { try SourcePolicy(kinds: .any, root: dir.appendingPathComponent("none").path) }
+        #expect(throws: PushPrepError.self) {
+            try SourcePolicy(kinds: .any, root: dir.appendingPathComponent("none").path)
+        }
     }
 
     /// The decoders read the file that was hashed, through its descriptor: replacing the path
@@ -148,7 +155,8 @@ struct SourcePolicyTests {
             let plain = try PushPrepProcess(
                 ["worker", "--queue", queueArgument, "--out", out.path, "--poll-interval", "0.2"], in: dir)
             defer { plain.send(SIGKILL) }
-            let job = try await WorkerProcessTests.waitUntilFinished(id[0], on: queue, within: .seconds(60), worker: plain)
+            let job = try await WorkerProcessTests.waitUntilFinished(
+                id[0], on: queue, within: .seconds(60), worker: plain)
             #expect(job.state == .failed && job.errorCode == "source_not_allowed", "\(job)")
             try await WorkerProcessTests.stop(plain)
         }

@@ -114,7 +114,9 @@ struct WorkerProcessTests {
                 let holder = try await Poll.value(
                     "a worker runs job \(id)", within: .seconds(60), diagnostics: { workerA.logTail() }
                 ) { () -> PushPrepProcess? in
-                    guard server.hits(path) >= 1, let job = try await queue.job(id), job.state == .running else { return nil }
+                    guard server.hits(path) >= 1, let job = try await queue.job(id), job.state == .running else {
+                        return nil
+                    }
                     return [workerA, workerB].first { Self.isOwned(job, by: $0) }
                 }
                 let other = holder === workerA ? workerB : workerA
@@ -131,7 +133,8 @@ struct WorkerProcessTests {
                 let waited = ContinuousClock.now - killedAt
                 #expect(rescued.leaseToken == 2)
                 #expect(waited < .seconds(30), "rescued after \(waited); the lease was 120 s")
-                #expect(other.stderrText.contains("rescuing the jobs of dead workers of this host"), "\(other.logTail())")
+                #expect(
+                    other.stderrText.contains("rescuing the jobs of dead workers of this host"), "\(other.logTail())")
                 let done = try await Self.waitUntilFinished(id, on: queue, within: .seconds(60), worker: other)
                 #expect(done.state == .succeeded, "\(done)")
                 try await Self.stop(other)

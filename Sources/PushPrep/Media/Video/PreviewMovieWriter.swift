@@ -68,9 +68,10 @@ final class PreviewMovieWriter {
         // land on their own tick.
         let tick = try MediaTime.integer((time * ticksPerSecond + 0.499).rounded(.down), "\(time) s")
         guard tick > lastTick, tick >= 0 else { return false }
-        let ticks = try duration.map { (seconds) throws(PushPrepError) in
-            max(1, try MediaTime.integer(seconds * ticksPerSecond, "\(seconds) s"))
-        } ?? 1
+        let ticks =
+            try duration.map { (seconds) throws(PushPrepError) in
+                max(1, try MediaTime.integer(seconds * ticksPerSecond, "\(seconds) s"))
+            } ?? 1
         frame.pointee.pts = tick
         frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
         durations[tick] = ticks

@@ -128,7 +128,8 @@ enum RemuxStep {
                     videoEnd = try MediaTime.sum(pts, MediaTime.ticks(seconds, in: videoBase))
                     if let audioIn {
                         audioOffset = av_rescale_q(pts, videoBase, audioIn.pointee.time_base)
-                        audioEnd = try MediaTime.sum(audioOffset, MediaTime.ticks(seconds, in: audioIn.pointee.time_base))
+                        audioEnd = try MediaTime.sum(
+                            audioOffset, MediaTime.ticks(seconds, in: audioIn.pointee.time_base))
                     }
                 }
                 // Every packet decoded before the end is kept (a B-frame before the end needs

@@ -206,7 +206,9 @@ enum VideoPipeline {
 
     /// Opens the input. A file that starts like an MP4 (an `ftyp` box) but does not open is
     /// damaged (a truncated download without its `moov`), not of another type.
-    private static func open(_ path: String, maxPixels: Int, deadline: MediaDeadline) throws(PushPrepError) -> MediaInput {
+    private static func open(_ path: String, maxPixels: Int, deadline: MediaDeadline) throws(PushPrepError)
+        -> MediaInput
+    {
         do {
             return try MediaInput(path: path, maxPixels: maxPixels, deadline: deadline)
         } catch {

@@ -55,7 +55,11 @@ enum VideoTranscodeStep {
         throws(PushPrepError) -> Output
     {
         let input: MediaInput
-        if let opened { input = opened } else { input = try MediaInput(path: path, maxPixels: plan.maxPixels, deadline: deadline) }
+        if let opened {
+            input = opened
+        } else {
+            input = try MediaInput(path: path, maxPixels: plan.maxPixels, deadline: deadline)
+        }
         guard let videoIn = input.bestStream(AVMEDIA_TYPE_VIDEO) else {
             throw PushPrepError(.unsupportedType, "no video stream")
         }
@@ -67,7 +71,8 @@ enum VideoTranscodeStep {
             do {
                 let decoder = try MediaDecoder(stream: audioIn, maxPixels: plan.maxPixels, deadline: deadline)
                 let audio = try AudioTranscoder(decoder: decoder, bitRate: 128_000, deadline: deadline)
-                audio.maximumSamples = try MediaTime.integer(plan.seconds * Double(audio.sampleRate), "\(plan.seconds) s")
+                audio.maximumSamples = try MediaTime.integer(
+                    plan.seconds * Double(audio.sampleRate), "\(plan.seconds) s")
                 audioDecoder = decoder
                 transcoder = audio
             } catch {

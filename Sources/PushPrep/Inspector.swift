@@ -43,7 +43,7 @@ public enum Inspector {
             let type = try MediaDetector.require(prefix)
             report.type = type.rawValue
             report.kind = type.kind
-            let ext = (item.path as NSString).pathExtension.lowercased()
+            let ext = PathName.lowercasedExtension(of: item.path)
             if !type.acceptedByApple {
                 report.problems.append("\(type.rawValue) is not a type iOS accepts as an attachment")
             }

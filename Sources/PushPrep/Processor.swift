@@ -101,7 +101,7 @@ package enum URLJoin {
 /// Warns when a file's extension names another type than its bytes.
 enum ExtensionCheck {
     static func warnings(path: String, detected: MediaType) -> [String] {
-        let ext = (path as NSString).pathExtension.lowercased()
+        let ext = PathName.lowercasedExtension(of: path)
         guard !ext.isEmpty, MediaType.allKnownExtensions.contains(ext), !detected.knownExtensions.contains(ext) else {
             return []
         }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import PushPrep
@@ -115,5 +116,30 @@ import Testing
         let warnings = ContentTypeCheck.warnings(contentType: "image/png", detected: .jpeg)
         #expect(warnings.count == 1 && warnings[0].contains("image/png") && warnings[0].contains("jpeg"))
         #expect(ContentTypeCheck.warnings(contentType: "text/html", detected: .gif).count == 1)
+    }
+
+    /// Found by fuzzing: Foundation's NSString.pathExtension traps on a path with `//` and then
+    /// a non-ASCII character (as do lastPathComponent and deletingLastPathComponent), and a URL
+    /// (or a queued job's local path) reached it.
+    @Test func extensionOfHostilePaths() throws {
+        let url = try RemoteURL("http://[::ff]/HTT44442222c://\u{FFFD}")
+        #expect(url.pathExtension == "")
+        #expect(ExtensionCheck.warnings(path: "/uploads//\u{e9}", detected: .jpeg).isEmpty)
+        #expect(ExtensionCheck.warnings(path: "/uploads//\u{e9}t\u{e9}.png", detected: .jpeg).count == 1)
+        #expect(PathName.lowercasedExtension(of: "/a//b/photo.JPG") == "jpg")
+        #expect(PathName.lowercasedExtension(of: "/a/.hidden") == "")
+        #expect(PathName.lowercasedExtension(of: "/a/b.d/") == "d")
+        #expect(PathName.lowercasedExtension(of: "") == "")
+        #expect(PathName.directoryAndName(of: "/HTT44442222c://\u{FFFD}") == ("/HTT44442222c:/", "\u{FFFD}"))
+        #expect(PathName.directoryAndName(of: "out/a.jpg") == ("out", "a.jpg"))
+        #expect(PathName.directoryAndName(of: "/a.jpg") == ("/", "a.jpg"))
+        #expect(PathName.directoryAndName(of: "a.jpg") == (".", "a.jpg"))
+
+        // An output named the same way is written where it was asked for.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushprep-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try AtomicFile.write([1, 2, 3], to: "\(directory)//\u{e9}")
+        #expect(FileManager.default.contents(atPath: "\(directory)/\u{e9}") == Data([1, 2, 3]))
     }
 }

@@ -19,10 +19,7 @@ enum AtomicFile {
     @discardableResult
     static func write(_ bytes: [UInt8], to path: String, reuseIdentical: Bool = true) throws(PushPrepError) -> Outcome {
         if reuseIdentical, isIdentical(bytes, at: path) { return .reused }
-        let directory = (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
-        let temporary =
-            "\(directory.isEmpty ? "." : directory)/\(temporaryPrefix)\(getpid())-\(UInt64.random(in: 0...UInt64.max))-\(name)"
+        let temporary = temporaryPath(for: path)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             throw PushPrepError(.ioError, "cannot create \(temporary): \(String(cString: strerror(errno)))")
@@ -61,10 +58,8 @@ enum AtomicFile {
     /// A temporary name beside `path` for a writer that produces the file itself (libav's
     /// muxer); pass it to ``commit(_:to:)`` when complete, or remove it.
     static func temporaryPath(for path: String) -> String {
-        let directory = (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
-        return
-            "\(directory.isEmpty ? "." : directory)/\(temporaryPrefix)\(getpid())-\(UInt64.random(in: 0...UInt64.max))-\(name)"
+        let (directory, name) = PathName.directoryAndName(of: path)
+        return "\(directory)/\(temporaryPrefix)\(getpid())-\(UInt64.random(in: 0...UInt64.max))-\(name)"
     }
 
     /// Moves a complete temporary file to its final name (flushed to disk first), or keeps an

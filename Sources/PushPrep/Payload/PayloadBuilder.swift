@@ -84,7 +84,7 @@ public enum PayloadBuilder {
             }
             id = attachment.id
             self.url = url
-            fileExtension = (attachment.file as NSString).pathExtension.lowercased()
+            fileExtension = PathName.lowercasedExtension(of: attachment.file)
             uti = attachment.uti
             options = attachment.options
             if dialect == .fcm && attachment.kind != .image {
@@ -95,7 +95,7 @@ public enum PayloadBuilder {
                         "\(attachment.id) is \(attachment.kind.rawValue); Firebase Cloud Messaging carries images only")
                 }
                 self.url = posterURL
-                fileExtension = (poster.file as NSString).pathExtension.lowercased()
+                fileExtension = PathName.lowercasedExtension(of: poster.file)
                 uti = MediaType.jpeg.uti
                 options = AttachmentOptions(typeHint: uti)
             }

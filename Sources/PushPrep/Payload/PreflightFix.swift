@@ -135,10 +135,10 @@ struct PayloadFixer {
             unreplacedFetchFindings += findings(of: attachment).filter { Self.byteCodes.contains($0.code) }
             change(attachment.path, "not fixed: processing failed with \(failure.error.code): \(failure.error.message)")
         case .ok(let output):
-            let ext = (output.file as NSString).pathExtension.lowercased()
+            let ext = PathName.lowercasedExtension(of: output.file)
             if let allowed = layout.dialect.acceptedExtensions, !allowed.contains(ext) {
                 if let posterURL = output.posterURL, let poster = output.poster,
-                    allowed.contains((poster.file as NSString).pathExtension.lowercased())
+                    allowed.contains(PathName.lowercasedExtension(of: poster.file))
                 {
                     // As `payload` does for a provider that carries images only: the movie's poster.
                     payload[attachment.path] = .string(posterURL)

@@ -111,7 +111,7 @@ struct RemoteURL: Sendable, Equatable, CustomStringConvertible {
     /// The extension of the URL path's last component (lowercase, letters and digits only), or "".
     var pathExtension: String {
         guard let path = URLComponents(string: text)?.path else { return "" }
-        let ext = (path as NSString).pathExtension.lowercased()
+        let ext = PathName.lowercasedExtension(of: path)
         guard (1...8).contains(ext.count), ext.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
             return ""
         }

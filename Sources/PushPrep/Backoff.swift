@@ -13,16 +13,25 @@ public struct Backoff: Sendable, Equatable {
     public init(base: Duration, cap: Duration, minimumFraction: Double = 0.5) {
         self.base = base
         self.cap = cap
-        self.minimumFraction = min(max(minimumFraction, 0), 1)
+        self.minimumFraction = minimumFraction
     }
 
-    /// The wait after failure number `failures` (1, 2, ...).
+    /// The wait after failure number `failures` (1, 2, ...): never negative, never longer than
+    /// `cap`, and never a trap, whatever the durations, the fraction or `random` hold (the
+    /// arithmetic is done in seconds as `Double`, where nothing overflows, and bounded before
+    /// it becomes a `Duration` again).
     public func delay(
         afterFailure failures: Int, random: (ClosedRange<Double>) -> Double = { Double.random(in: $0) }
     ) -> Duration {
+        let capSeconds = cap.seconds > 0 ? cap.seconds : 0
         let exponent = min(max(0, failures - 1), 30)
-        let doubled = base * (1 << exponent)
-        let ceiling = doubled > cap || doubled < .zero ? cap : doubled
-        return .milliseconds(Int64(random(minimumFraction...1) * ceiling.seconds * 1000))
+        let doubled = max(base.seconds, 0) * Double(1 << exponent)
+        let ceiling = min(doubled, capSeconds)
+        let lower = minimumFraction.isNaN ? 0.5 : min(max(minimumFraction, 0), 1)
+        let drawn = random(lower...1)
+        let fraction = drawn.isNaN ? 1 : min(max(drawn, 0), 1)
+        // Microseconds in an Int64 hold about 292,000 years; Duration holds them exactly.
+        let microseconds = min(fraction * ceiling * 1_000_000, 9e18).rounded()
+        return .microseconds(Int64(microseconds))
     }
 }

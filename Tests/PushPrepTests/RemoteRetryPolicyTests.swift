@@ -19,6 +19,33 @@ import Testing
         }
     }
 
+    /// A library caller's durations and fraction are not checked by any CLI: the delay is
+    /// computed without a trap (before, `Int64(seconds * 1000)` trapped past Int64 and on NaN,
+    /// and `base * 2^n` on a huge base), bounded by the cap and never negative.
+    @Test("backoff never traps on extreme durations, fractions or draws")
+    func backoffExtremes() {
+        let huge = Duration.seconds(Int64.max)
+        #expect(Backoff(base: huge, cap: huge).delay(afterFailure: 31, random: { $0.upperBound }) > .seconds(1e12))
+        #expect(
+            Backoff(base: .seconds(1), cap: huge).delay(afterFailure: .max, random: { $0.upperBound })
+                == .seconds(1 << 30))
+        #expect(Backoff(base: .seconds(-5), cap: .seconds(10)).delay(afterFailure: 3) == .zero)
+        #expect(Backoff(base: .seconds(5), cap: .seconds(-10)).delay(afterFailure: 1) == .zero)
+        #expect(
+            Backoff(base: .seconds(4), cap: .seconds(10), minimumFraction: .nan).delay(
+                afterFailure: 1, random: { $0.lowerBound }) == .seconds(2))
+        #expect(
+            Backoff(base: .seconds(4), cap: .seconds(10), minimumFraction: -3).delay(
+                afterFailure: 1, random: { $0.lowerBound }) == .zero)
+        #expect(
+            Backoff(base: .seconds(4), cap: .seconds(10)).delay(afterFailure: 1, random: { _ in .nan }) == .seconds(4))
+        #expect(
+            Backoff(base: .seconds(4), cap: .seconds(10)).delay(afterFailure: 2, random: { _ in .infinity })
+                == .seconds(8))
+        #expect(
+            Backoff(base: .seconds(4), cap: .seconds(10)).delay(afterFailure: 1, random: { _ in -.infinity }) == .zero)
+    }
+
     @Test("Retry-After: seconds or an HTTP date; garbage is ignored")
     func retryAfter() {
         #expect(RetryPolicy.retryAfter("3") == .seconds(3))

@@ -243,6 +243,7 @@ struct JobView: Encodable {
     }
 
     static func shortDate(_ date: Date) -> String {
+        if let text = outOfCalendar(date) { return text }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.dateFormat = Calendar.current.isDateInToday(date) ? "HH:mm:ss" : "yyyy-MM-dd HH:mm"
@@ -250,6 +251,17 @@ struct JobView: Encodable {
     }
 
     static func longDate(_ date: Date) -> String {
-        ISO8601DateFormatter().string(from: date)
+        outOfCalendar(date) ?? ISO8601DateFormatter().string(from: date)
+    }
+
+    /// "Infinity", "-Infinity" or "NaN" for a time no calendar names (PostgreSQL's
+    /// `'infinity'::timestamptz`, SQLite's `9e999`; formatters print nothing or a year in the
+    /// millions for them), else nil. Years 1 to 9999 are printed as dates.
+    private static func outOfCalendar(_ date: Date) -> String? {
+        let seconds = date.timeIntervalSince1970
+        if seconds.isNaN { return "NaN" }
+        if seconds > 253_402_300_799 { return "Infinity" }
+        if seconds < -62_135_596_800 { return "-Infinity" }
+        return nil
     }
 }

@@ -54,11 +54,19 @@ struct JSONOutputOptions: ParsableArguments {
     @Flag(name: .long, help: "Print JSON instead of a table.")
     var json = false
 
-    /// Prints `value` as pretty JSON with sorted keys and ISO 8601 dates.
+    /// Prints `value` as pretty JSON with sorted keys and ISO 8601 dates. A number JSON cannot
+    /// hold (an infinite timeout in a row written by another program) is printed as the string
+    /// PostgreSQL spells it, `"Infinity"`, `"-Infinity"` or `"NaN"`, rather than failing the
+    /// command that would show the row.
     static func print<Value: Encodable>(_ value: Value) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(JobView.longDate(date))
+        }
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
         FileHandle.standardOutput.write(try encoder.encode(value))
         FileHandle.standardOutput.write(Data("\n".utf8))
     }

@@ -46,6 +46,42 @@ struct QueueHardeningTests {
         }
     }
 
+    /// A row whose time or timeout no JSON number or calendar holds (PostgreSQL's `'infinity'`
+    /// and `'Infinity'`, SQLite's `9e999`) is still shown: `jobs show --json` failed on it
+    /// ("Unable to encode Double.inf directly in JSON") and the table printed "queued (at )".
+    @Test(arguments: [
+        (QueueBackend.postgres, "run_at = 'infinity', timeout_seconds = 'Infinity'"),
+        (.sqlite, "run_at = 9e999, timeout_seconds = 9e999"),
+    ])
+    func rowWithInfinitiesIsShown(_ backend: QueueBackend, _ assignments: String) async throws {
+        if backend == .sqlite { try #require(TestTools.programAvailable("sqlite3"), "needs the sqlite3 tool") }
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let input = dir.appendingPathComponent("a.bmp")
+        try Data(TinyBMP.bytes(9)).write(to: input)
+
+        try await QueueFixture.withQueue(backend) { queue, url in
+            let id = try WorkerProcessTests.enqueue([input.path], queue: url.commandLineArgument, in: dir)[0]
+            let update = "UPDATE pushprep_jobs SET \(assignments) WHERE id = \(id)"
+            switch url {
+            case .postgres(let location):
+                try await PostgresTestServer.shared.execute(update, database: location.database)
+            case .sqlite(let path):
+                try TestTools.runChecked("sqlite3", [path, update])
+            }
+            let queueArguments = ["--queue", url.commandLineArgument]
+            let shown = try PushPrepCLI.runChecked(["jobs", "show", "\(id)", "--json"] + queueArguments, in: dir)
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(shown.stdoutText.utf8)) as? [String: Any])
+            #expect(object["runAt"] as? String == "Infinity", "\(shown.stdoutText)")
+            #expect(object["timeoutSeconds"] as? String == "Infinity", "\(shown.stdoutText)")
+            let listed = try PushPrepCLI.runChecked(["jobs", "list", "--json"] + queueArguments, in: dir)
+            #expect(listed.stdoutText.contains(#""runAt" : "Infinity""#), "\(listed.stdoutText)")
+            let table = try PushPrepCLI.runChecked(["jobs", "list"] + queueArguments, in: dir)
+            #expect(table.stdoutText.contains("queued (at Infinity)"), "\(table.stdoutText)")
+        }
+    }
+
     /// Queued settings are checked when the worker reads them: numbers out of range (a start
     /// at 1e13 s once trapped converting it to a time stamp) fail the job at once with
     /// `invalid_settings`, as does JSON that is not settings.

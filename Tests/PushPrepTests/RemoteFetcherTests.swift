@@ -277,6 +277,28 @@ final class RemoteFetcherTests {
         }
     }
 
+    /// A server's head is bounded by the HTTP parser (swift-nio refuses a head past 80 KiB), so a
+    /// hostile header or redirect costs a refusal, not memory: a 1 MB header or Location fails
+    /// with fetch_failed at once, while 8 KB of header is an ordinary response. A declared
+    /// length of 2^63-1 is refused before the body is read.
+    @Test("a huge response head or declared length is refused, not buffered")
+    func hostileHeads() async throws {
+        try await withFetcher({ $0.maxTries = 1 }) { server, fetcher, _ in
+            let fine = try await download(fetcher, server.url("/big-header/8000/small.jpg"))
+            unlink(fine.path)
+            #expect(fine.size == Self.small.count)
+
+            let header = await fetchError(fetcher, server.url("/big-header/1000000/small.jpg"))
+            #expect(header?.code == .fetchFailed, "\(String(describing: header))")
+            #expect(header?.message.contains("header") == true, "\(String(describing: header))")
+            let location = await fetchError(fetcher, server.url("/big-location/1000000"))
+            #expect(location?.code == .fetchFailed, "\(String(describing: location))")
+            let length = await fetchError(fetcher, server.url("/lying-length/\(Int64.max)/small.jpg"))
+            #expect(length?.code == .inputTooLarge, "\(String(describing: length))")
+            #expect(leftovers().isEmpty)
+        }
+    }
+
     @Test("connection errors are retried at most 3 tries, then fail with fetch_failed")
     func connectionRefused() async throws {
         let closed = try await TestHTTPServer.start(files: [:])

@@ -53,6 +53,8 @@ import Testing
         #expect(RetryPolicy.retryAfter(nil) == nil)
         #expect(RetryPolicy.retryAfter("soon") == nil)
         #expect(RetryPolicy.retryAfter("-5") == nil)
+        #expect(RetryPolicy.retryAfter("99999999999999999999999") == nil)
+        #expect(RetryPolicy.retryAfter("Tue, 01 Apr 20250 10:00:30 GMT")! > .seconds(500_000_000_000))
         let now = Date(timeIntervalSince1970: 1_743_501_600)  // Tue, 01 Apr 2025 10:00:00 GMT
         #expect(RetryPolicy.retryAfter("Tue, 01 Apr 2025 10:00:30 GMT", now: now) == .seconds(30))
         #expect(RetryPolicy.retryAfter("Tue, 01 Apr 2025 09:00:00 GMT", now: now) == .zero)

@@ -32,7 +32,8 @@ struct RetryPolicy: Sendable {
         for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
             formatter.dateFormat = format
             if let date = formatter.date(from: value) {
-                let seconds = max(0, date.timeIntervalSince(now))
+                // Bounded before the conversion (a date some million years ahead is a date).
+                let seconds = min(max(0, date.timeIntervalSince(now)), 9e12)
                 return .milliseconds(Int64(seconds * 1000))
             }
         }

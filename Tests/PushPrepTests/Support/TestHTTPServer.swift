@@ -24,6 +24,8 @@ import Synchronization
 /// - `/status/<code>`: that status, a short text body.
 /// - `/fail-then-ok/<code>/<key>/<name>`: `<code>` on the first request, then the fixture.
 /// - `/retry-after/<seconds>/<key>/<name>`: 429 with `Retry-After: <seconds>` first, then the fixture.
+/// - `/big-header/<bytes>/<name>`: the fixture with an `X-Padding` header `<bytes>` long.
+/// - `/big-location/<bytes>`: a redirect whose `Location` is `<bytes>` long.
 final class TestHTTPServer: Sendable {
     private let channel: any Channel
     private let box: StateBox
@@ -255,6 +257,20 @@ private final class Handler: ChannelInboundHandler, @unchecked Sendable {
                     body: Array("slow down".utf8))
             }
             respond(context, status: .ok, headers: [("Content-Type", Self.contentType(last))], body: bytes)
+        case "big-header" where parts.count == 3:
+            guard let bytes = fixture(last), let size = Int(parts[1]) else {
+                return respond(context, status: .notFound)
+            }
+            respond(
+                context, status: .ok,
+                headers: [
+                    ("Content-Type", Self.contentType(last)), ("X-Padding", String(repeating: "a", count: size)),
+                ],
+                body: bytes)
+        case "big-location" where parts.count == 2:
+            guard let size = Int(last) else { return respond(context, status: .notFound) }
+            let location = "/files/small.jpg?" + String(repeating: "a", count: max(0, size - 17))
+            respond(context, status: .found, headers: [("Location", location)], body: nil)
         default:
             respond(context, status: .notFound, body: Array("not found".utf8))
         }

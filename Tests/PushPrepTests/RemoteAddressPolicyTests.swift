@@ -112,4 +112,19 @@ import Testing
         #expect(IPAddress("::ffff:7f00:1")?.description == "::ffff:127.0.0.1")
         #expect(IPAddress("2001:db8::1")?.urlHost == "[2001:db8::1]")
     }
+
+    /// An IPv6 address always has 16 bytes (it was an `[UInt8]`, and the policy trapped on a
+    /// value of another length): built from its halves, parsed or from a socket, it is the same.
+    @Test("IPv6 addresses are 16 bytes by type")
+    func ipv6Halves() {
+        let documentation = IPv6Address(high: 0x2001_0DB8_0000_0000, low: 1)
+        #expect(IPAddress("2001:db8::1") == .v6(documentation))
+        #expect(documentation.bytes == [0x20, 0x01, 0x0D, 0xB8] + [UInt8](repeating: 0, count: 11) + [1])
+        #expect(IPAddress.v6(documentation).description == "2001:db8::1")
+        #expect(AddressPolicy.category(of: .v6(documentation)) == .documentation)
+        #expect(AddressPolicy.category(of: .v6(IPv6Address(high: 0, low: 1))) == .loopback)
+        #expect(AddressPolicy.category(of: .v6(IPv6Address(high: 0, low: 0xFFFF_A9FE_A9FE))) == .linkLocal)
+        let last = IPv6Address(high: .max, low: .max)
+        #expect(IPAddress(IPAddress.v6(last).description) == .v6(last))
+    }
 }

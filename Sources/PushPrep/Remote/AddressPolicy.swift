@@ -48,7 +48,7 @@ public struct AddressPolicy: Sendable, Equatable {
     public static func category(of address: IPAddress) -> Category? {
         switch address {
         case .v4(let value): category(v4: value)
-        case .v6(let bytes): category(v6: bytes)
+        case .v6(let address): category(v6: address.bytes)
         }
     }
 
@@ -79,8 +79,8 @@ public struct AddressPolicy: Sendable, Equatable {
         return nil
     }
 
+    /// `b` is an ``IPv6Address``'s 16 bytes.
     private static func category(v6 b: [UInt8]) -> Category? {
-        precondition(b.count == 16, "an IPv6 address has 16 bytes")
         func prefix(_ bytes: [UInt8], bits: Int) -> Bool {
             for bit in 0..<bits {
                 let mask = UInt8(0x80) >> UInt8(bit % 8)

@@ -49,8 +49,7 @@ public struct SystemHostResolver: HostResolver {
                 }
             case AF_INET6:
                 address = sockaddr.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
-                    var raw = $0.pointee.sin6_addr
-                    return .v6(withUnsafeBytes(of: &raw) { Array($0) })
+                    .v6(IPv6Address($0.pointee.sin6_addr))
                 }
             default:
                 address = nil

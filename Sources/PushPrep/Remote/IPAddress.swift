@@ -5,8 +5,8 @@ import Foundation
 public enum IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// An IPv4 address, most significant byte first.
     case v4(UInt32)
-    /// An IPv6 address as its 16 bytes in network order.
-    case v6([UInt8])
+    /// An IPv6 address.
+    case v6(IPv6Address)
 
     /// Parses a literal address. IPv6 may be written with or without square brackets.
     public init?(_ text: String) {
@@ -19,7 +19,7 @@ public enum IPAddress: Sendable, Hashable, CustomStringConvertible {
         }
         var v6 = in6_addr()
         if inet_pton(AF_INET6, literal, &v6) == 1 {
-            self = .v6(withUnsafeBytes(of: &v6) { Array($0) })
+            self = .v6(IPv6Address(v6))
             return
         }
         return nil
@@ -35,12 +35,11 @@ public enum IPAddress: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .v4(let value):
             return "\(value >> 24).\((value >> 16) & 0xFF).\((value >> 8) & 0xFF).\(value & 0xFF)"
-        case .v6(let bytes):
-            var address = in6_addr()
-            withUnsafeMutableBytes(of: &address) { $0.copyBytes(from: bytes) }
+        case .v6(let address):
+            var raw = address.raw
             var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-            guard inet_ntop(AF_INET6, &address, &buffer, socklen_t(buffer.count)) != nil else {
-                return bytes.map { String($0, radix: 16) }.joined(separator: ":")
+            guard inet_ntop(AF_INET6, &raw, &buffer, socklen_t(buffer.count)) != nil else {
+                return address.bytes.map { String($0, radix: 16) }.joined(separator: ":")
             }
             return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
@@ -52,5 +51,40 @@ public enum IPAddress: Sendable, Hashable, CustomStringConvertible {
         case .v4: description
         case .v6: "[\(description)]"
         }
+    }
+}
+
+/// An IPv6 address, as two 64-bit halves in network order: a value of this type always has
+/// its 16 bytes (an `[UInt8]` could have any length and the address policy trapped on a wrong
+/// one).
+public struct IPv6Address: Sendable, Hashable {
+    /// Bytes 0 to 7, the first byte most significant.
+    public var high: UInt64
+    /// Bytes 8 to 15, the first byte most significant.
+    public var low: UInt64
+
+    public init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
+    /// The address a socket API holds.
+    init(_ raw: in6_addr) {
+        let bytes = withUnsafeBytes(of: raw) { Array($0) }
+        high = bytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
+        low = bytes[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    /// The 16 bytes in network order.
+    public var bytes: [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * $0)) }
+            + (0..<8).map { UInt8(truncatingIfNeeded: low >> (56 - 8 * $0)) }
+    }
+
+    /// The address as a socket API takes it.
+    var raw: in6_addr {
+        var raw = in6_addr()
+        withUnsafeMutableBytes(of: &raw) { $0.copyBytes(from: bytes) }
+        return raw
     }
 }

@@ -77,13 +77,6 @@ public struct Processor: Sendable {
         return Manifest(settings: settings, attachments: entries.map { $0! })
     }
 
-    /// Processes one input synchronously (blocking); a URL is not fetched (it fails as a file
-    /// that does not exist).
-    public func processOne(_ item: InputItem) -> ManifestEntry {
-        InputProcessor(settings: settings, outputDirectory: outputDirectory, logger: logger, control: nil)
-            .processOne(item)
-    }
-
     /// Creates the out directory and removes temporaries that dead processes left in it.
     private func prepareOutputDirectory() throws(PushPrepError) {
         try ProcessingSession.createDirectory(outputDirectory)

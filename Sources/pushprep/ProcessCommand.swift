@@ -7,7 +7,8 @@ import PushPrep
 struct ProcessCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "process",
-        abstract: "Turn images into notification-ready attachments and write a manifest.",
+        abstract:
+            "Turn images, movies and sounds (files or URLs) into notification-ready attachments and write a manifest.",
         discussion: """
             INPUT is a file, a directory (processed recursively, sorted by path) or - for one \
             path per line on standard input. Outputs are named <id>.<ext> in the out directory; \

@@ -350,6 +350,15 @@ struct CLITests {
         #expect(result.stdoutText.contains("Examples"), "stdout: \(result.stdoutText)")
     }
 
+    /// `process` handles movies and sounds too; its help said "images".
+    @Test func processHelpNamesEveryKind() throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let result = try CLI.pushprep(["process", "--help"], in: dir)
+        let overview = result.stdoutText.prefix { $0 != "\n" }
+        #expect(overview.contains("images, movies and sounds"), "overview: \(overview)")
+    }
+
     @Test func versionPrintsAVersion() throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }

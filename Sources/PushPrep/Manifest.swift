@@ -133,8 +133,8 @@ public struct Attachment: Sendable, Codable, Equatable {
 
     /// The poster's URL, beside the movie's own; nil without a poster or a URL.
     public var posterURL: String? {
-        guard let poster, let url, let slash = url.lastIndex(of: "/") else { return nil }
-        return URLJoin.join(String(url[..<slash]), poster.file)
+        guard let poster, let url else { return nil }
+        return URLJoin.sibling(of: url, named: poster.file)
     }
 
     /// A movie's poster frame.

@@ -160,10 +160,20 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
         if let baseURL { try Self.validate(baseURL: baseURL) }
     }
 
-    /// Checks a `--base-url` (also `payload`'s, which has no other settings).
+    /// Checks a `--base-url` (also `payload`'s, which has no other settings): an http(s) URL
+    /// with a host and no fragment (a file name joined after a fragment would never reach the
+    /// server). A query is kept after each file name (see ``URLJoin``).
     public static func validate(baseURL: String) throws(PushPrepError) {
         guard baseURL.hasPrefix("https://") || baseURL.hasPrefix("http://") else {
             throw PushPrepError(.invalidSettings, "--base-url must start with https:// (or http://), got \(baseURL)")
+        }
+        guard let components = URLComponents(string: baseURL), let host = components.host, !host.isEmpty else {
+            throw PushPrepError(.invalidSettings, "--base-url must be a URL with a host, got \(baseURL)")
+        }
+        guard components.fragment == nil else {
+            throw PushPrepError(
+                .invalidSettings,
+                "--base-url must not have a fragment (#…): file names go after its path, got \(baseURL)")
         }
     }
 

@@ -84,13 +84,6 @@ public struct Processor: Sendable {
     }
 }
 
-/// Joins a base URL and a file name with exactly one slash.
-package enum URLJoin {
-    package static func join(_ base: String, _ name: String) -> String {
-        base.hasSuffix("/") ? base + name : base + "/" + name
-    }
-}
-
 /// Warns when a file's extension names another type than its bytes.
 enum ExtensionCheck {
     static func warnings(path: String, detected: MediaType) -> [String] {

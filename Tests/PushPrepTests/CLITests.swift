@@ -95,6 +95,11 @@ struct CLITests {
         UsageCase(name: "unknown flag", arguments: ["process", "photo.jpg", "--no-such-flag"]),
         UsageCase(
             name: "--base-url without a scheme", arguments: ["process", "photo.jpg", "--base-url", "cdn.example.com"]),
+        UsageCase(
+            name: "--base-url with a fragment",
+            arguments: ["process", "photo.jpg", "--base-url", "https://cdn.example.com/push#top"]),
+        UsageCase(
+            name: "--base-url without a host", arguments: ["process", "photo.jpg", "--base-url", "https:///push"]),
         UsageCase(name: "a directory without files", arguments: ["process", "empty"]),
     ])
     func usageErrorsExitTwo(_ usage: UsageCase) throws {
@@ -199,8 +204,12 @@ struct CLITests {
 
     @Test(
         .enabled(if: TestTools.programAvailable("vips"), "needs the vips command-line tool"),
-        arguments: ["https://cdn.example.com/push", "https://cdn.example.com/push/"])
-    func baseURLPrefixesEveryFile(_ baseURL: String) throws {
+        arguments: [
+            ("https://cdn.example.com/push", ""), ("https://cdn.example.com/push/", ""),
+            // A container-wide token in the query (an Azure SAS, say) stays after each file name.
+            ("https://cdn.example.com/push?sv=1&sig=a/b%3D", "?sv=1&sig=a/b%3D"),
+        ])
+    func baseURLPrefixesEveryFile(_ baseURL: String, _ query: String) throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try CLI.smallJPEGs(in: dir, "a.jpg", "b.jpg")
@@ -212,7 +221,7 @@ struct CLITests {
         try #require(entries.count == 2)
         for entry in entries {
             let file = try #require(entry["file"] as? String)
-            #expect(entry["url"] as? String == "https://cdn.example.com/push/" + file)
+            #expect(entry["url"] as? String == "https://cdn.example.com/push/" + file + query)
         }
     }
 

@@ -85,4 +85,21 @@ import Testing
         hosting.jobs = base.jobs + 1
         #expect(hosting.imageFingerprint == base.imageFingerprint)
     }
+
+    /// `--base-url` with a query was joined by concatenation (`https://cdn/x?sig=1/<id>.jpg`);
+    /// now the file name joins the path and the query follows, and a poster's URL keeps it too.
+    @Test func baseURLWithAQuery() throws {
+        #expect(URLJoin.join("https://cdn/x?sig=1", "a.jpg") == "https://cdn/x/a.jpg?sig=1")
+        #expect(URLJoin.join("https://cdn/x/?sig=1/2", "a.jpg") == "https://cdn/x/a.jpg?sig=1/2")
+        #expect(URLJoin.join("https://cdn/x", "a.jpg") == "https://cdn/x/a.jpg")
+        #expect(URLJoin.join("https://cdn", "a.jpg") == "https://cdn/a.jpg")
+        #expect(URLJoin.sibling(of: "https://cdn/x/a.mp4?sig=1/2", named: "a.jpg") == "https://cdn/x/a.jpg?sig=1/2")
+        #expect(URLJoin.sibling(of: "https://cdn/a.mp4", named: "a.jpg") == "https://cdn/a.jpg")
+        #expect(URLJoin.sibling(of: "https://cdn", named: "a.jpg") == nil)
+        #expect(URLJoin.sibling(of: "https://cdn/", named: "a.jpg") == nil)
+        try ProcessingSettings.validate(baseURL: "https://cdn.example.com/push?sv=1&sig=abc")
+        for bad in ["https://cdn.example.com/push#top", "https:///push", "https://", "cdn.example.com"] {
+            #expect(throws: PushPrepError.self, "\(bad)") { try ProcessingSettings.validate(baseURL: bad) }
+        }
+    }
 }

@@ -38,6 +38,11 @@ enum TestTools {
         return try body(directory)
     }
 
+    /// The directory that holds `Package.swift`: Tests/PushPrepTests/Support/TestTools.swift, four up.
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
     // MARK: - Programs
 
     /// The absolute path of an executable named `name` found on `PATH` (or `name` itself when
@@ -209,10 +214,7 @@ enum TestTools {
         if let executable = Bundle.main.executableURL {
             candidates.append(executable.deletingLastPathComponent().appendingPathComponent("pushprep"))
         }
-        // Tests/PushPrepTests/Support/TestTools.swift → the package root.
-        let root = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
+        let root = packageRoot
         candidates.append(root.appendingPathComponent(".build/debug/pushprep"))
         if let triples = try? fm.contentsOfDirectory(atPath: root.appendingPathComponent(".build").path) {
             for triple in triples.sorted() where triple.contains("-") {

@@ -89,6 +89,8 @@ int cvipsshims_min(VipsImage *in, double *out) { return vips_min(in, out, NULL);
 
 int cvipsshims_copy(VipsImage *in, VipsImage **out) { return vips_copy(in, out, NULL); }
 
+int cvipsshims_rot(VipsImage *in, VipsImage **out, VipsAngle angle) { return vips_rot(in, out, angle, NULL); }
+
 int cvipsshims_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, int strip) {
     return vips_jpegsave_buffer(in, buf, len, "Q", quality, "strip", strip, "optimize_coding",
                                 TRUE, "interlace", FALSE, NULL);

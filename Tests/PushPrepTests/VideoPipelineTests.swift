@@ -134,6 +134,20 @@ final class VideoPipelineTests {
         #expect(turned.operations.contains("kept rotation 270°"), "\(turned.operations)")
         #expect(turnedProbe.rotation == 90)
         try expectTop(white: false, jpeg: turned.poster?.jpeg ?? [], width: 720, height: 1280)
+
+        // Upside down: stored with white on top, shown with black on top.
+        let storedUpright = path("stored-upright.mp4")
+        try TestTools.ffmpeg(
+            "-f", "lavfi", "-i", "color=c=white:size=720x640:rate=30", "-f", "lavfi", "-i",
+            "color=c=black:size=720x640:rate=30", "-filter_complex", "[0][1]vstack,format=yuv420p[v]", "-map", "[v]",
+            "-t", "2", "-c:v", "libx264", storedUpright)
+        let upsideDown = path("upside-down.mp4")
+        try TestTools.ffmpeg("-i", storedUpright, "-c", "copy", "-metadata:s:v", "rotate=180", upsideDown)
+        try expectTop(white: false, gray: try firstFrameGray(upsideDown), width: 720, height: 1280)
+        let (flipped, _) = try process(upsideDown)
+        #expect(flipped.operations.contains("kept rotation 180°"), "\(flipped.operations)")
+        #expect(flipped.poster?.width == 720 && flipped.poster?.height == 1280)
+        try expectTop(white: false, jpeg: flipped.poster?.jpeg ?? [], width: 720, height: 1280)
     }
 
     /// The first frame as FFmpeg shows it (autorotated), 8-bit gray.

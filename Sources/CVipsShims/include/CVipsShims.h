@@ -63,6 +63,9 @@ int cvipsshims_min(VipsImage *in, double *out);
 /// Makes a private copy so that metadata can be changed without touching shared images.
 int cvipsshims_copy(VipsImage *in, VipsImage **out);
 
+/// Turns the image clockwise by a multiple of 90 degrees (VIPS_ANGLE_D0/D90/D180/D270).
+int cvipsshims_rot(VipsImage *in, VipsImage **out, VipsAngle angle);
+
 /// Baseline JPEG with optimised Huffman tables; `strip` drops every metadata block.
 int cvipsshims_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality, int strip);
 

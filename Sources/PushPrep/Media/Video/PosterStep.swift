@@ -1,6 +1,7 @@
 internal import CFFmpeg
 internal import CFFmpegShims
 internal import CVips
+internal import CVipsShims
 import Foundation
 
 /// The poster of a preview: a JPEG of a representative frame at the video's displayed size
@@ -123,51 +124,31 @@ enum PosterStep {
         let rgb = try scaler.scale(frame)
         guard let source = rgb.pointee.data.0 else { throw PushPrepError(.ioError, "cannot convert the poster") }
         let stride = Int(rgb.pointee.linesize.0)
-        let turned = rotation % 180 != 0
-        let outWidth = turned ? height : width
-        let outHeight = turned ? width : height
-        var pixels = [UInt8](repeating: 0, count: outWidth * outHeight * 3)
+        // libvips wants rows without libav's padding; it copies them (the frame is reused).
+        var pixels = [UInt8](repeating: 0, count: width * height * 3)
         pixels.withUnsafeMutableBufferPointer { buffer in
-            let out = buffer.baseAddress!
-            for y in 0..<outHeight {
-                let target = out + y * outWidth * 3
-                switch rotation {
-                case 90:
-                    // Output (x, y) comes from input column y, row height-1-x.
-                    for x in 0..<outWidth {
-                        let p = source + (height - 1 - x) * stride + y * 3
-                        target[x * 3] = p[0]
-                        target[x * 3 + 1] = p[1]
-                        target[x * 3 + 2] = p[2]
-                    }
-                case 180:
-                    let row = source + (height - 1 - y) * stride
-                    for x in 0..<outWidth {
-                        let p = row + (width - 1 - x) * 3
-                        target[x * 3] = p[0]
-                        target[x * 3 + 1] = p[1]
-                        target[x * 3 + 2] = p[2]
-                    }
-                case 270:
-                    // Output (x, y) comes from input column width-1-y, row x.
-                    for x in 0..<outWidth {
-                        let p = source + x * stride + (width - 1 - y) * 3
-                        target[x * 3] = p[0]
-                        target[x * 3 + 1] = p[1]
-                        target[x * 3 + 2] = p[2]
-                    }
-                default:
-                    target.update(from: source + y * stride, count: outWidth * 3)
-                }
-            }
+            for y in 0..<height { (buffer.baseAddress! + y * width * 3).update(from: source + y * stride, count: width * 3) }
         }
         try VipsRuntime.start()
         let pointer = pixels.withUnsafeBytes { bytes in
             vips_image_new_from_memory_copy(
-                bytes.baseAddress, bytes.count, Int32(outWidth), Int32(outHeight), 3, VIPS_FORMAT_UCHAR)
+                bytes.baseAddress, bytes.count, Int32(width), Int32(height), 3, VIPS_FORMAT_UCHAR)
         }
         guard let pointer else { throw vipsError(.ioError, "cannot wrap the poster pixels") }
-        let image = VipsImageRef(owning: pointer)
+        let upright = VipsImageRef(owning: pointer)
+        let angle: VipsAngle =
+            switch rotation {
+            case 90: VIPS_ANGLE_D90
+            case 180: VIPS_ANGLE_D180
+            case 270: VIPS_ANGLE_D270
+            default: VIPS_ANGLE_D0
+            }
+        let image =
+            angle == VIPS_ANGLE_D0
+            ? upright
+            : try VipsImageRef.make(.ioError, "cannot turn the poster") { cvipsshims_rot(upright.pointer, $0, angle) }
+        let outWidth = Int(vips_image_get_width(image.pointer))
+        let outHeight = Int(vips_image_get_height(image.pointer))
         let jpeg = try ImageEncodeStep.encode(image, .init(format: .jpeg, quality: quality))
         return Poster(jpeg: jpeg, width: outWidth, height: outHeight, time: time)
     }

@@ -178,13 +178,22 @@ struct ManifestSchemaTests {
             $0 = manifest([audioEntry()])
             $0.editEntry(0) { $0["bytes"] = 5_000_001 }
         },
-        Case(testDescription: "unknown option key", expected: "#/attachments/0/options additionalProperties 'UNNotificationAttachmentOptionsFooKey'") {
+        Case(
+            testDescription: "unknown option key",
+            expected: "#/attachments/0/options additionalProperties 'UNNotificationAttachmentOptionsFooKey'"
+        ) {
             $0.editEntry(0) { $0.edit("options") { $0["UNNotificationAttachmentOptionsFooKey"] = true } }
         },
-        Case(testDescription: "missing type hint", expected: "#/attachments/0/options required 'UNNotificationAttachmentOptionsTypeHintKey'") {
+        Case(
+            testDescription: "missing type hint",
+            expected: "#/attachments/0/options required 'UNNotificationAttachmentOptionsTypeHintKey'"
+        ) {
             $0.editEntry(0) { $0["options"] = [String: Any]() }
         },
-        Case(testDescription: "clipping rect outside the unit square", expected: "#/attachments/0/options/UNNotificationAttachmentOptionsThumbnailClippingRectKey/Width maximum") {
+        Case(
+            testDescription: "clipping rect outside the unit square",
+            expected: "#/attachments/0/options/UNNotificationAttachmentOptionsThumbnailClippingRectKey/Width maximum"
+        ) {
             $0.editEntry(0) {
                 $0.edit("options") {
                     $0["UNNotificationAttachmentOptionsThumbnailClippingRectKey"] = [
@@ -193,7 +202,10 @@ struct ManifestSchemaTests {
                 }
             }
         },
-        Case(testDescription: "thumbnail hidden not a boolean", expected: "#/attachments/0/options/UNNotificationAttachmentOptionsThumbnailHiddenKey type") {
+        Case(
+            testDescription: "thumbnail hidden not a boolean",
+            expected: "#/attachments/0/options/UNNotificationAttachmentOptionsThumbnailHiddenKey type"
+        ) {
             $0.editEntry(0) { $0.edit("options") { $0["UNNotificationAttachmentOptionsThumbnailHiddenKey"] = 0 } }
         },
         Case(testDescription: "image with a video UTI", expected: "#/attachments/0/uti enum") {
@@ -211,7 +223,9 @@ struct ManifestSchemaTests {
         Case(testDescription: "additional top-level key", expected: "# additionalProperties 'extra'") {
             $0["extra"] = 1
         },
-        Case(testDescription: "additional key in an entry", expected: "#/attachments/0 additionalProperties 'thumbnail'") {
+        Case(
+            testDescription: "additional key in an entry", expected: "#/attachments/0 additionalProperties 'thumbnail'"
+        ) {
             $0.editEntry(0) { $0["thumbnail"] = "x" }
         },
         Case(testDescription: "version 2", expected: "#/version const") {
@@ -232,7 +246,9 @@ struct ManifestSchemaTests {
             $0 = manifest([failureEntry()])
             $0.editEntry(0) { $0["error"] = ["code": "timeout", "message": ""] }
         },
-        Case(testDescription: "failure carrying success fields", expected: "#/attachments/0 additionalProperties 'bytes'") {
+        Case(
+            testDescription: "failure carrying success fields", expected: "#/attachments/0 additionalProperties 'bytes'"
+        ) {
             $0 = manifest([failureEntry()])
             $0.editEntry(0) { $0["bytes"] = 1 }
         },

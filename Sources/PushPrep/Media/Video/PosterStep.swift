@@ -127,7 +127,9 @@ enum PosterStep {
         // libvips wants rows without libav's padding; it copies them (the frame is reused).
         var pixels = [UInt8](repeating: 0, count: width * height * 3)
         pixels.withUnsafeMutableBufferPointer { buffer in
-            for y in 0..<height { (buffer.baseAddress! + y * width * 3).update(from: source + y * stride, count: width * 3) }
+            for y in 0..<height {
+                (buffer.baseAddress! + y * width * 3).update(from: source + y * stride, count: width * 3)
+            }
         }
         try VipsRuntime.start()
         let pointer = pixels.withUnsafeBytes { bytes in

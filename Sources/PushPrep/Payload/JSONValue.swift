@@ -1,3 +1,5 @@
+import OrderedCollections
+
 /// A JSON value that keeps object member order and number literals.
 ///
 /// Push payloads are read, checked, edited and written back, so this type keeps what
@@ -216,13 +218,9 @@ public struct JSONObject: Sendable, Equatable, Hashable, Sequence, ExpressibleBy
     /// One member: its key and its value.
     public typealias Member = (key: String, value: JSONValue)
 
-    /// The members in order.
-    private(set) var members: [Member] = []
-    /// The position of each key in `members`, kept once an object has more members than
-    /// ``indexThreshold``; smaller objects (nearly all of a payload's) are searched in order,
-    /// which is faster than hashing.
-    private var positions: [String: Int]?
-    private static let indexThreshold = 12
+    /// The members in order, by key (swift-collections keeps small objects, nearly all of a
+    /// payload's, without a hash table).
+    private(set) var members: OrderedDictionary<String, JSONValue> = [:]
 
     /// An empty object.
     public init() {}
@@ -231,7 +229,7 @@ public struct JSONObject: Sendable, Equatable, Hashable, Sequence, ExpressibleBy
     /// position.
     public init(_ members: [(key: String, value: JSONValue)]) {
         self.members.reserveCapacity(members.count)
-        for member in members { updateValue(member.value, forKey: member.key) }
+        for member in members { self.members[member.key] = member.value }
     }
 
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
@@ -239,7 +237,7 @@ public struct JSONObject: Sendable, Equatable, Hashable, Sequence, ExpressibleBy
     }
 
     /// The keys in order.
-    public var keys: [String] { members.map(\.key) }
+    public var keys: [String] { Array(members.keys) }
 
     /// The number of members.
     public var count: Int { members.count }
@@ -249,45 +247,35 @@ public struct JSONObject: Sendable, Equatable, Hashable, Sequence, ExpressibleBy
     public var underestimatedCount: Int { members.count }
 
     /// The value of the member `key`. Setting replaces the value in place or appends a new
-    /// member; setting `nil` removes the member.
+    /// member; setting `nil` removes the member, keeping the order of the others.
     public subscript(key: String) -> JSONValue? {
-        get { position(of: key).map { members[$0].value } }
-        set {
-            if let newValue {
-                updateValue(newValue, forKey: key)
-            } else {
-                removeValue(forKey: key)
-            }
-        }
+        get { members[key] }
+        set { members[key] = newValue }
     }
 
     /// The members in order.
-    public func makeIterator() -> IndexingIterator<[Member]> {
-        members.makeIterator()
+    public func makeIterator() -> Iterator {
+        Iterator(base: members.elements.makeIterator())
+    }
+
+    /// Iterates over the members in order.
+    public struct Iterator: IteratorProtocol {
+        var base: OrderedDictionary<String, JSONValue>.Elements.Iterator
+
+        public mutating func next() -> Member? { base.next() }
     }
 
     /// Sets a member and returns the value it replaced (nil when the key is new and was
     /// appended).
     @discardableResult
     mutating func updateValue(_ value: JSONValue, forKey key: String) -> JSONValue? {
-        if let position = position(of: key) {
-            defer { members[position].value = value }
-            return members[position].value
-        }
-        append(key, value)
-        return nil
+        members.updateValue(value, forKey: key)
     }
 
     /// Removes a member, keeping the order of the others, and returns its value.
     @discardableResult
     mutating func removeValue(forKey key: String) -> JSONValue? {
-        guard let position = position(of: key) else { return nil }
-        let removed = members.remove(at: position)
-        if positions != nil {
-            positions![key] = nil
-            for index in position..<members.count { positions![members[index].key] = index }
-        }
-        return removed.value
+        members.removeValue(forKey: key)
     }
 
     /// Changes a member's value in place, appending the member with `defaultValue` first when
@@ -295,42 +283,7 @@ public struct JSONObject: Sendable, Equatable, Hashable, Sequence, ExpressibleBy
     mutating func modifyValue(
         forKey key: String, default defaultValue: @autoclosure () -> JSONValue, _ body: (inout JSONValue) -> Void
     ) {
-        let position: Int
-        if let existing = self.position(of: key) {
-            position = existing
-        } else {
-            position = members.count
-            append(key, defaultValue())
-        }
-        body(&members[position].value)
-    }
-
-    private func position(of key: String) -> Int? {
-        if let positions { return positions[key] }
-        return members.firstIndex { $0.key == key }
-    }
-
-    /// Appends a member whose key is not in the object yet.
-    private mutating func append(_ key: String, _ value: JSONValue) {
-        members.append((key: key, value: value))
-        if positions != nil {
-            positions![key] = members.count - 1
-        } else if members.count > Self.indexThreshold {
-            positions = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($0.element.key, $0.offset) })
-        }
-    }
-
-    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
-        guard lhs.members.count == rhs.members.count else { return false }
-        return zip(lhs.members, rhs.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(members.count)
-        for member in members {
-            hasher.combine(member.key)
-            hasher.combine(member.value)
-        }
+        body(&members[key, default: defaultValue()])
     }
 }
 
@@ -379,7 +332,7 @@ private struct JSONWriter {
                 writer.write(elements[index], indent: indent + 1)
             }
         case .object(let object):
-            let members = object.members
+            let members = object.members.elements
             writeContainer(open: "{", close: "}", count: members.count, indent: indent) { writer, index in
                 let member = members[index]
                 writer.writeString(member.key)

@@ -14,8 +14,7 @@ enum ManifestSchema {
         var description: String { "\(pointer): \(keyword): \(message)" }
     }
 
-    /// The Python that has `jsonschema`: Debian's, where `make deps` installs it.
-    static let python = "/usr/bin/python3"
+    private static let python = TestTools.python
 
     /// Whether the checker can run here (Debian's python3 with its jsonschema package).
     static let available: Bool =

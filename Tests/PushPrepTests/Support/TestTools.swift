@@ -43,6 +43,9 @@ enum TestTools {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
+    /// Debian's Python, where `make deps` installs what the tests need from it (python3-jsonschema).
+    static let python = "/usr/bin/python3"
+
     // MARK: - Programs
 
     /// The absolute path of an executable named `name` found on `PATH` (or `name` itself when

@@ -14,6 +14,23 @@ private let clearLease = "updated_at = now(), lease_owner = NULL, lease_expires_
 /// Applies only to the current claim of a running job; `o` is the `unnest`ed batch.
 private let currentLease = "WHERE j.id = o.id AND j.lease_token = o.token AND j.state = 'running'"
 
+/// A statement whose bindings are a batch of leases (`$1` their ids, `$2` their tokens) and
+/// whose rows are the ids it changed.
+protocol LeasesStatement: PostgresPreparedStatement where Row == JobID {
+    var leases: [Lease] { get }
+}
+
+extension LeasesStatement {
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.append(leases.map(\.id))
+        bindings.append(leases.map(\.token))
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> JobID { try row.decode(JobID.self) }
+}
+
 /// Inserts a batch of jobs, skipping those whose dedup key names a queued or running job.
 ///
 /// Ids are drawn from the identity's sequence before the insert so that each inserted row can be
@@ -163,7 +180,7 @@ struct HeartbeatStatement: PostgresPreparedStatement {
 }
 
 /// Ends current leases now (their holder is gone), for the next rescue. Returns the ids.
-struct ExpireStatement: PostgresPreparedStatement {
+struct ExpireStatement: LeasesStatement {
     static let sql = """
         UPDATE pushprep_jobs AS j SET lease_expires_at = now() - interval '1 second'
         FROM unnest($1::bigint[], $2::bigint[]) AS o(id, token)
@@ -171,18 +188,7 @@ struct ExpireStatement: PostgresPreparedStatement {
         RETURNING j.id
         """
 
-    typealias Row = JobID
-
     let leases: [Lease]
-
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 2)
-        bindings.append(leases.map(\.id))
-        bindings.append(leases.map(\.token))
-        return bindings
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
 
 /// Records a batch of outcomes: one data-modifying CTE per kind of outcome, so the whole batch
@@ -290,7 +296,7 @@ struct FinishStatement: PostgresPreparedStatement {
 /// Gives leased jobs back without counting the attempt (or ends them `cancelled` when a cancel
 /// was requested); returns the ids whose lease was current. Notifies `pushprep_jobs` when a job
 /// was queued again.
-struct ReleaseStatement: PostgresPreparedStatement {
+struct ReleaseStatement: LeasesStatement {
     static let sql = """
         WITH released AS (
             UPDATE pushprep_jobs AS j
@@ -309,18 +315,7 @@ struct ReleaseStatement: PostgresPreparedStatement {
         FROM released
         """
 
-    typealias Row = JobID
-
     let leases: [Lease]
-
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 2)
-        bindings.append(leases.map(\.id))
-        bindings.append(leases.map(\.token))
-        return bindings
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(JobID.self) }
 }
 
 /// The SQL of the requests about one job and of the queue's reports, which are not hot paths.

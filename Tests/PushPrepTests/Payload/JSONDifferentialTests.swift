@@ -127,21 +127,9 @@ struct JSONDifferentialTests {
 /// (escapes, surrogates, raw control characters and invalid UTF-8 in strings, malformed numbers,
 /// repeated keys, odd whitespace) and, for a share of them, a byte deleted, inserted or the text cut.
 struct DocumentMaker {
-    /// SplitMix64: small and the same on every platform.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    var random: SplitMix64
 
-    var random: Generator
-
-    init(seed: UInt64) { random = Generator(state: seed) }
+    init(seed: UInt64) { random = SplitMix64(seed: seed) }
 
     private mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &random) < percent }
 

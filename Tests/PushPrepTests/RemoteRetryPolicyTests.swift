@@ -58,6 +58,10 @@ import Testing
         let now = Date(timeIntervalSince1970: 1_743_501_600)  // Tue, 01 Apr 2025 10:00:00 GMT
         #expect(RetryPolicy.retryAfter("Tue, 01 Apr 2025 10:00:30 GMT", now: now) == .seconds(30))
         #expect(RetryPolicy.retryAfter("Tue, 01 Apr 2025 09:00:00 GMT", now: now) == .zero)
+        // The obsolete forms a recipient must still read (RFC 9110 §5.6.7).
+        #expect(RetryPolicy.retryAfter("Tuesday, 01-Apr-25 10:00:30 GMT", now: now) == .seconds(30))
+        #expect(RetryPolicy.retryAfter("Tue Apr  1 10:01:00 2025", now: now) == .seconds(60))
+        #expect(RetryPolicy.retryAfter("Tue, 01 Apr 2025 10:00", now: now) == nil)
         #expect(RetryPolicy.transientStatuses == [429, 502, 503, 504])
     }
 

@@ -16,23 +16,23 @@ import Testing
 struct CorpusTests {
     static var corpus: URL? { SharedCorpus.sharpFixtures }
 
-    static let documentedCodes: Set<String> = Set(PushPrepError.Code.all.map(\.rawValue))
+    static let documentedCodes = Set(PushPrepError.Code.all)
 
     /// Files that must fail, and how. Everything else in the corpus must succeed.
-    static let expectedFailures: [String: String] = [
-        "65536-uint32-limit.png": "too_many_pixels",
-        "giant-image.jpg": "too_many_pixels",
-        "check.svg": "unsupported_type",
-        "circle.svg": "unsupported_type",
-        "struct-image-04-t.svg": "unsupported_type",
-        "relax.jp2": "unsupported_type",
-        "relax_tileparts.jp2": "unsupported_type",
-        "vfile.v": "unsupported_type",
-        "README.md": "unsupported_type",
-        "testimgl.jpg": "unsupported_type",
-        "corrupt-header.jpg": "corrupt_input",
-        "truncated.jpg": "corrupt_input",
-        "truncated.png": "corrupt_input",
+    static let expectedFailures: [String: PushPrepError.Code] = [
+        "65536-uint32-limit.png": .tooManyPixels,
+        "giant-image.jpg": .tooManyPixels,
+        "check.svg": .unsupportedType,
+        "circle.svg": .unsupportedType,
+        "struct-image-04-t.svg": .unsupportedType,
+        "relax.jp2": .unsupportedType,
+        "relax_tileparts.jp2": .unsupportedType,
+        "vfile.v": .unsupportedType,
+        "README.md": .unsupportedType,
+        "testimgl.jpg": .unsupportedType,
+        "corrupt-header.jpg": .corruptInput,
+        "truncated.jpg": .corruptInput,
+        "truncated.png": .corruptInput,
     ]
 
     @Test("every corpus file becomes a valid attachment or fails with a documented code")

@@ -165,7 +165,7 @@ struct InspectorTests {
             #expect(report.type == "png")
             #expect(report.width == 20000)
             #expect(report.height == 20000)
-            #expect(report.error?.code == "too_many_pixels")
+            #expect(report.error?.code == .tooManyPixels)
             #expect(report.error?.message.contains("100000000") == true, "message: \(report.error?.message ?? "")")
             #expect(report.plan == ["fail with too_many_pixels"])
             // The file itself is within Apple's rules; only processing it is refused.
@@ -180,7 +180,7 @@ struct InspectorTests {
             let report = inspect(file)
             #expect(report.bytes == 0)
             #expect(report.type == nil)
-            #expect(report.error?.code == "corrupt_input")
+            #expect(report.error?.code == .corruptInput)
             #expect(!report.meetsAppleRules)
         }
     }
@@ -190,7 +190,7 @@ struct InspectorTests {
             let file = dir.appendingPathComponent("does-not-exist.jpg")
             let report = inspect(file)
             #expect(report.source == file.path)
-            #expect(report.error?.code == "not_found")
+            #expect(report.error?.code == .notFound)
             #expect(report.bytes == nil)
             #expect(report.type == nil)
         }
@@ -202,7 +202,7 @@ struct InspectorTests {
             try Data("just some text\n".utf8).write(to: file)
             let report = inspect(file)
             #expect(report.type == nil)
-            #expect(report.error?.code == "unsupported_type")
+            #expect(report.error?.code == .unsupportedType)
         }
     }
 
@@ -268,7 +268,7 @@ struct InspectorTests {
         let silent = dir.appendingPathComponent("voice.mp4")
         try TestTools.ffmpeg("-f", "lavfi", "-i", "sine=duration=1", "-c:a", "aac", silent.path)
         let audioOnly = inspect(silent)
-        #expect(audioOnly.error?.code == "unsupported_type")
+        #expect(audioOnly.error?.code == .unsupportedType)
         #expect(audioOnly.error?.message.contains("audio only") == true, "\(String(describing: audioOnly.error))")
         #expect(audioOnly.plan == ["fail with unsupported_type"])
     }
@@ -323,7 +323,7 @@ struct InspectorTests {
             #expect(reports[0].meetsAppleRules)
             #expect(reports[0].plan.contains("resize 2000x1000 to 1290x645"), "plan: \(reports[0].plan)")
             #expect(reports[1].source == missing.path)
-            #expect(reports[1].error?.code == "not_found")
+            #expect(reports[1].error?.code == .notFound)
             // The same report as the library gives.
             #expect(reports[0] == inspect(file))
         }

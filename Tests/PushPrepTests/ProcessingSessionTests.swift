@@ -80,8 +80,8 @@ final class ProcessingSessionTests {
 
         #expect(entries == manifest.attachments)
         #expect(entries.compactMap(\.attachment).count == 3)
-        #expect(entries[3].failure?.error.code == "unsupported_type")
-        #expect(entries[4].failure?.error.code == "not_found")
+        #expect(entries[3].failure?.error.code == .unsupportedType)
+        #expect(entries[4].failure?.error.code == .notFound)
         #expect(leftovers(in: path("session")).sorted() == leftovers(in: path("run")).sorted())
     }
 
@@ -97,7 +97,7 @@ final class ProcessingSessionTests {
             InputItem(source: photo, path: photo), settings: ProcessingSettings(), outputDirectory: path("out"),
             control: control)
         await session.shutdown()
-        #expect(entry.failure?.error.code == "cancelled")
+        #expect(entry.failure?.error.code == .cancelled)
         #expect(entry.failure?.error.message == "cancelled")
         #expect(leftovers(in: path("out")).isEmpty)
     }
@@ -112,7 +112,7 @@ final class ProcessingSessionTests {
             InputItem(source: photo, path: photo), settings: ProcessingSettings(), outputDirectory: path("out"),
             control: control)
         await session.shutdown()
-        #expect(entry.failure?.error.code == "timeout")
+        #expect(entry.failure?.error.code == .timeout)
         #expect(entry.failure?.error.message == "the job's timeout of 1.5 s passed")
         #expect(leftovers(in: path("out")).isEmpty)
     }
@@ -143,7 +143,7 @@ final class ProcessingSessionTests {
         let took = seconds(since: stopped)
         await session.shutdown()
 
-        #expect(entry.failure?.error.code == "cancelled", "\(entry)")
+        #expect(entry.failure?.error.code == .cancelled, "\(entry)")
         #expect(took < Self.stopBound, "took \(took) s to stop")
         #expect(leftovers(in: out).isEmpty, "\(leftovers(in: out))")
     }
@@ -179,7 +179,7 @@ final class ProcessingSessionTests {
         await session.shutdown()
         await server.shutdown()
 
-        #expect(entry.failure?.error.code == "timeout", "\(entry)")
+        #expect(entry.failure?.error.code == .timeout, "\(entry)")
         #expect(entry.failure?.error.message == "the job's timeout of 2 s passed")
         // The whole body would take a minute.
         #expect(took < Self.stopBound, "took \(took) s to stop")
@@ -226,7 +226,7 @@ final class ProcessingSessionTests {
         let entry = await session.process(
             InputItem(source: photo, path: photo), settings: ProcessingSettings(), outputDirectory: path("out"),
             control: nil)
-        #expect(entry.failure?.error.code == "io_error")
+        #expect(entry.failure?.error.code == .ioError)
         #expect(entry.failure?.error.message.contains("shut down") == true)
     }
 

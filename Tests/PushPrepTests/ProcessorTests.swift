@@ -212,7 +212,7 @@ final class ProcessorTests {
         let size = try FileManager.default.attributesOfItem(atPath: bomb.path)[.size] as? Int ?? 0
         #expect(size < 2_000_000, "the bomb should be small on disk, is \(size)")
         let (manifest, _) = try await run([bomb])
-        #expect(manifest.attachments.first?.failure?.error.code == "too_many_pixels")
+        #expect(manifest.attachments.first?.failure?.error.code == .tooManyPixels)
 
         // "Quickly" is measured in CPU time of the real binary, which a loaded machine does not
         // inflate the way it inflates wall time: decoding 400 megapixels costs about 2 s of CPU,
@@ -256,7 +256,7 @@ final class ProcessorTests {
         let (manifest, out) = try await run(inputs)
         for entry in manifest.attachments {
             #expect(
-                entry.failure?.error.code == "corrupt_input", "\(entry.source): \(String(describing: entry.failure))")
+                entry.failure?.error.code == .corruptInput, "\(entry.source): \(String(describing: entry.failure))")
         }
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: out.path)
         #expect(leftovers.isEmpty, "failed inputs must leave nothing behind: \(leftovers)")
@@ -282,7 +282,7 @@ final class ProcessorTests {
         }
         let (manifest, _) = try await run(inputs) { $0.jobs = 4 }
         for entry in manifest.attachments {
-            let expected = entry.source.hasSuffix(".png") ? "corrupt_input" : "unsupported_type"
+            let expected: PushPrepError.Code = entry.source.hasSuffix(".png") ? .corruptInput : .unsupportedType
             #expect(entry.failure?.error.code == expected, "\(entry.source): \(String(describing: entry.failure))")
         }
         let lossless = try #require(manifest.attachments.first { $0.source.hasSuffix(".jpg") }?.failure)
@@ -333,7 +333,7 @@ final class ProcessorTests {
         try Data("hello".utf8).write(to: file("x.txt"))
         let (manifest, _) = try await run([file("x.svg"), file("x.pdf"), file("x.txt"), file("missing.jpg")])
         let codes = manifest.attachments.map { $0.failure?.error.code }
-        #expect(codes == ["unsupported_type", "unsupported_type", "unsupported_type", "not_found"])
+        #expect(codes == [.unsupportedType, .unsupportedType, .unsupportedType, .notFound])
     }
 
     @Test("an identical output already present is reused, and the entry says so")

@@ -85,7 +85,7 @@ final class RemoteProcessorTests {
             let (manifest, _) = try await run(
                 [server.url("/files/photo.jpg"), directory.appendingPathComponent("other.jpg").path],
                 configure: { _ in })
-            #expect(manifest.attachments[0].failure?.error.code == "blocked_address")
+            #expect(manifest.attachments[0].failure?.error.code == .blockedAddress)
             #expect(manifest.attachments[1].attachment != nil)
             #expect(server.hits("/files/photo.jpg") == 0)
         }
@@ -161,7 +161,7 @@ final class RemoteProcessorTests {
                 })
             #expect(
                 manifest.attachments.map { $0.failure?.error.code } == [
-                    "fetch_failed", "input_too_large", "fetch_failed",
+                    .fetchFailed, .inputTooLarge, .fetchFailed,
                 ])
             #expect(manifest.attachments[0].failure?.error.message.contains("404") == true)
             #expect(manifest.attachments[0].source == server.url("/status/404"))

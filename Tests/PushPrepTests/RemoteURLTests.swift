@@ -108,14 +108,16 @@ import Testing
     }
 
     @Test("a Content-Type that disagrees with the bytes is a warning; generic and matching ones are not")
-    func contentType() {
-        #expect(ContentTypeCheck.warnings(contentType: "image/jpeg", detected: .jpeg).isEmpty)
-        #expect(ContentTypeCheck.warnings(contentType: "Image/JPG; charset=binary", detected: .jpeg).isEmpty)
-        #expect(ContentTypeCheck.warnings(contentType: "application/octet-stream", detected: .png).isEmpty)
-        #expect(ContentTypeCheck.warnings(contentType: nil, detected: .png).isEmpty)
-        let warnings = ContentTypeCheck.warnings(contentType: "image/png", detected: .jpeg)
-        #expect(warnings.count == 1 && warnings[0].contains("image/png") && warnings[0].contains("jpeg"))
-        #expect(ContentTypeCheck.warnings(contentType: "text/html", detected: .gif).count == 1)
+    func contentType() throws {
+        #expect(ContentTypeCheck.mismatch(contentType: "image/jpeg", detected: .jpeg) == nil)
+        #expect(ContentTypeCheck.mismatch(contentType: "Image/JPG; charset=binary", detected: .jpeg) == nil)
+        #expect(ContentTypeCheck.mismatch(contentType: "application/octet-stream", detected: .png) == nil)
+        #expect(ContentTypeCheck.mismatch(contentType: nil, detected: .png) == nil)
+        let mismatch = try #require(ContentTypeCheck.mismatch(contentType: "Image/PNG; x=1", detected: .jpeg))
+        #expect(mismatch.contentType == "image/png" && mismatch.detected == .jpeg)
+        #expect(mismatch.description == "the Content-Type image/png does not match the content, which is jpeg")
+        #expect(mismatch.processingWarning == mismatch.description + "; processed as jpeg")
+        #expect(ContentTypeCheck.mismatch(contentType: "text/html", detected: .gif) != nil)
     }
 
     /// Found by fuzzing: Foundation's NSString.pathExtension traps on a path with `//` and then

@@ -261,15 +261,21 @@ public struct Failure: Sendable, Codable, Equatable {
 
     /// Code and message of a failure.
     public struct ErrorInfo: Sendable, Codable, Equatable {
-        /// The stable code.
-        public var code: String
+        /// The stable code (written as its raw value, `corrupt_input`).
+        public var code: PushPrepError.Code
         /// The message.
         public var message: String
+
+        /// The code and message of `error`.
+        public init(_ error: PushPrepError) {
+            code = error.code
+            message = error.message
+        }
     }
 
     /// A failure from an error.
     public init(source: String, error: PushPrepError) {
         self.source = source
-        self.error = ErrorInfo(code: error.code.rawValue, message: error.message)
+        self.error = ErrorInfo(error)
     }
 }

@@ -229,10 +229,8 @@ struct BytesCheck {
                 "the declared type \(declared.value) disagrees with the bytes, which are \(type.rawValue)",
                 at: declared.path)
         }
-        for warning in ContentTypeCheck.warnings(contentType: download.contentType, detected: type) {
-            add(
-                .warning, .contentTypeMismatch,
-                warning.replacingOccurrences(of: "; processed as \(type.rawValue)", with: ""))
+        if let mismatch = ContentTypeCheck.mismatch(contentType: download.contentType, detected: type) {
+            add(.warning, .contentTypeMismatch, mismatch.description)
         }
         if type == .gif { checkGIF(download.path, info: &info, add: add) }
         return (info, findings)

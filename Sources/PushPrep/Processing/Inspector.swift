@@ -69,7 +69,7 @@ public enum Inspector {
                 try inspectMedia(item, type: type, settings: settings, into: &report)
             }
         } catch {
-            report.error = Failure.ErrorInfo(code: error.code.rawValue, message: error.message)
+            report.error = Failure.ErrorInfo(error)
             report.plan.append("fail with \(error.code)")
         }
         return report

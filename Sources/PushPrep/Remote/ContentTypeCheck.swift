@@ -21,18 +21,31 @@ enum ContentTypeCheck {
         "application/ogg": [.ogg], "audio/webm": [.webm], "video/x-mkv": [.matroska], "audio/x-matroska": [.matroska],
     ]
 
-    /// The warning for `contentType` on content detected as `detected`, if they disagree.
-    static func warnings(contentType: String?, detected: MediaType) -> [String] {
-        guard let contentType else { return [] }
+    /// A `Content-Type` that names another type than the bytes.
+    struct Mismatch: CustomStringConvertible {
+        /// The header's media type, lowercased, without parameters.
+        let contentType: String
+        let detected: MediaType
+
+        /// What disagrees: a pre-flight finding's message.
+        var description: String {
+            "the Content-Type \(contentType) does not match the content, which is \(detected.rawValue)"
+        }
+
+        /// The manifest's warning: what disagrees and what processing did about it.
+        var processingWarning: String { "\(description); processed as \(detected.rawValue)" }
+    }
+
+    /// How `contentType` disagrees with content detected as `detected`; nil when it agrees or
+    /// says nothing.
+    static func mismatch(contentType: String?, detected: MediaType) -> Mismatch? {
+        guard let contentType else { return nil }
         let mime =
             contentType.split(separator: ";", maxSplits: 1).first.map {
                 $0.trimmingCharacters(in: .whitespaces).lowercased()
             } ?? ""
-        guard !mime.isEmpty, !unspecific.contains(mime) else { return [] }
-        if mime == detected.mime || aliases[mime]?.contains(detected) == true { return [] }
-        return [
-            "the Content-Type \(mime) does not match the content, which is \(detected.rawValue); "
-                + "processed as \(detected.rawValue)"
-        ]
+        guard !mime.isEmpty, !unspecific.contains(mime) else { return nil }
+        if mime == detected.mime || aliases[mime]?.contains(detected) == true { return nil }
+        return Mismatch(contentType: mime, detected: detected)
     }
 }

@@ -43,9 +43,10 @@ extension InputProcessor {
                 attachment.input.status = download.status
                 attachment.operations.insert(
                     "fetched \(download.finalURL) (HTTP \(download.status), \(download.size) bytes)", at: 0)
-                if let detected = MediaType(rawValue: attachment.input.type) {
-                    attachment.warnings += ContentTypeCheck.warnings(
-                        contentType: download.contentType, detected: detected)
+                if let detected = MediaType(rawValue: attachment.input.type),
+                    let mismatch = ContentTypeCheck.mismatch(contentType: download.contentType, detected: detected)
+                {
+                    attachment.warnings.append(mismatch.processingWarning)
                 }
                 cache.store(
                     .init(

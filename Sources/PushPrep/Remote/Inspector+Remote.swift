@@ -65,6 +65,6 @@ extension Inspector {
         InspectReport(
             source: item.source, metadata: [], meetsAppleRules: false, problems: [],
             plan: ["fail with \(error.code)"],
-            error: Failure.ErrorInfo(code: error.code.rawValue, message: error.message))
+            error: Failure.ErrorInfo(error))
     }
 }

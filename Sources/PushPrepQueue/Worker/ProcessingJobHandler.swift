@@ -85,13 +85,13 @@ public struct ProcessingJobHandler: JobHandler {
         switch entry {
         case .failed(let failure):
             let code = failure.error.code
-            if code == PushPrepError.Code.cancelled.rawValue {
+            if code == .cancelled {
                 return .cancelled(message: failure.error.message)
             }
-            if PushPrepError.Code(rawValue: code)?.isPermanent == true {
-                return .failed(code: code, message: failure.error.message)
+            if code.isPermanent {
+                return .failed(code: code.rawValue, message: failure.error.message)
             }
-            return .retry(code: code, message: failure.error.message, delay: context.retryDelay)
+            return .retry(code: code.rawValue, message: failure.error.message, delay: context.retryDelay)
         case .ok(let attachment):
             guard await context.confirmLease() else {
                 return .retry(

@@ -35,7 +35,7 @@ struct SourcePolicyTests {
         return entry
     }
 
-    private static func code(_ entry: ManifestEntry) -> String? {
+    private static func code(_ entry: ManifestEntry) -> PushPrepError.Code? {
         if case .failed(let failure) = entry { return failure.error.code }
         return nil
     }
@@ -56,7 +56,7 @@ struct SourcePolicyTests {
             "/etc/hostname",
         ] {
             let entry = await Self.process(source, policy: policy, out: out)
-            #expect(Self.code(entry) == "source_not_allowed", "\(source): \(entry)")
+            #expect(Self.code(entry) == .sourceNotAllowed, "\(source): \(entry)")
         }
         // The root's own spelling may be a link or have a trailing slash; it is resolved once.
         try FileManager.default.createSymbolicLink(
@@ -75,11 +75,11 @@ struct SourcePolicyTests {
         let out = dir.appendingPathComponent("out")
         let local = await Self.process(
             root.appendingPathComponent("in.bmp").path, policy: try SourcePolicy(kinds: .remote, root: nil), out: out)
-        #expect(Self.code(local) == "source_not_allowed")
+        #expect(Self.code(local) == .sourceNotAllowed)
         // Refused before any connection: nothing listens on port 9 of 127.0.0.1.
         let remote = await Self.process(
             "http://127.0.0.1:9/a.jpg", policy: try SourcePolicy(kinds: .local, root: nil), out: out)
-        #expect(Self.code(remote) == "source_not_allowed")
+        #expect(Self.code(remote) == .sourceNotAllowed)
         #expect(PushPrepError.Code.sourceNotAllowed.isPermanent)
         #expect(throws: PushPrepError.self) { try SourcePolicy(kinds: .remote, root: root.path) }
         #expect(throws: PushPrepError.self) {

@@ -108,7 +108,7 @@ import Foundation
     /// then described by ``MediaProbe`` as the pipelines read it.
     public static func demux(_ bytes: [UInt8]) throws(PushPrepError) {
         let fd = cffmpegshims_memfd("pushprep-fuzz")
-        guard fd >= 0 else { throw PushPrepError(.ioError, "memfd_create: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw PushPrepError.system("memfd_create") }
         defer { close(fd) }
         let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         guard written == bytes.count else { throw PushPrepError(.ioError, "cannot write the in-memory file") }

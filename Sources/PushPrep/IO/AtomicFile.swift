@@ -1,11 +1,12 @@
 import Crypto
 import Foundation
+import SystemPackage
 
 /// Writes files so that a final name only ever holds a complete file: write a temporary file
 /// in the same directory, flush it to disk, then rename it over the final name.
-enum AtomicFile {
+package enum AtomicFile {
     /// What ``write(_:to:)`` did.
-    enum Outcome: Equatable {
+    package enum Outcome: Equatable {
         /// A new file was written.
         case written
         /// An identical file was already there and was kept.
@@ -17,37 +18,24 @@ enum AtomicFile {
 
     /// Writes `bytes` to `path` atomically, or keeps an existing identical file.
     @discardableResult
-    static func write(_ bytes: [UInt8], to path: String, reuseIdentical: Bool = true) throws(PushPrepError) -> Outcome {
+    package static func write(_ bytes: [UInt8], to path: String, reuseIdentical: Bool = true) throws(PushPrepError)
+        -> Outcome
+    {
         if reuseIdentical, isIdentical(bytes, at: path) { return .reused }
         let temporary = temporaryPath(for: path)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            throw PushPrepError(.ioError, "cannot create \(temporary): \(String(cString: strerror(errno)))")
-        }
-        var closed = false
-        defer {
-            if !closed { close(fd) }
-        }
         do throws(PushPrepError) {
-            var offset = 0
-            while offset < bytes.count {
-                let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    throw PushPrepError(.ioError, "cannot write \(temporary): \(String(cString: strerror(errno)))")
+            let file = try systemCall("cannot create \(temporary)") {
+                try FileDescriptor.open(
+                    FilePath(temporary), .writeOnly, options: [.create, .exclusiveCreate, .closeOnExec],
+                    permissions: [.ownerReadWrite, .groupRead, .otherRead])
+            }
+            try systemCall("cannot write \(temporary)") {
+                try file.closeAfter {
+                    _ = try file.writeAll(bytes)
+                    try file.sync()
                 }
-                offset += count
             }
-            guard fsync(fd) == 0 else {
-                throw PushPrepError(.ioError, "cannot flush \(temporary): \(String(cString: strerror(errno)))")
-            }
-            closed = true
-            guard close(fd) == 0 else {
-                throw PushPrepError(.ioError, "cannot close \(temporary): \(String(cString: strerror(errno)))")
-            }
-            guard rename(temporary, path) == 0 else {
-                throw PushPrepError(.ioError, "cannot rename to \(path): \(String(cString: strerror(errno)))")
-            }
+            try renameFile(temporary, to: path)
         } catch {
             unlink(temporary)
             throw error
@@ -59,7 +47,13 @@ enum AtomicFile {
     /// muxer); pass it to ``commit(_:to:)`` when complete, or remove it.
     static func temporaryPath(for path: String) -> String {
         let (directory, name) = PathName.directoryAndName(of: path)
-        return "\(directory)/\(temporaryPrefix)\(getpid())-\(UInt64.random(in: 0...UInt64.max))-\(name)"
+        return temporaryPath(in: directory, name: name)
+    }
+
+    /// A temporary name in `directory` ending in `name`: a dot-file named after this process,
+    /// so that ``removeStaleTemporaries(in:)`` knows whose it is.
+    static func temporaryPath(in directory: String, name: String) -> String {
+        "\(directory)/\(temporaryPrefix)\(getpid())-\(UInt64.random(in: 0...UInt64.max))-\(name)"
     }
 
     /// Moves a complete temporary file to its final name (flushed to disk first), or keeps an
@@ -74,18 +68,8 @@ enum AtomicFile {
         {
             return (.reused, written)
         }
-        let fd = open(temporary, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw PushPrepError(.ioError, "cannot open \(temporary): \(String(cString: strerror(errno)))")
-        }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard synced else {
-            throw PushPrepError(.ioError, "cannot flush \(temporary): \(String(cString: strerror(errno)))")
-        }
-        guard rename(temporary, path) == 0 else {
-            throw PushPrepError(.ioError, "cannot rename to \(path): \(String(cString: strerror(errno)))")
-        }
+        try systemCall("cannot flush \(temporary)") { try written.opened.descriptor.sync() }
+        try renameFile(temporary, to: path)
         return (.written, written)
     }
 

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SystemPackage
 
 /// What PushPrep learns from one pass over an input file: size, content hash, the first bytes
 /// for detection, and (only when asked) the whole content; and the open file itself, which
@@ -29,26 +30,16 @@ struct InputFile {
         path: String, maxBytes: Int, keepContents: Bool = false, policy: SourcePolicy = .any
     ) throws(PushPrepError) -> InputFile {
         // Opened first, then checked through the descriptor: what is checked is what is read.
-        // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below).
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        guard fd >= 0 else {
-            let code = errno
-            if code == ENOENT || code == ENOTDIR {
-                throw PushPrepError(.notFound, "no such file: \(path)")
-            }
-            throw PushPrepError(.ioError, "cannot read \(path): \(String(cString: strerror(code)))")
-        }
-        let opened = OpenFile(fd)
+        let descriptor = try open(path)
+        let opened = OpenFile(descriptor)
+        let fd = descriptor.rawValue
         try policy.checkOpened(fd, path: path)
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            throw PushPrepError(.ioError, "cannot read \(path): \(String(cString: strerror(errno)))")
-        }
-        guard (info.st_mode & S_IFMT) == S_IFREG else {
+        let info = try systemCall("cannot read \(path)") { try descriptor.stat() }
+        guard info.type == .regular else {
             throw PushPrepError(.ioError, "not a regular file: \(path)")
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
-        let size = Int(info.st_size)
+        let size = Int(info.size)
         guard size <= maxBytes else {
             throw PushPrepError(.inputTooLarge, "input is \(size) bytes, over the limit of \(maxBytes) bytes")
         }
@@ -63,10 +54,8 @@ struct InputFile {
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         var total = 0
         while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw PushPrepError(.ioError, "cannot read \(path): \(String(cString: strerror(errno)))")
+            let count = try systemCall("cannot read \(path)") {
+                try chunk.withUnsafeMutableBytes { try descriptor.read(into: $0) }
             }
             if count == 0 { break }
             total += count
@@ -99,34 +88,47 @@ struct InputFile {
 
     /// Reads only the first bytes (for `inspect`, which must not read whole files).
     static func readPrefix(path: String) throws(PushPrepError) -> (size: Int, prefix: [UInt8]) {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            if errno == ENOENT || errno == ENOTDIR { throw PushPrepError(.notFound, "no such file: \(path)") }
-            throw PushPrepError(.ioError, "cannot read \(path): \(String(cString: strerror(errno)))")
-        }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { throw PushPrepError(.ioError, "not a regular file: \(path)") }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw PushPrepError(.ioError, "cannot open \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
+        let descriptor = try open(path)
+        defer { try? descriptor.close() }
+        let info = try systemCall("cannot read \(path)") { try descriptor.stat() }
+        guard info.type == .regular else { throw PushPrepError(.ioError, "not a regular file: \(path)") }
         var buffer = [UInt8](repeating: 0, count: MediaDetector.prefixLength)
         var filled = 0
         while filled < buffer.count {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, $0.count - filled) }
-            if count < 0 && errno == EINTR { continue }
+            let count =
+                (try? buffer.withUnsafeMutableBytes { try descriptor.read(into: .init(rebasing: $0[filled...])) }) ?? 0
             if count <= 0 { break }
             filled += count
         }
-        return (Int(info.st_size), Array(buffer[0..<filled]))
+        return (Int(info.size), Array(buffer[0..<filled]))
+    }
+
+    /// Opens an input for reading. O_NONBLOCK: opening a FIFO must not wait for a writer (the
+    /// callers refuse anything but a regular file, whose reads it does not change).
+    private static func open(_ path: String) throws(PushPrepError) -> FileDescriptor {
+        do {
+            return try FileDescriptor.open(
+                FilePath(path), .readOnly,
+                options: [.closeOnExec, .nonBlocking, FileDescriptor.OpenOptions(rawValue: O_NOCTTY)])
+        } catch let error as Errno {
+            if error == .noSuchFileOrDirectory || error == .notDirectory {
+                throw PushPrepError(.notFound, "no such file: \(path)")
+            }
+            throw PushPrepError("cannot read \(path)", errno: error)
+        } catch {
+            throw PushPrepError(.ioError, "cannot read \(path): \(error)")
+        }
     }
 }
 
 /// An open file descriptor, closed when the last copy of its ``InputFile`` goes.
 final class OpenFile: Sendable {
-    let fd: Int32
+    let descriptor: FileDescriptor
+    var fd: Int32 { descriptor.rawValue }
 
-    init(_ fd: Int32) { self.fd = fd }
+    init(_ descriptor: FileDescriptor) { self.descriptor = descriptor }
 
-    deinit { close(fd) }
+    deinit { try? descriptor.close() }
 
     /// A path naming this descriptor's file: opening it opens the same inode again (Linux's
     /// /proc/self/fd), whatever its original path names by then.

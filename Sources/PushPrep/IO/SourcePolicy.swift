@@ -40,8 +40,7 @@ public struct SourcePolicy: Sendable, Equatable {
             throw PushPrepError(.invalidSettings, "a source root is for local paths, which --sources remote refuses")
         }
         guard let resolved = realpath(root, nil) else {
-            throw PushPrepError(
-                .invalidSettings, "the source root \(root) cannot be resolved: \(String(cString: strerror(errno)))")
+            throw PushPrepError.system("the source root \(root) cannot be resolved", code: .invalidSettings)
         }
         defer { free(resolved) }
         let canonical = String(cString: resolved)

@@ -44,8 +44,7 @@ final class MediaInput {
         self.deadline = deadline
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
-            throw PushPrepError(
-                errno == ENOENT ? .notFound : .ioError, "cannot open \(path): \(String(cString: strerror(errno)))")
+            throw PushPrepError.system("cannot open \(path)", missing: .notFound)
         }
         guard let io = cffmpegshims_avio_from_fd(fd) else {
             close(fd)

@@ -49,10 +49,7 @@ public final class PreflightSession: Sendable {
         self.options = options
         self.budget = budget
         self.fetcher = RemoteFetcher(settings: remote, logger: logger)
-        self.scratch =
-            FileManager.default.temporaryDirectory
-            .appendingPathComponent("pushprep-preflight-\(UUID().uuidString.lowercased())").path
-        try ProcessingSession.createDirectory(scratch)
+        self.scratch = try Directories.scratch("preflight")
     }
 
     /// Closes connections and removes the downloads.

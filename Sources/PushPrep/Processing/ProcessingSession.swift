@@ -51,7 +51,7 @@ public final class ProcessingSession: Sendable {
             try sources.admit(item)
             try settings.validate()
             if item.isRemote { try remote.validate() }
-            try Self.createDirectory(outputDirectory)
+            try Directories.create(outputDirectory, name: "the out directory \(outputDirectory)")
         } catch {
             return processor.failed(item, error)
         }
@@ -72,14 +72,5 @@ public final class ProcessingSession: Sendable {
         guard first else { return }
         await fetcher.shutdown()
         try? await pool.shutdownGracefully()
-    }
-
-    /// Creates `path` and its parents when missing.
-    static func createDirectory(_ path: String) throws(PushPrepError) {
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        } catch {
-            throw PushPrepError(.ioError, "cannot create the out directory \(path): \(error.localizedDescription)")
-        }
     }
 }

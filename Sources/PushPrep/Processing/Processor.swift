@@ -79,7 +79,7 @@ public struct Processor: Sendable {
 
     /// Creates the out directory and removes temporaries that dead processes left in it.
     private func prepareOutputDirectory() throws(PushPrepError) {
-        try ProcessingSession.createDirectory(outputDirectory)
+        try Directories.create(outputDirectory, name: "the out directory \(outputDirectory)")
         AtomicFile.removeStaleTemporaries(in: outputDirectory)
     }
 }

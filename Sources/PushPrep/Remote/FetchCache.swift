@@ -32,11 +32,7 @@ struct FetchCache: Sendable {
 
     /// Creates the directory when missing and removes temporaries of dead processes.
     func prepare() throws(PushPrepError) {
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw PushPrepError(.ioError, "cannot create \(directory): \(error.localizedDescription)")
-        }
+        try Directories.create(directory)
         AtomicFile.removeStaleTemporaries(in: directory)
     }
 

@@ -9,34 +9,31 @@ extension Inspector {
     ) async -> [InspectReport] {
         guard items.contains(where: \.isRemote) else { return items.map { inspect($0, settings: settings) } }
         let fetcher = RemoteFetcher(settings: remote, logger: logger)
-        let scratch = FileManager.default.temporaryDirectory
-            .appendingPathComponent("pushprep-inspect-\(UUID().uuidString.lowercased())").path
-        var reports = [InspectReport?](repeating: nil, count: items.count)
+        let scratch: String
         do {
-            try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-            await withTaskGroup(of: (Int, InspectReport).self) { group in
-                var next = 0
-                func submit() {
-                    guard next < items.count else { return }
-                    let index = next
-                    next += 1
-                    group.addTask {
-                        let item = items[index]
-                        guard item.isRemote else { return (index, inspect(item, settings: settings)) }
-                        return (index, await inspectRemote(item, fetcher: fetcher, into: scratch, settings: settings))
-                    }
-                }
-                // Enough fetches in flight to keep the fetcher's own limits the binding ones.
-                for _ in 0..<remote.maxConcurrentFetches { submit() }
-                for await (index, report) in group {
-                    reports[index] = report
-                    submit()
+            scratch = try Directories.scratch("inspect")
+        } catch {
+            await fetcher.shutdown()
+            return items.map { $0.isRemote ? failed($0, error) : inspect($0, settings: settings) }
+        }
+        var reports = [InspectReport?](repeating: nil, count: items.count)
+        await withTaskGroup(of: (Int, InspectReport).self) { group in
+            var next = 0
+            func submit() {
+                guard next < items.count else { return }
+                let index = next
+                next += 1
+                group.addTask {
+                    let item = items[index]
+                    guard item.isRemote else { return (index, inspect(item, settings: settings)) }
+                    return (index, await inspectRemote(item, fetcher: fetcher, into: scratch, settings: settings))
                 }
             }
-        } catch {
-            let failure = PushPrepError(.ioError, "cannot create \(scratch): \(error.localizedDescription)")
-            for (index, item) in items.enumerated() where reports[index] == nil {
-                reports[index] = item.isRemote ? failed(item, failure) : inspect(item, settings: settings)
+            // Enough fetches in flight to keep the fetcher's own limits the binding ones.
+            for _ in 0..<remote.maxConcurrentFetches { submit() }
+            for await (index, report) in group {
+                reports[index] = report
+                submit()
             }
         }
         await fetcher.shutdown()

@@ -5,6 +5,7 @@ public import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import SystemPackage
 
 /// Fetches `http://` and `https://` sources into temporary files, safely: every hop is
 /// resolved by PushPrep, every address checked with ``AddressPolicy`` and the request pinned to
@@ -355,12 +356,9 @@ public final class RemoteFetcher: Sendable {
                     throw PushPrepError(
                         .inputTooLarge, "\(url) sent more than the limit of \(cap) bytes; the download was stopped")
                 }
-                let failure = buffer.withUnsafeReadableBytes { raw -> Int32 in
+                try buffer.withUnsafeReadableBytes { raw throws(PushPrepError) in
                     hasher.update(bufferPointer: raw)
-                    return file.write(raw)
-                }
-                if failure != 0 {
-                    throw PushPrepError(.ioError, "cannot write \(path): \(String(cString: strerror(failure)))")
+                    try file.write(raw)
                 }
             }
             if !kindKnown {
@@ -401,8 +399,7 @@ public final class RemoteFetcher: Sendable {
     /// A temporary name that ``AtomicFile/removeStaleTemporaries(in:)`` recognises, ending in
     /// the URL's extension so that the extension check sees what the URL said.
     static func temporaryPath(in directory: String, extension ext: String) -> String {
-        let name = "\(AtomicFile.temporaryPrefix)\(getpid())-\(UInt64.random(in: 0...UInt64.max))-download"
-        return "\(directory)/\(name)\(ext.isEmpty ? "" : ".\(ext)")"
+        AtomicFile.temporaryPath(in: directory, name: ext.isEmpty ? "download" : "download.\(ext)")
     }
 
     // MARK: - Deadline
@@ -444,43 +441,38 @@ public final class RemoteFetcher: Sendable {
 /// A file written chunk by chunk and removed unless closed successfully.
 private final class TemporaryWriter {
     private let path: String
-    private var fd: Int32
+    private var file: SystemPackage.FileDescriptor?
 
     init(path: String) throws(PushPrepError) {
         self.path = path
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw PushPrepError(.ioError, "cannot create \(path): \(String(cString: strerror(errno)))")
+        file = try systemCall("cannot create \(path)") {
+            try SystemPackage.FileDescriptor.open(
+                FilePath(path), .writeOnly, options: [.create, .exclusiveCreate, .closeOnExec],
+                permissions: .ownerReadWrite)
         }
     }
 
     /// Writes to the page cache; these writes are short and never wait on the network, so they
-    /// run inline on the fetching task. Returns 0 or the `errno` of the failure.
-    func write(_ buffer: UnsafeRawBufferPointer) -> Int32 {
-        var offset = 0
-        while offset < buffer.count {
-            let count = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-            if count < 0 {
-                if errno == EINTR { continue }
-                return errno
-            }
-            offset += count
-        }
-        return 0
+    /// run inline on the fetching task.
+    func write(_ buffer: UnsafeRawBufferPointer) throws(PushPrepError) {
+        guard let file else { throw PushPrepError(.ioError, "cannot write \(path): already closed") }
+        _ = try systemCall("cannot write \(path)") { try file.writeAll(buffer) }
     }
 
     func close() throws(PushPrepError) {
-        let status = Glibc.close(fd)
-        fd = -1
-        guard status == 0 else {
+        guard let file else { return }
+        self.file = nil
+        do throws(PushPrepError) {
+            try systemCall("cannot write \(path)") { try file.close() }
+        } catch {
             unlink(path)
-            throw PushPrepError(.ioError, "cannot write \(path): \(String(cString: strerror(errno)))")
+            throw error
         }
     }
 
     func discard() {
-        if fd >= 0 { Glibc.close(fd) }
-        fd = -1
+        try? file?.close()
+        file = nil
         unlink(path)
     }
 }

@@ -136,8 +136,7 @@ enum Staging {
         for name in names {
             guard !name.contains("/") else { throw PushPrepError(.ioError, "unexpected output name \(name)") }
             if rename("\(staging)/\(name)", "\(outputDirectory)/\(name)") != 0 {
-                let reason = String(cString: strerror(errno))
-                throw PushPrepError(.ioError, "cannot publish \(name) into \(outputDirectory): \(reason)")
+                throw PushPrepError.system("cannot publish \(name) into \(outputDirectory)")
             }
         }
     }

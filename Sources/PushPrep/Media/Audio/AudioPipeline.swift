@@ -197,7 +197,7 @@ enum AudioPipeline {
     static func fileSize(_ path: String) throws(PushPrepError) -> Int {
         var info = stat()
         guard stat(path, &info) == 0 else {
-            throw PushPrepError(.ioError, "cannot read the size of \(path): \(String(cString: strerror(errno)))")
+            throw PushPrepError.system("cannot read the size of \(path)")
         }
         return Int(info.st_size)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 import Testing
 
@@ -83,6 +84,34 @@ final class ProcessingSessionTests {
         #expect(entries[3].failure?.error.code == .unsupportedType)
         #expect(entries[4].failure?.error.code == .notFound)
         #expect(leftovers(in: path("session")).sorted() == leftovers(in: path("run")).sorted())
+    }
+
+    @Test("libav's and libvips' lines go to the logger processing the input, with its source and job")
+    func libraryLinesFollowTheInput() async throws {
+        // moov at the end, cut before it: libav says so while probing.
+        let whole = path("whole.mp4")
+        try TestTools.ffmpeg("-f", "lavfi", "-i", "testsrc=size=320x240:rate=25", "-t", "2", "-c:v", "libx264", whole)
+        let cut = path("cut.mp4")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
+        try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: cut))
+
+        let first = CapturedLog()
+        let second = CapturedLog()
+        let session = ProcessingSession(threads: 1, remote: RemoteSettings(), logger: first.logger())
+        // A later session (another worker's in the same process, a test's) no longer takes
+        // the lines of inputs it does not process.
+        let other = ProcessingSession(threads: 1, remote: RemoteSettings(), logger: second.logger())
+        let entry = await session.process(
+            InputItem(source: cut, path: cut), settings: ProcessingSettings(), outputDirectory: path("out"),
+            control: nil, metadata: ["job": "42"])
+        await session.shutdown()
+        await other.shutdown()
+
+        #expect(entry.failure?.error.code == .corruptInput, "\(entry)")
+        let libav = first.lines.filter { $0.metadata["domain"] == "libav" }
+        #expect(libav.contains { $0.message.contains("moov atom not found") }, "\(first.lines)")
+        #expect(libav.allSatisfy { $0.metadata["source"] == cut && $0.metadata["job"] == "42" }, "\(libav)")
+        #expect(second.lines.filter { $0.metadata["domain"] == "libav" }.isEmpty, "\(second.lines)")
     }
 
     @Test("a control stopped before processing gives a cancelled entry and no output")

@@ -13,15 +13,10 @@ enum VipsRuntime {
         }
         cvipsshims_set_log_handler { domain, _, message in
             let text = message.map { String(cString: $0) } ?? ""
-            VipsRuntime.logger.withLock { $0 }.debug(
-                "\(text)", metadata: ["domain": "\(domain.map { String(cString: $0) } ?? "VIPS")"])
+            LibraryLog.log(.debug, text, domain: domain.map { String(cString: $0) } ?? "VIPS")
         }
         return .success(())
     }()
-
-    /// Where libvips' own warnings go (at debug level): the logger of the latest
-    /// ``Processor``. A C callback cannot carry context, hence one process-wide logger.
-    static let logger = Mutex(Logger(label: "pushprep.vips", factory: { _ in SwiftLogNoOpLogHandler() }))
 
     /// Starts libvips if it is not running yet.
     static func start() throws(PushPrepError) {

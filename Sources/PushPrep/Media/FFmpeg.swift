@@ -17,17 +17,13 @@ enum FFmpegRuntime {
                 guard let line else { return }
                 let text = String(cString: line).trimmingCharacters(in: .whitespacesAndNewlines)
                 guard !text.isEmpty else { return }
-                let logger = FFmpegRuntime.logger.withLock { $0 }
                 // libav's errors are about one input and are reported as its failure; as log
                 // lines they are detail for whoever debugs.
-                logger.log(level: level <= AV_LOG_WARNING ? .debug : .trace, "\(text)", metadata: ["domain": "libav"])
+                LibraryLog.log(level <= AV_LOG_WARNING ? .debug : .trace, text, domain: "libav")
             },
             AV_LOG_VERBOSE
         )
     }()
-
-    /// Where libav's log lines go: the logger of the latest ``Processor`` or ``ProcessingSession``.
-    static let logger = Mutex(Logger(label: "pushprep.libav", factory: { _ in SwiftLogNoOpLogHandler() }))
 
     static func start() { _ = started }
 

@@ -22,7 +22,8 @@ struct InputProcessor: Sendable {
         var logger = self.logger
         logger[metadataKey: "source"] = "\(item.source)"
         do {
-            let attachment = try process(item)
+            // libvips' and libav's lines from this thread are about this input.
+            let attachment = try LibraryLog.withInput(logger) { () throws(PushPrepError) in try process(item) }
             logger.debug("processed", metadata: ["id": "\(attachment.id)", "bytes": "\(attachment.bytes)"])
             return .ok(attachment)
         } catch {

@@ -19,7 +19,8 @@ public final class ProcessingSession: Sendable {
 
     /// A session whose pool has `threads` threads (at least one: as many inputs are processed
     /// at once), fetching URLs with `remote`, reading the sources `sources` allows (a failed
-    /// entry `source_not_allowed` for the others). libvips and libav log to `logger` from now on.
+    /// entry `source_not_allowed` for the others). libvips' and libav's lines about its inputs go to
+    /// `logger`.
     public init(threads: Int, remote: RemoteSettings, sources: SourcePolicy = .any, logger: Logger) {
         pool = NIOThreadPool(numberOfThreads: max(1, threads))
         pool.start()
@@ -27,23 +28,26 @@ public final class ProcessingSession: Sendable {
         self.remote = remote
         self.sources = sources
         self.logger = logger
-        // libvips and libav log through C callbacks that carry no context: both go to the
-        // latest session's logger.
-        VipsRuntime.logger.withLock { $0 = logger }
-        FFmpegRuntime.logger.withLock { $0 = logger }
+        // libvips' and libav's lines about an input go to the logger processing it; the others
+        // to the first processor's or session's (see LibraryLog).
+        LibraryLog.bootstrap(logger)
     }
 
     /// Processes one input into `outputDirectory` (created when missing) and returns its
     /// manifest entry; a stop shows as a failed entry with code `cancelled` or `timeout` ("the
-    /// job's timeout of N s passed"), and leaves no output (nor temporary) behind.
+    /// job's timeout of N s passed"), and leaves no output (nor temporary) behind. Its log
+    /// lines, libvips' and libav's included, carry `metadata` (a job's id, say).
     ///
     /// Never throws: invalid settings, an out directory that cannot be created and a session
     /// already shut down are failed entries too. Temporaries left by dead processes are not
     /// swept here (that would list the directory for every job); see
     /// ``Processor/run(_:progress:)``.
     public func process(
-        _ item: InputItem, settings: ProcessingSettings, outputDirectory: String, control: ProcessingControl?
+        _ item: InputItem, settings: ProcessingSettings, outputDirectory: String, control: ProcessingControl?,
+        metadata: Logger.Metadata = [:]
     ) async -> ManifestEntry {
+        var logger = self.logger
+        for (key, value) in metadata { logger[metadataKey: key] = value }
         let processor = InputProcessor(
             settings: settings, outputDirectory: outputDirectory, logger: logger, control: control, sources: sources)
         do throws(PushPrepError) {

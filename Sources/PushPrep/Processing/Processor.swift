@@ -26,10 +26,9 @@ public struct Processor: Sendable {
         self.outputDirectory = outputDirectory
         self.remote = remote
         self.logger = logger
-        // libvips and libav log through C callbacks that carry no context: both go to this
-        // processor's logger.
-        VipsRuntime.logger.withLock { $0 = logger }
-        FFmpegRuntime.logger.withLock { $0 = logger }
+        // libvips' and libav's lines about an input go to the logger processing it; the others
+        // to the first processor's or session's (see LibraryLog).
+        LibraryLog.bootstrap(logger)
     }
 
     /// Processes every input; never throws for a bad input (that is a failed entry). Throws

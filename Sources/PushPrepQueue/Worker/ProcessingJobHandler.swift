@@ -81,7 +81,7 @@ public struct ProcessingJobHandler: JobHandler {
         defer { Staging.remove(staging) }
         let entry = await session.process(
             InputItem(source: job.source, path: job.source), settings: settings, outputDirectory: staging,
-            control: context.control)
+            control: context.control, metadata: ["job": "\(job.lease.id)"])
         switch entry {
         case .failed(let failure):
             let code = failure.error.code

@@ -9,17 +9,13 @@ extension InputProcessor {
         -> Attachment
     {
         let id = AttachmentID.make(kind: .video, sourceSHA256: file.sha256, fingerprint: settings.videoFingerprint)
-        let name = "\(id).\(MediaType.mp4.fileExtension)"
-        let temporary = AtomicFile.temporaryPath(for: "\(outputDirectory)/\(name)")
+        let builder = builder(id: id, kind: .video, item: item)
         let deadline = MediaDeadline(seconds: settings.timeout, control: control)
-        let video: ProcessedVideo
-        do throws(PushPrepError) {
-            video = try VideoPipeline.process(
+        let (video, temporary) = try builder.withTemporary { temporary throws(PushPrepError) in
+            let video = try VideoPipeline.process(
                 path: file.decodePath, settings: settings, outputPath: temporary, deadline: deadline)
             try control?.check()
-        } catch {
-            unlink(temporary)
-            throw error
+            return video
         }
         var input = InputInfo(
             type: type.rawValue, bytes: file.size, width: video.input?.video?.displayWidth,
@@ -27,8 +23,8 @@ extension InputProcessor {
         input.videoCodec = video.input?.video?.codec
         input.audioCodec = video.input?.audio?.codec
         return try movieAttachment(
-            item, id: id, name: name, temporary: temporary, video: video, input: input,
-            operations: video.operations, warnings: warnings)
+            builder, temporary: temporary, video: video, input: input, operations: video.operations,
+            warnings: warnings)
     }
 
     func processAnimationAsVideo(
@@ -37,21 +33,17 @@ extension InputProcessor {
     ) throws(PushPrepError) -> Attachment {
         let id = AttachmentID.make(
             kind: .video, sourceSHA256: file.sha256, fingerprint: settings.animationVideoFingerprint)
-        let name = "\(id).\(MediaType.mp4.fileExtension)"
-        let temporary = AtomicFile.temporaryPath(for: "\(outputDirectory)/\(name)")
+        let builder = builder(id: id, kind: .video, item: item)
         let deadline = MediaDeadline(seconds: settings.timeout, control: control)
-        let video: ProcessedVideo
-        do throws(PushPrepError) {
+        let (video, temporary) = try builder.withTemporary { temporary throws(PushPrepError) in
             let animation = try AnimationFrames.decode(
                 image, header: header, width: settings.videoWidth, maxPixels: settings.maxPixels)
             try deadline.check("decoding the animation")
-            video = try AnimationVideoEncoder.encode(
+            let video = try AnimationVideoEncoder.encode(
                 frames: animation.frames, width: animation.width, height: animation.height, bands: 3,
                 delays: animation.delays, settings: settings, outputPath: temporary, deadline: deadline)
             try control?.check()
-        } catch {
-            unlink(temporary)
-            throw error
+            return video
         }
         let input = InputInfo(
             type: image.type.rawValue, bytes: file.size, width: header.uprightWidth, height: header.uprightHeight,
@@ -59,99 +51,51 @@ extension InputProcessor {
         let decoded =
             "decoded \(image.type.rawValue) \(header.uprightWidth)x\(header.uprightHeight), \(header.frames) frames"
         return try movieAttachment(
-            item, id: id, name: name, temporary: temporary, video: video, input: input,
-            operations: [decoded] + video.operations, warnings: warnings + ["sent as a silent MP4 movie: \(reason)"])
+            builder, temporary: temporary, video: video, input: input, operations: [decoded] + video.operations,
+            warnings: warnings + ["sent as a silent MP4 movie: \(reason)"])
     }
 
     private func movieAttachment(
-        _ item: InputItem, id: String, name: String, temporary: String, video: ProcessedVideo, input: InputInfo,
+        _ builder: AttachmentBuilder, temporary: String, video: ProcessedVideo, input: InputInfo,
         operations: [String], warnings: [String]
     ) throws(PushPrepError) -> Attachment {
-        var operations = operations
-        let output = try commit(temporary, name: name, operations: &operations)
-        var poster: Attachment.Poster?
-        if let frame = video.poster {
-            let posterName = "\(id)-poster.jpg"
-            try AtomicFile.write(frame.jpeg, to: "\(outputDirectory)/\(posterName)")
-            poster = Attachment.Poster(file: posterName, width: frame.width, height: frame.height)
+        var builder = builder
+        builder.operations = operations
+        let output = try builder.commit(temporary, as: .mp4)
+        let poster = try video.poster.map { frame throws(PushPrepError) in
+            try builder.writePoster(frame.jpeg, width: frame.width, height: frame.height)
         }
-        return Attachment(
-            id: id,
-            source: item.source,
-            kind: .video,
-            file: name,
-            url: settings.baseURL.map { URLJoin.join($0, name) },
-            uti: MediaType.mp4.uti,
-            mime: MediaType.mp4.mime,
-            bytes: output.size,
-            sha256: output.sha256,
-            width: video.width,
-            height: video.height,
-            duration: video.duration,
-            frames: video.frames,
-            options: AttachmentOptions(typeHint: MediaType.mp4.uti, thumbnailTime: video.thumbnailTime),
-            input: input,
-            operations: operations,
-            warnings: warnings + video.warnings,
-            poster: poster
-        )
+        return builder.attachment(
+            output, picture: .init(width: video.width, height: video.height, frames: video.frames),
+            duration: video.duration, input: input, warnings: warnings + video.warnings,
+            thumbnailTime: video.thumbnailTime, poster: poster)
     }
 
     func processAudio(_ item: InputItem, file: InputFile, type: MediaType, warnings: [String]) throws(PushPrepError)
         -> Attachment
     {
         let id = AttachmentID.make(kind: .audio, sourceSHA256: file.sha256, fingerprint: settings.audioFingerprint)
-        // The extension depends on the path taken (an MP3 may be copied), so the pipeline writes
-        // to a neutral temporary name and the final name is chosen afterwards.
-        let temporary = AtomicFile.temporaryPath(for: "\(outputDirectory)/\(id).audio")
+        var builder = builder(id: id, kind: .audio, item: item)
         let deadline = MediaDeadline(seconds: settings.timeout, control: control)
-        let audio: ProcessedAudio
-        do throws(PushPrepError) {
-            audio = try AudioPipeline.process(
+        // The extension depends on the path taken (an MP3 may be copied): the output's type is
+        // known once the pipeline is done.
+        let (audio, temporary) = try builder.withTemporary { temporary throws(PushPrepError) in
+            let audio = try AudioPipeline.process(
                 path: file.decodePath, type: type, settings: settings, outputPath: temporary, deadline: deadline)
             try control?.check()
-        } catch {
-            unlink(temporary)
-            throw error
+            return audio
         }
-        let name = "\(id).\(audio.format.fileExtension)"
-        var operations = audio.operations
-        let output = try commit(temporary, name: name, operations: &operations)
+        builder.operations = audio.operations
+        let output = try builder.commit(temporary, as: audio.format)
         var input = InputInfo(
             type: type.rawValue, bytes: file.size, width: nil, height: nil, duration: audio.input.duration)
         input.audioCodec = audio.input.audio?.codec
-        return Attachment(
-            id: id,
-            source: item.source,
-            kind: .audio,
-            file: name,
-            url: settings.baseURL.map { URLJoin.join($0, name) },
-            uti: audio.format.uti,
-            mime: audio.format.mime,
-            bytes: output.size,
-            sha256: output.sha256,
-            width: nil,
-            height: nil,
-            duration: audio.duration,
-            frames: nil,
-            options: AttachmentOptions(typeHint: audio.format.uti),
-            input: input,
-            operations: operations,
-            warnings: warnings + audio.warnings,
-            poster: nil
-        )
+        return builder.attachment(
+            output, picture: .none, duration: audio.duration, input: input, warnings: warnings + audio.warnings)
     }
 
-    /// Renames a finished temporary output to `name` and hashes it.
-    private func commit(_ temporary: String, name: String, operations: inout [String]) throws(PushPrepError)
-        -> InputFile
-    {
-        let path = "\(outputDirectory)/\(name)"
-        let (outcome, output) = try AtomicFile.commit(temporary, to: path)
-        switch outcome {
-        case .written: operations.append("wrote \(name)")
-        case .reused: operations.append("reused identical existing output \(name)")
-        }
-        return output
+    /// The builder of this processor's attachment of `kind` with this id.
+    func builder(id: String, kind: MediaKind, item: InputItem) -> AttachmentBuilder {
+        AttachmentBuilder(id: id, kind: kind, item: item, outputDirectory: outputDirectory, settings: settings)
     }
 }

@@ -73,38 +73,15 @@ struct InputProcessor: Sendable {
         warnings += processed.warnings
 
         let id = AttachmentID.make(kind: .image, sourceSHA256: file.sha256, fingerprint: settings.imageFingerprint)
-        let output = processed.format.mediaType
-        let name = "\(id).\(output.fileExtension)"
-        var operations = processed.operations
+        var builder = builder(id: id, kind: .image, item: item)
+        builder.operations = processed.operations
         try control?.check()
-        switch try AtomicFile.write(processed.bytes, to: "\(outputDirectory)/\(name)") {
-        case .written: operations.append("wrote \(name)")
-        case .reused: operations.append("reused identical existing output \(name)")
-        }
-        return Attachment(
-            id: id,
-            source: item.source,
-            kind: .image,
-            file: name,
-            url: settings.baseURL.map { URLJoin.join($0, name) },
-            uti: output.uti,
-            mime: output.mime,
-            bytes: processed.bytes.count,
-            sha256: Crypto.SHA256.hash(data: processed.bytes).hexString,
-            width: processed.width,
-            height: processed.height,
-            duration: nil,
-            frames: processed.frames,
-            options: AttachmentOptions(typeHint: output.uti),
-            input: InputInfo(
-                type: type.rawValue,
-                bytes: file.size,
-                width: processed.header.uprightWidth,
-                height: processed.header.uprightHeight,
-                duration: nil
-            ),
-            operations: operations,
-            warnings: warnings
-        )
+        let output = try builder.write(processed.bytes, as: processed.format.mediaType)
+        let input = InputInfo(
+            type: type.rawValue, bytes: file.size, width: processed.header.uprightWidth,
+            height: processed.header.uprightHeight, duration: nil)
+        return builder.attachment(
+            output, picture: .init(width: processed.width, height: processed.height, frames: processed.frames),
+            duration: nil, input: input, warnings: warnings)
     }
 }

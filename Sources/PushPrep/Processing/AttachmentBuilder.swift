@@ -1,0 +1,112 @@
+import Crypto
+import Foundation
+
+/// What every producer (image, movie, sound) does to put one output into the out directory and
+/// describe it: a temporary file beside the output that is removed unless it is committed, the
+/// commit (or the reuse of an identical file) recorded in the operations, and the manifest
+/// entry, whose name, URL, UTI, MIME type and type hint follow from the output's type.
+struct AttachmentBuilder {
+    let id: String
+    let kind: MediaKind
+    let item: InputItem
+    let outputDirectory: String
+    let baseURL: String?
+    /// What was done, in order; the commit adds its line.
+    var operations: [String] = []
+
+    /// An output written in the out directory.
+    struct Output {
+        let type: MediaType
+        let name: String
+        let size: Int
+        let sha256: String
+    }
+
+    /// The attachment's dimensions as shown: nil for a sound.
+    struct Picture {
+        var width: Int?
+        var height: Int?
+        var frames: Int?
+
+        static let none = Picture()
+    }
+
+    init(id: String, kind: MediaKind, item: InputItem, outputDirectory: String, settings: ProcessingSettings) {
+        self.id = id
+        self.kind = kind
+        self.item = item
+        self.outputDirectory = outputDirectory
+        self.baseURL = settings.baseURL
+    }
+
+    /// Runs `write` with a temporary path in the out directory, for a writer that makes the file
+    /// itself (libav's muxer), and returns its result and the path to ``commit(_:as:)``. The
+    /// temporary is removed when `write` throws (a failure or a stop), so nothing half-written
+    /// stays.
+    func withTemporary<T>(_ write: (String) throws(PushPrepError) -> T) throws(PushPrepError) -> (T, String) {
+        let temporary = AtomicFile.temporaryPath(for: "\(outputDirectory)/\(id)")
+        do throws(PushPrepError) {
+            return (try write(temporary), temporary)
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+    }
+
+    /// Moves a finished temporary to `<id>.<extension of type>`, or keeps an identical file
+    /// already there, and hashes it.
+    mutating func commit(_ temporary: String, as type: MediaType) throws(PushPrepError) -> Output {
+        let name = "\(id).\(type.fileExtension)"
+        let (outcome, file) = try AtomicFile.commit(temporary, to: "\(outputDirectory)/\(name)")
+        record(outcome, name)
+        return Output(type: type, name: name, size: file.size, sha256: file.sha256)
+    }
+
+    /// Writes `bytes` as `<id>.<extension of type>` atomically, or keeps an identical file.
+    mutating func write(_ bytes: [UInt8], as type: MediaType) throws(PushPrepError) -> Output {
+        let name = "\(id).\(type.fileExtension)"
+        record(try AtomicFile.write(bytes, to: "\(outputDirectory)/\(name)"), name)
+        return Output(type: type, name: name, size: bytes.count, sha256: SHA256.hash(data: bytes).hexString)
+    }
+
+    /// Writes a movie's poster JPEG beside it.
+    func writePoster(_ jpeg: [UInt8], width: Int, height: Int) throws(PushPrepError) -> Attachment.Poster {
+        let name = "\(id)-poster.jpg"
+        try AtomicFile.write(jpeg, to: "\(outputDirectory)/\(name)")
+        return Attachment.Poster(file: name, width: width, height: height)
+    }
+
+    /// The manifest entry for `output`.
+    func attachment(
+        _ output: Output, picture: Picture, duration: Double?, input: InputInfo, warnings: [String],
+        thumbnailTime: Double? = nil, poster: Attachment.Poster? = nil
+    ) -> Attachment {
+        Attachment(
+            id: id,
+            source: item.source,
+            kind: kind,
+            file: output.name,
+            url: baseURL.map { URLJoin.join($0, output.name) },
+            uti: output.type.uti,
+            mime: output.type.mime,
+            bytes: output.size,
+            sha256: output.sha256,
+            width: picture.width,
+            height: picture.height,
+            duration: duration,
+            frames: picture.frames,
+            options: AttachmentOptions(typeHint: output.type.uti, thumbnailTime: thumbnailTime),
+            input: input,
+            operations: operations,
+            warnings: warnings,
+            poster: poster
+        )
+    }
+
+    private mutating func record(_ outcome: AtomicFile.Outcome, _ name: String) {
+        switch outcome {
+        case .written: operations.append("wrote \(name)")
+        case .reused: operations.append("reused identical existing output \(name)")
+        }
+    }
+}

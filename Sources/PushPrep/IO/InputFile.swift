@@ -26,8 +26,11 @@ struct InputFile {
     /// Opens a regular file and reads it in chunks, never holding more than one chunk unless
     /// `keepContents` is set. Refuses files larger than `maxBytes` before reading them and,
     /// under `policy`'s root, files the opened descriptor shows to be outside it.
+    /// `keepContentsOf` decides from the first bytes whether to keep the whole content too (a
+    /// BMP, which PushPrep decodes from bytes, is then read once).
     static func read(
-        path: String, maxBytes: Int, keepContents: Bool = false, policy: SourcePolicy = .any
+        path: String, maxBytes: Int, keepContents: Bool = false, policy: SourcePolicy = .any,
+        keepContentsOf: ([UInt8]) -> Bool = { _ in false }
     ) throws(PushPrepError) -> InputFile {
         // Opened first, then checked through the descriptor: what is checked is what is read.
         let descriptor = try open(path)
@@ -50,9 +53,21 @@ struct InputFile {
         var hasher = SHA256()
         var prefix: [UInt8] = []
         var contents: [UInt8] = []
+        var keeping = keepContents
+        var decided = keepContents
         if keepContents { contents.reserveCapacity(size) }
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         var total = 0
+        /// Asks `keepContentsOf` once the first bytes are in; what was read before them is all in
+        /// `prefix`.
+        func decide(readBefore: Int) {
+            decided = true
+            keeping = keepContentsOf(prefix)
+            if keeping {
+                contents.reserveCapacity(size)
+                contents.append(contentsOf: prefix[0..<readBefore])
+            }
+        }
         while true {
             let count = try systemCall("cannot read \(path)") {
                 try chunk.withUnsafeMutableBytes { try descriptor.read(into: $0) }
@@ -68,22 +83,18 @@ struct InputFile {
             if prefix.count < MediaDetector.prefixLength {
                 prefix.append(contentsOf: bytes.prefix(MediaDetector.prefixLength - prefix.count))
             }
-            if keepContents { contents.append(contentsOf: bytes) }
+            if !decided && prefix.count >= MediaDetector.prefixLength { decide(readBefore: total - count) }
+            if keeping { contents.append(contentsOf: bytes) }
         }
+        if !decided { decide(readBefore: total) }
         return InputFile(
             path: path,
             size: total,
             sha256: hasher.finalize().hexString,
             prefix: prefix,
-            contents: keepContents ? contents : nil,
+            contents: keeping ? contents : nil,
             opened: opened
         )
-    }
-
-    /// The whole content of the file that was hashed, read again from its descriptor (for the
-    /// BMP decoder, which works on bytes), within the same limit.
-    func readContents(maxBytes: Int) throws(PushPrepError) -> [UInt8] {
-        try InputFile.read(path: decodePath, maxBytes: maxBytes, keepContents: true).contents ?? []
     }
 
     /// Reads only the first bytes (for `inspect`, which must not read whole files).

@@ -30,15 +30,8 @@ enum ImageDecodeStep {
             image = try VipsImageRef.make(.corruptInput, "cannot decode the \(input.type.rawValue) image") {
                 cvipsshims_thumbnail_source(source.pointer, $0, Int32(targetWidth), unboundedHeight, options, 0)
             }
-        case .bitmap(let bytes):
-            let bitmap = try BMPDecoder.decode(bytes, maxPixels: maxPixels)
-            let raw = bitmap.pixels.withUnsafeBytes { buffer in
-                vips_image_new_from_memory_copy(
-                    buffer.baseAddress, buffer.count, Int32(bitmap.width), Int32(bitmap.height),
-                    Int32(bitmap.bands), VIPS_FORMAT_UCHAR)
-            }
-            guard let raw else { throw PushPrepError(.corruptInput, "cannot wrap BMP pixels: \(takeVipsError())") }
-            let decoded = VipsImageRef(owning: raw)
+        case .bitmap(let bitmap):
+            let decoded = try bitmap.image(maxPixels: maxPixels)
             image = try VipsImageRef.make(.corruptInput, "cannot resize the BMP image") {
                 cvipsshims_thumbnail_image(decoded.pointer, $0, Int32(targetWidth), unboundedHeight)
             }

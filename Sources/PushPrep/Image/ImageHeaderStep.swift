@@ -30,8 +30,8 @@ enum ImageHeaderStep {
     static func run(_ input: ImageInput, maxPixels: Int) throws(PushPrepError) -> ImageHeader {
         let header: ImageHeader
         switch input.payload {
-        case .bitmap(let bytes):
-            let bmp = try BMPDecoder.header(bytes)
+        case .bitmap(let bitmap):
+            let bmp = try BMPDecoder.header(bitmap.bytes)
             header = ImageHeader(
                 width: bmp.width, height: bmp.height, frames: 1, orientation: 1, hasAlpha: bmp.hasAlpha,
                 isAnimated: false)

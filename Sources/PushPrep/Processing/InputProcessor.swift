@@ -41,7 +41,10 @@ struct InputProcessor: Sendable {
     /// The attachment made from a local file, or why there is none.
     func process(_ item: InputItem) throws(PushPrepError) -> Attachment {
         try control?.check()
-        let file = try InputFile.read(path: item.path, maxBytes: settings.maxInputBytes, policy: sources)
+        // A BMP's bytes are kept from this one read: PushPrep decodes it from them.
+        let file = try InputFile.read(path: item.path, maxBytes: settings.maxInputBytes, policy: sources) {
+            MediaDetector.detect($0) == .bmp
+        }
         let type = try MediaDetector.require(file.prefix)
         try control?.check()
         var warnings = ExtensionCheck.warnings(path: item.path, detected: type)
@@ -55,7 +58,8 @@ struct InputProcessor: Sendable {
         case .jpeg, .png, .gif, .webp, .heic, .avif, .tiff:
             payload = .file(file.decodePath)
         case .bmp:
-            payload = .bitmap(try file.readContents(maxBytes: settings.maxInputBytes))
+            guard let bytes = file.contents else { throw PushPrepError(.ioError, "the BMP's bytes were not kept") }
+            payload = .bitmap(Bitmap(bytes))
         default:
             throw PushPrepError(
                 .unsupportedType,

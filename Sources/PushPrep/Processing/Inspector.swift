@@ -82,7 +82,7 @@ public enum Inspector {
         switch type {
         case .bmp:
             let file = try InputFile.read(path: item.path, maxBytes: settings.maxInputBytes, keepContents: true)
-            input = ImageInput(type: type, payload: .bitmap(file.contents ?? []))
+            input = ImageInput(type: type, payload: .bitmap(Bitmap(file.contents ?? [])))
         case .svg:
             throw PushPrepError(
                 .unsupportedType, "svg images are not accepted (only JPEG, PNG, GIF, WebP, HEIF/AVIF, TIFF and BMP)")

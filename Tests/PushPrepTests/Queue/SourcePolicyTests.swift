@@ -103,10 +103,30 @@ struct SourcePolicyTests {
         let other = dir.appendingPathComponent("b.bmp")
         try Data(TinyBMP.bytes(7) + [0, 0, 0, 0]).write(to: other)
         #expect(rename(other.path, path.path) == 0)
-        #expect(try file.readContents(maxBytes: 1 << 20) == first)
+        #expect(try InputFile.read(path: file.decodePath, maxBytes: 1 << 20, keepContents: true).contents == first)
         let reread = try InputFile.read(path: file.decodePath, maxBytes: 1 << 20)
         #expect(reread.sha256 == file.sha256)
         #expect(try InputFile.read(path: path.path, maxBytes: 1 << 20).sha256 != file.sha256)
+    }
+
+    /// A BMP's bytes are kept from the one read that hashes it (PushPrep decodes BMPs from bytes),
+    /// small or spanning several read chunks; other files' are not.
+    @Test func bmpContentsComeFromTheHashingRead() throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let isBMP: ([UInt8]) -> Bool = { MediaDetector.detect($0) == .bmp }
+        for (name, bytes) in [
+            ("small.bmp", TinyBMP.bytes(3)), ("large.bmp", TinyBMP.bytes(700) + [UInt8](repeating: 1, count: 3 << 20)),
+        ] {
+            let path = dir.appendingPathComponent(name).path
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let file = try InputFile.read(path: path, maxBytes: 1 << 24, keepContentsOf: isBMP)
+            #expect(file.contents == bytes, "\(name)")
+            #expect(file.size == bytes.count)
+        }
+        let other = dir.appendingPathComponent("other.bin").path
+        try Data(repeating: 7, count: 3 << 20).write(to: URL(fileURLWithPath: other))
+        #expect(try InputFile.read(path: other, maxBytes: 1 << 24, keepContentsOf: isBMP).contents == nil)
     }
 
     /// A FIFO named as a source is refused at once (opening it used to wait for a writer).

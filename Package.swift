@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .executable(name: "pushprep", targets: ["pushprep"]),
         .library(name: "PushPrep", targets: ["PushPrep"]),
+        .library(name: "PushPrepJSON", targets: ["PushPrepJSON"]),
         .library(name: "PushPrepQueue", targets: ["PushPrepQueue"]),
     ],
     dependencies: [
@@ -56,16 +57,22 @@ let package = Package(
             name: "CFFmpegShims",
             dependencies: ["CFFmpeg"]
         ),
+        // The order- and literal-keeping JSON value and its strict parser (push payloads).
+        .target(
+            name: "PushPrepJSON",
+            dependencies: [.product(name: "OrderedCollections", package: "swift-collections")],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "PushPrep",
             dependencies: [
+                "PushPrepJSON",
                 "CVips",
                 "CVipsShims",
                 "CFFmpeg",
                 "CFFmpegShims",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -95,6 +102,7 @@ let package = Package(
             name: "pushprep",
             dependencies: [
                 "PushPrep",
+                "PushPrepJSON",
                 "PushPrepQueue",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -122,6 +130,7 @@ let package = Package(
             name: "PushPrepTests",
             dependencies: [
                 "PushPrep",
+                "PushPrepJSON",
                 "PushPrepQueue",
                 "CVips",
                 "CVipsShims",

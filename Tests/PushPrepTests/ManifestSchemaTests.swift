@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import PushPrepJSON
+
 // MARK: - Manifest fixtures
 
 private let sha = String(repeating: "0123456789abcdef", count: 4)

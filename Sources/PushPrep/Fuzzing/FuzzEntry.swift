@@ -1,6 +1,7 @@
 internal import CFFmpeg
 internal import CFFmpegShims
 import Foundation
+import PushPrepJSON
 
 /// One entry per fuzz target: untrusted bytes in, the code PushPrep runs on such bytes, a result
 /// or a ``PushPrepError`` out. The libFuzzer executables in `Fuzz/` and the regression test that

@@ -1,4 +1,5 @@
 import Foundation
+public import PushPrepJSON
 
 /// The text and presentation keys `pushprep payload` puts beside the attachments.
 public struct PayloadContent: Sendable, Equatable {

@@ -1,3 +1,5 @@
+import PushPrepJSON
+
 /// The checks of an attachment's options: the dictionary the service extension hands to
 /// `UNNotificationAttachment(identifier:url:options:)` (PushPrep's APNs layout), or Airship's
 /// `crop`, `time` and `hidden`, which its SDK turns into that dictionary. A value of the wrong

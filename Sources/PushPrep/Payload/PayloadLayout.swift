@@ -1,3 +1,5 @@
+import PushPrepJSON
+
 /// Where one dialect keeps what pre-flight checks, resolved against one payload: the `aps`
 /// dictionary (if the form has one), the alert, the flags, and every attachment reference.
 struct PayloadLayout {

@@ -1,4 +1,5 @@
 import Foundation
+import PushPrepJSON
 
 /// How pre-flight reads a payload and how strict it is about the network.
 public struct PreflightOptions: Sendable, Equatable {

@@ -1,3 +1,5 @@
+public import PushPrepJSON
+
 /// How bad a finding is. Errors mean the attachment will not show (or the push is refused);
 /// warnings mean it may not; infos are things the sender should know.
 public enum PreflightSeverity: String, Sendable, Codable, CaseIterable, Comparable {

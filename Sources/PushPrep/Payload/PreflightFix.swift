@@ -1,4 +1,5 @@
 import Foundation
+import PushPrepJSON
 
 extension PreflightSession {
     /// Checks a payload (downloading its attachments), then writes a corrected copy to `path`:

@@ -1,5 +1,6 @@
 import Foundation
 public import Logging
+import PushPrepJSON
 
 /// Pre-flight with the network: every attachment is downloaded through ``RemoteFetcher`` (the
 /// address policy, byte caps and deadlines of remote sources apply) and its bytes are checked,

@@ -1,3 +1,5 @@
+public import PushPrepJSON
+
 /// The payload formats PushPrep writes and checks: APNs itself (your own service extension) and
 /// the providers whose SDKs download attachments on the phone.
 ///

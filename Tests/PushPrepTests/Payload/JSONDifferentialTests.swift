@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import PushPrep
+@testable import PushPrepJSON
 
 /// PushPrep's JSON parser against Python's `json` (`scripts/json-canonical.py`, which reads with
 /// `object_pairs_hook` so that member order and repeated keys show): on thousands of generated

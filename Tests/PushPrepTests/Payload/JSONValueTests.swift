@@ -1,6 +1,7 @@
 import Testing
 
 @testable import PushPrep
+@testable import PushPrepJSON
 
 /// The order-keeping JSON value: parsing, writing, pointers and edits.
 @Suite struct JSONValueTests {

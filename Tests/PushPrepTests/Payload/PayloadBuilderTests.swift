@@ -2,6 +2,8 @@ import Foundation
 import PushPrep
 import Testing
 
+@testable import PushPrepJSON
+
 // MARK: - Fixtures
 
 private let base = "https://cdn.example.com/push"

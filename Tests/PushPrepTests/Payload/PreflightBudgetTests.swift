@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import PushPrep
+@testable import PushPrepJSON
 
 /// Pre-flight on payloads built to cost far more than their size: what is recorded is capped
 /// (duplicate keys, findings) and `--fetch` downloads within a budget, deleting each file once

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import PushPrep
+@testable import PushPrepJSON
 
 /// `pushprep payload` and `pushprep preflight` as real processes: exit statuses, `--json`,
 /// standard input, `--fetch` through `--allow-host`, `--fix`, and every dialect's payload from

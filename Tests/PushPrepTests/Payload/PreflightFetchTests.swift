@@ -3,6 +3,7 @@ import Logging
 import Testing
 
 @testable import PushPrep
+@testable import PushPrepJSON
 
 /// `preflight --fetch` and `--fix` against a real HTTP server on 127.0.0.1 (opted in with the
 /// allowed host), serving real files made with `vips` and `ffmpeg`.

@@ -2,6 +2,8 @@ import Foundation
 import PushPrep
 import Testing
 
+@testable import PushPrepJSON
+
 // MARK: - The table's vocabulary
 
 /// One finding a case expects: its severity, code and JSON Pointer (the message is free text).

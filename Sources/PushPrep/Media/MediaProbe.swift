@@ -90,10 +90,30 @@ struct VideoStreamInfo {
     /// Width and height as displayed (rotation applied).
     var displayWidth: Int { rotation % 180 == 0 ? width : height }
     var displayHeight: Int { rotation % 180 == 0 ? height : width }
+
+    /// Refuses a stream without a frame size or with more pixels than `maxPixels`: what
+    /// `process` refuses and `inspect` reports.
+    func checkFrameSize(maxPixels: Int) throws(PushPrepError) {
+        guard width > 0, height > 0 else {
+            throw PushPrepError(.corruptInput, "the video stream has no frames PushPrep can read (no frame size)")
+        }
+        guard width * height <= maxPixels else {
+            throw PushPrepError(.tooManyPixels, "\(width)x\(height) video, more than the \(maxPixels) pixels allowed")
+        }
+    }
 }
 
 /// An audio stream's parameters.
 struct AudioStreamInfo {
+    /// "mono", "stereo" or "N channels", for operations and reports.
+    static func channelsText(_ channels: Int) -> String {
+        switch channels {
+        case 1: "mono"
+        case 2: "stereo"
+        default: "\(channels) channels"
+        }
+    }
+
     let index: Int
     let codecID: AVCodecID
     /// e.g. "aac", "mp3", "opus".

@@ -35,19 +35,11 @@ extension Inspector {
         }
         if let audio = probe.audio {
             var line = "audio \(audio.codec)\(audio.profile.map { " (\($0))" } ?? "")"
-            line += " \(audio.sampleRate) Hz, \(channelsText(audio.channels))"
+            line += " \(audio.sampleRate) Hz, \(AudioStreamInfo.channelsText(audio.channels))"
             if let rate = audio.bitRate { line += ", \(rate / 1000) kbit/s" }
             lines.append(line)
         }
         return lines
-    }
-
-    private static func channelsText(_ channels: Int) -> String {
-        switch channels {
-        case 1: "mono"
-        case 2: "stereo"
-        default: "\(channels) channels"
-        }
     }
 
     private static func planVideo(
@@ -59,14 +51,7 @@ extension Inspector {
         }
         report.width = video.displayWidth
         report.height = video.displayHeight
-        guard video.width > 0, video.height > 0 else {
-            throw PushPrepError(.corruptInput, "the video stream has no frames PushPrep can read (no frame size)")
-        }
-        guard video.width * video.height <= settings.maxPixels else {
-            throw PushPrepError(
-                .tooManyPixels,
-                "\(video.width)x\(video.height) video, more than the \(settings.maxPixels) pixels allowed")
-        }
+        try video.checkFrameSize(maxPixels: settings.maxPixels)
         if let duration = probe.duration, duration > settings.videoStart + settings.videoSeconds + 0.05 {
             let from = settings.videoStart > 0 ? " from \(secondsText(settings.videoStart)) s" : ""
             report.plan.append(

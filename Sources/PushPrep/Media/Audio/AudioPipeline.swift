@@ -75,7 +75,8 @@ enum AudioPipeline {
                 deadline: deadline)
             if copy.clean && copy.bytes <= limit {
                 operations.append("remux")
-                operations.append("copied mp3 frames (\(audio.sampleRate) Hz, \(channelWord(audio.channels)))")
+                operations.append(
+                    "copied mp3 frames (\(audio.sampleRate) Hz, \(AudioStreamInfo.channelsText(audio.channels)))")
                 if copy.trimmed { operations.append("trimmed to \(Self.seconds(copy.duration)) s (whole mp3 frames)") }
                 operations.append("stripped metadata")
                 return ProcessedAudio(
@@ -158,7 +159,7 @@ enum AudioPipeline {
         var operations: [String] = []
         let codec = probe.audio?.codec ?? "audio"
         operations.append(
-            "decoded \(codec) \(result.inputSampleRate) Hz, \(channelWord(result.inputChannels))")
+            "decoded \(codec) \(result.inputSampleRate) Hz, \(AudioStreamInfo.channelsText(result.inputChannels))")
         if result.trimmed { operations.append("trimmed to \(Self.seconds(seconds)) s") }
         if result.inputSampleRate != result.sampleRate {
             operations.append("resampled \(result.inputSampleRate) Hz to \(result.sampleRate) Hz")
@@ -173,18 +174,11 @@ enum AudioPipeline {
             operations.append("reduced the bit rate to \(result.bitRate / 1000) kbit/s to fit \(limit) bytes")
         }
         operations.append(
-            "encoded aac-lc \(result.bitRate / 1000) kbit/s \(channelWord(result.channels)) \(result.sampleRate) Hz")
+            "encoded aac-lc \(result.bitRate / 1000) kbit/s \(AudioStreamInfo.channelsText(result.channels)) \(result.sampleRate) Hz"
+        )
         operations.append("wrote m4a with moov first")
         operations.append("stripped metadata")
         return operations
-    }
-
-    private static func channelWord(_ channels: Int) -> String {
-        switch channels {
-        case 1: "mono"
-        case 2: "stereo"
-        default: "\(channels) channels"
-        }
     }
 
     /// Seconds for messages: "30", "12.5", "2.09".

@@ -39,14 +39,7 @@ enum VideoPipeline {
             throw PushPrepError(
                 .unsupportedType, "no video stream (\(probe.audio == nil ? "no streams" : "audio only"))")
         }
-        guard video.width > 0, video.height > 0 else {
-            throw PushPrepError(.corruptInput, "the video stream has no frames PushPrep can read (no frame size)")
-        }
-        guard video.width * video.height <= settings.maxPixels else {
-            throw PushPrepError(
-                .tooManyPixels,
-                "\(video.width)x\(video.height) video, more than the \(settings.maxPixels) pixels allowed")
-        }
+        try video.checkFrameSize(maxPixels: settings.maxPixels)
 
         // Timing, in seconds from the beginning of the media.
         let origin =

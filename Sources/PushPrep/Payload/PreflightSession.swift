@@ -10,6 +10,7 @@ public final class PreflightSession: Sendable {
     let budget: FetchBudget
     let fetcher: RemoteFetcher
     let scratch: String
+    let images: any ImageInspecting
 
     /// How much one payload's check downloads at most: a payload can name thousands of URLs.
     public struct FetchBudget: Sendable, Equatable {
@@ -41,14 +42,17 @@ public final class PreflightSession: Sendable {
     /// Downloads running at once for one payload (the fetcher's own limits apply as well).
     static let window = 4
 
-    /// A session whose downloads go to a private temporary directory.
+    /// A session whose downloads go to a private temporary directory; GIFs are read with
+    /// `images`.
     public init(
-        options: PreflightOptions, remote: RemoteSettings, budget: FetchBudget = FetchBudget(), logger: Logger
+        options: PreflightOptions, remote: RemoteSettings, budget: FetchBudget = FetchBudget(),
+        images: any ImageInspecting = LibvipsImageInspector(), logger: Logger
     ) throws(PushPrepError) {
         try remote.validate()
         try budget.validate()
         self.options = options
         self.budget = budget
+        self.images = images
         self.fetcher = RemoteFetcher(settings: remote, logger: logger)
         self.scratch = try Directories.scratch("preflight")
     }
@@ -70,6 +74,8 @@ public final class PreflightSession: Sendable {
         var download: RemoteFetcher.Download
         var type: MediaType?
         var seconds: Double
+        /// A GIF's frames, read by the session's ``ImageInspecting``.
+        var gif: ImageFrames?
 
         func remove() { unlink(download.path) }
     }
@@ -167,10 +173,10 @@ public final class PreflightSession: Sendable {
             guard case .downloaded(let download) = try await fetcher.fetch(url, into: scratch) else {
                 throw PushPrepError(.fetchFailed, "HTTP 304 to an unconditional request")
             }
-            return .success(
-                Downloaded(
-                    download: download, type: MediaDetector.detect(download.prefix),
-                    seconds: (ContinuousClock.now - started).seconds))
+            let seconds = (ContinuousClock.now - started).seconds
+            let type = MediaDetector.detect(download.prefix)
+            let gif = type == .gif ? await images.frames(ofImageAt: download.path, type: .gif) : nil
+            return .success(Downloaded(download: download, type: type, seconds: seconds, gif: gif))
         } catch {
             return .failure(error)
         }
@@ -230,7 +236,7 @@ struct BytesCheck {
         if let mismatch = ContentTypeCheck.mismatch(contentType: download.contentType, detected: type) {
             add(.warning, .contentTypeMismatch, mismatch.description)
         }
-        if type == .gif { checkGIF(download.path, info: &info, add: add) }
+        if type == .gif, let gif = downloaded.gif { checkGIF(gif, info: &info, add: add) }
         return (info, findings)
     }
 
@@ -273,20 +279,17 @@ struct BytesCheck {
     /// An animated GIF is decoded whole by most image code in an extension (see
     /// ``AppleLimits/decodedBytes(width:height:frames:)``).
     private func checkGIF(
-        _ path: String, info: inout FetchedAttachment,
+        _ gif: ImageFrames, info: inout FetchedAttachment,
         add: (PreflightSeverity, PreflightCode, String, JSONPath?) -> Void
     ) {
-        guard (try? VipsRuntime.start()) != nil,
-            let header = try? ImageHeaderStep.run(ImageInput(type: .gif, payload: .file(path)), maxPixels: .max)
-        else { return }
-        let frames = header.isAnimated ? header.frames : 1
-        info.width = header.uprightWidth
-        info.height = header.uprightHeight
+        let frames = gif.frames
+        info.width = gif.width
+        info.height = gif.height
         info.frames = frames
         guard frames > 1 else { return }
-        let decoded = AppleLimits.decodedBytes(width: header.uprightWidth, height: header.uprightHeight, frames: frames)
+        let decoded = AppleLimits.decodedBytes(width: gif.width, height: gif.height, frames: frames)
         let message =
-            "the \(frames)-frame \(header.uprightWidth)x\(header.uprightHeight) GIF decodes to \(decoded / 1_000_000) MB;"
+            "the \(frames)-frame \(gif.width)x\(gif.height) GIF decodes to \(decoded / 1_000_000) MB;"
             + " the service extension is killed above about 24 MB (12 MB on older iOS)"
         if decoded > options.gifMemoryErrorBytes {
             add(.error, .gifMemory, message, nil)

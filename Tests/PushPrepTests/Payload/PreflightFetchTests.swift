@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import Testing
 
 @testable import PushPrep
@@ -164,6 +165,39 @@ final class PreflightFetchTests {
             #expect(fetched.frames == 20 && fetched.width == 640 && fetched.height == 480)
             let medium = try await check(server.url("/files/medium.gif"))
             #expect(codes(medium) == [insecure, "warning gif_memory /attachments/0/url"].sorted())
+        }
+    }
+
+    /// Records what it is asked and answers as the real one did for `answer`'s frames.
+    private final class RecordingInspector: ImageInspecting {
+        let asked = Mutex<[(path: String, type: MediaType)]>([])
+        let answer: ImageFrames?
+        init(answer: ImageFrames?) { self.answer = answer }
+
+        func frames(ofImageAt path: String, type: MediaType) async -> ImageFrames? {
+            asked.withLock { $0.append((path, type)) }
+            return answer
+        }
+    }
+
+    @Test("pre-flight reads GIFs through the image inspector it is given, once per download, GIFs only")
+    func gifsGoThroughTheGivenInspector() async throws {
+        try await withServer { server in
+            let inspector = RecordingInspector(answer: ImageFrames(width: 2000, height: 2000, frames: 3))
+            var remote = RemoteSettings()
+            remote.allowedHosts = ["127.0.0.1"]
+            var options = PreflightOptions()
+            options.allowHTTP = true
+            let session = try PreflightSession(options: options, remote: remote, images: inspector, logger: .quiet)
+            // medium.gif is 12 frames of 640x480 (a warning); the inspector says 3 of 2000x2000 (48 MB: an error).
+            let gif = await session.check(payload(server.url("/files/medium.gif")), file: "p.json")
+            let jpeg = await session.check(payload(server.url("/files/photo.jpg")), file: "p.json")
+            await session.shutdown()
+            #expect(codes(gif) == ["error gif_memory /attachments/0/url", insecure])
+            #expect(gif.attachments.first?.fetched?.frames == 3)
+            #expect(codes(jpeg) == [insecure])
+            let asked = inspector.asked.withLock { $0 }
+            #expect(asked.count == 1 && asked.first?.type == .gif, "\(asked)")
         }
     }
 

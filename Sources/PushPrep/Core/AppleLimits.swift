@@ -14,9 +14,14 @@ public enum AppleLimits {
     public static let olderExtensionMemoryBytes = 12_000_000
 
     /// The bytes an animated image takes decoded, as image code in an extension holds it: every
-    /// frame, four bytes a pixel.
+    /// frame, four bytes a pixel. The numbers come from a file's header (or a caller's
+    /// ``ImageInspecting``): a negative one counts as 0 and a product past `Int.max` is `Int.max`,
+    /// never a trap.
     public static func decodedBytes(width: Int, height: Int, frames: Int) -> Int {
-        width * height * 4 * frames
+        [width, height, 4, frames].reduce(1) { product, factor in
+            let (result, overflow) = product.multipliedReportingOverflow(by: max(0, factor))
+            return overflow ? .max : result
+        }
     }
 
     /// The byte limit for a kind of attachment.

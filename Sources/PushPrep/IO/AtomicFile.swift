@@ -23,12 +23,14 @@ package enum AtomicFile {
     {
         if reuseIdentical, isIdentical(bytes, at: path) { return .reused }
         let temporary = temporaryPath(for: path)
+        // Created before the block that removes it on failure: a name that exists already
+        // (O_EXCL) is someone else's file, never to be unlinked.
+        let file = try systemCall("cannot create \(temporary)") {
+            try FileDescriptor.open(
+                FilePath(temporary), .writeOnly, options: [.create, .exclusiveCreate, .closeOnExec],
+                permissions: [.ownerReadWrite, .groupRead, .otherRead])
+        }
         do throws(PushPrepError) {
-            let file = try systemCall("cannot create \(temporary)") {
-                try FileDescriptor.open(
-                    FilePath(temporary), .writeOnly, options: [.create, .exclusiveCreate, .closeOnExec],
-                    permissions: [.ownerReadWrite, .groupRead, .otherRead])
-            }
             try systemCall("cannot write \(temporary)") {
                 try file.closeAfter {
                     _ = try file.writeAll(bytes)

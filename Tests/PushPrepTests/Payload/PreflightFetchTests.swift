@@ -201,6 +201,23 @@ final class PreflightFetchTests {
         }
     }
 
+    @Test("an inspector's extreme numbers are an error finding, never an overflow trap")
+    func extremeImageFramesDoNotTrap() async throws {
+        #expect(AppleLimits.decodedBytes(width: .max, height: 3, frames: 2) == .max)
+        #expect(AppleLimits.decodedBytes(width: -640, height: 480, frames: 12) == 0)
+        try await withServer { server in
+            var remote = RemoteSettings()
+            remote.allowedHosts = ["127.0.0.1"]
+            var options = PreflightOptions()
+            options.allowHTTP = true
+            let inspector = RecordingInspector(answer: ImageFrames(width: .max, height: .max, frames: .max))
+            let session = try PreflightSession(options: options, remote: remote, images: inspector, logger: .quiet)
+            let report = await session.check(payload(server.url("/files/medium.gif")), file: "p.json")
+            await session.shutdown()
+            #expect(codes(report) == ["error gif_memory /attachments/0/url", insecure])
+        }
+    }
+
     @Test("over Apple's limit: too large, and too slow on a slow connection")
     func tooLarge() async throws {
         try await withServer { server in

@@ -8,8 +8,7 @@ import Testing
 /// result or a PushPrepError with a documented code. An input that crashed once crashes this
 /// test run if the bug comes back.
 @Suite struct FuzzRegressionTests {
-    static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("FuzzCorpus")
+    static let corpus = TestTools.packageRoot.appendingPathComponent("Tests/FuzzCorpus")
 
     static let documentedCodes = Set(PushPrepError.Code.all)
 

@@ -9,7 +9,8 @@ import Synchronization
 /// thread is processing: ``withInput(_:_:)`` marks the thread with that input's logger (the
 /// session's, with the job's and the source's metadata) while it runs. A line from a thread
 /// that runs no input goes to the process's logger, set once (the first ``Processor`` or
-/// ``ProcessingSession`` sets it; later ones keep it).
+/// ``ProcessingSession`` sets it; later ones keep it): that includes the libraries' own worker
+/// threads (libvips' evaluation pool, a multithreaded libav codec), whose lines carry no source.
 enum LibraryLog {
     private final class Current: Sendable {
         let logger: Logger

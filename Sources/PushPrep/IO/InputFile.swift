@@ -24,13 +24,13 @@ struct InputFile {
     var decodePath: String { opened.reopenPath }
 
     /// Opens a regular file and reads it in chunks, never holding more than one chunk unless
-    /// `keepContents` is set. Refuses files larger than `maxBytes` before reading them and,
-    /// under `policy`'s root, files the opened descriptor shows to be outside it.
-    /// `keepContentsOf` decides from the first bytes whether to keep the whole content too (a
-    /// BMP, which PushPrep decodes from bytes, is then read once).
+    /// `keepContents` says so: it decides from the first bytes whether to keep the whole content
+    /// too (a BMP, which PushPrep decodes from bytes, is then read once). Refuses files larger
+    /// than `maxBytes` before reading them and, under `policy`'s root, files the opened
+    /// descriptor shows to be outside it.
     static func read(
-        path: String, maxBytes: Int, keepContents: Bool = false, policy: SourcePolicy = .any,
-        keepContentsOf: ([UInt8]) -> Bool = { _ in false }
+        path: String, maxBytes: Int, policy: SourcePolicy = .any,
+        keepContents: (_ prefix: [UInt8]) -> Bool = { _ in false }
     ) throws(PushPrepError) -> InputFile {
         // Opened first, then checked through the descriptor: what is checked is what is read.
         let descriptor = try open(path)
@@ -53,17 +53,15 @@ struct InputFile {
         var hasher = SHA256()
         var prefix: [UInt8] = []
         var contents: [UInt8] = []
-        var keeping = keepContents
-        var decided = keepContents
-        if keepContents { contents.reserveCapacity(size) }
+        /// Whether the content is kept: nil until the first bytes are in.
+        var keeping: Bool?
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         var total = 0
-        /// Asks `keepContentsOf` once the first bytes are in; what was read before them is all in
+        /// Asks `keepContents` once the first bytes are in; what was read before them is all in
         /// `prefix`.
         func decide(readBefore: Int) {
-            decided = true
-            keeping = keepContentsOf(prefix)
-            if keeping {
+            keeping = keepContents(prefix)
+            if keeping == true {
                 contents.reserveCapacity(size)
                 contents.append(contentsOf: prefix[0..<readBefore])
             }
@@ -83,16 +81,16 @@ struct InputFile {
             if prefix.count < MediaDetector.prefixLength {
                 prefix.append(contentsOf: bytes.prefix(MediaDetector.prefixLength - prefix.count))
             }
-            if !decided && prefix.count >= MediaDetector.prefixLength { decide(readBefore: total - count) }
-            if keeping { contents.append(contentsOf: bytes) }
+            if keeping == nil && prefix.count >= MediaDetector.prefixLength { decide(readBefore: total - count) }
+            if keeping == true { contents.append(contentsOf: bytes) }
         }
-        if !decided { decide(readBefore: total) }
+        if keeping == nil { decide(readBefore: total) }
         return InputFile(
             path: path,
             size: total,
             sha256: hasher.finalize().hexString,
             prefix: prefix,
-            contents: keeping ? contents : nil,
+            contents: keeping == true ? contents : nil,
             opened: opened
         )
     }

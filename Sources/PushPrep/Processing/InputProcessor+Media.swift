@@ -8,14 +8,11 @@ extension InputProcessor {
     func processVideo(_ item: InputItem, file: InputFile, type: MediaType, warnings: [String]) throws(PushPrepError)
         -> Attachment
     {
-        let id = AttachmentID.make(kind: .video, sourceSHA256: file.sha256, fingerprint: settings.videoFingerprint)
-        let builder = builder(id: id, kind: .video, item: item)
-        let deadline = MediaDeadline(seconds: settings.timeout, control: control)
-        let (video, temporary) = try builder.withTemporary { temporary throws(PushPrepError) in
-            let video = try VideoPipeline.process(
+        let (builder, video, temporary) = try produce(
+            .video, fingerprint: settings.videoFingerprint, item: item, file: file
+        ) { temporary, deadline throws(PushPrepError) in
+            try VideoPipeline.process(
                 path: file.decodePath, settings: settings, outputPath: temporary, deadline: deadline)
-            try control?.check()
-            return video
         }
         var input = InputInfo(
             type: type.rawValue, bytes: file.size, width: video.input?.video?.displayWidth,
@@ -31,19 +28,15 @@ extension InputProcessor {
         _ item: InputItem, file: InputFile, image: ImageInput, header: ImageHeader, reason: String,
         warnings: [String]
     ) throws(PushPrepError) -> Attachment {
-        let id = AttachmentID.make(
-            kind: .video, sourceSHA256: file.sha256, fingerprint: settings.animationVideoFingerprint)
-        let builder = builder(id: id, kind: .video, item: item)
-        let deadline = MediaDeadline(seconds: settings.timeout, control: control)
-        let (video, temporary) = try builder.withTemporary { temporary throws(PushPrepError) in
+        let (builder, video, temporary) = try produce(
+            .video, fingerprint: settings.animationVideoFingerprint, item: item, file: file
+        ) { temporary, deadline throws(PushPrepError) in
             let animation = try AnimationFrames.decode(
                 image, header: header, width: settings.videoWidth, maxPixels: settings.maxPixels)
             try deadline.check("decoding the animation")
-            let video = try AnimationVideoEncoder.encode(
+            return try AnimationVideoEncoder.encode(
                 frames: animation.frames, width: animation.width, height: animation.height, bands: 3,
                 delays: animation.delays, settings: settings, outputPath: temporary, deadline: deadline)
-            try control?.check()
-            return video
         }
         let input = InputInfo(
             type: image.type.rawValue, bytes: file.size, width: header.uprightWidth, height: header.uprightHeight,
@@ -74,16 +67,13 @@ extension InputProcessor {
     func processAudio(_ item: InputItem, file: InputFile, type: MediaType, warnings: [String]) throws(PushPrepError)
         -> Attachment
     {
-        let id = AttachmentID.make(kind: .audio, sourceSHA256: file.sha256, fingerprint: settings.audioFingerprint)
-        var builder = builder(id: id, kind: .audio, item: item)
-        let deadline = MediaDeadline(seconds: settings.timeout, control: control)
         // The extension depends on the path taken (an MP3 may be copied): the output's type is
         // known once the pipeline is done.
-        let (audio, temporary) = try builder.withTemporary { temporary throws(PushPrepError) in
-            let audio = try AudioPipeline.process(
+        var (builder, audio, temporary) = try produce(
+            .audio, fingerprint: settings.audioFingerprint, item: item, file: file
+        ) { temporary, deadline throws(PushPrepError) in
+            try AudioPipeline.process(
                 path: file.decodePath, type: type, settings: settings, outputPath: temporary, deadline: deadline)
-            try control?.check()
-            return audio
         }
         builder.operations = audio.operations
         let output = try builder.commit(temporary, as: audio.format)
@@ -92,6 +82,25 @@ extension InputProcessor {
         input.audioCodec = audio.input.audio?.codec
         return builder.attachment(
             output, picture: .none, duration: audio.duration, input: input, warnings: warnings + audio.warnings)
+    }
+
+    /// Runs a pipeline that writes the output of `kind` itself, into a temporary beside its final
+    /// name, under the job's deadline; a failure or a stop (checked once more when it returns)
+    /// leaves no temporary. Returns the attachment's builder, the pipeline's result and the
+    /// temporary to commit.
+    private func produce<Result>(
+        _ kind: MediaKind, fingerprint: String, item: InputItem, file: InputFile,
+        _ pipeline: (_ temporary: String, _ deadline: MediaDeadline) throws(PushPrepError) -> Result
+    ) throws(PushPrepError) -> (AttachmentBuilder, Result, String) {
+        let id = AttachmentID.make(kind: kind, sourceSHA256: file.sha256, fingerprint: fingerprint)
+        let builder = builder(id: id, kind: kind, item: item)
+        let deadline = MediaDeadline(seconds: settings.timeout, control: control)
+        let (result, temporary) = try builder.withTemporary { temporary throws(PushPrepError) in
+            let result = try pipeline(temporary, deadline)
+            try control?.check()
+            return result
+        }
+        return (builder, result, temporary)
     }
 
     /// The builder of this processor's attachment of `kind` with this id.

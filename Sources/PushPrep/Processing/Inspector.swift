@@ -81,7 +81,7 @@ public enum Inspector {
         let input: ImageInput
         switch type {
         case .bmp:
-            let file = try InputFile.read(path: item.path, maxBytes: settings.maxInputBytes, keepContents: true)
+            let file = try InputFile.read(path: item.path, maxBytes: settings.maxInputBytes) { _ in true }
             input = ImageInput(type: type, payload: .bitmap(Bitmap(file.contents ?? [])))
         case .svg:
             throw PushPrepError(

@@ -103,7 +103,7 @@ struct SourcePolicyTests {
         let other = dir.appendingPathComponent("b.bmp")
         try Data(TinyBMP.bytes(7) + [0, 0, 0, 0]).write(to: other)
         #expect(rename(other.path, path.path) == 0)
-        #expect(try InputFile.read(path: file.decodePath, maxBytes: 1 << 20, keepContents: true).contents == first)
+        #expect(try InputFile.read(path: file.decodePath, maxBytes: 1 << 20) { _ in true }.contents == first)
         let reread = try InputFile.read(path: file.decodePath, maxBytes: 1 << 20)
         #expect(reread.sha256 == file.sha256)
         #expect(try InputFile.read(path: path.path, maxBytes: 1 << 20).sha256 != file.sha256)
@@ -120,13 +120,13 @@ struct SourcePolicyTests {
         ] {
             let path = dir.appendingPathComponent(name).path
             try Data(bytes).write(to: URL(fileURLWithPath: path))
-            let file = try InputFile.read(path: path, maxBytes: 1 << 24, keepContentsOf: isBMP)
+            let file = try InputFile.read(path: path, maxBytes: 1 << 24, keepContents: isBMP)
             #expect(file.contents == bytes, "\(name)")
             #expect(file.size == bytes.count)
         }
         let other = dir.appendingPathComponent("other.bin").path
         try Data(repeating: 7, count: 3 << 20).write(to: URL(fileURLWithPath: other))
-        #expect(try InputFile.read(path: other, maxBytes: 1 << 24, keepContentsOf: isBMP).contents == nil)
+        #expect(try InputFile.read(path: other, maxBytes: 1 << 24, keepContents: isBMP).contents == nil)
     }
 
     /// A FIFO named as a source is refused at once (opening it used to wait for a writer).

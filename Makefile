@@ -80,7 +80,7 @@ demo: deps
 ## lint: check formatting with swift format (the toolchain's) and .swift-format
 lint:
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests
-	@# NSString's path methods trap on some paths from outside (see Sources/PushPrep/IO/PathName.swift)
+	@# NSString's path methods trap on some paths from outside (see Sources/PushPrepCore/IO/PathName.swift)
 	@! grep -rn 'as NSString' Sources || { echo 'lint: use PathName instead of NSString path methods'; exit 1; }
 
 ## format: rewrite sources in place with swift format

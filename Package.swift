@@ -13,6 +13,8 @@ let package = Package(
     products: [
         .executable(name: "pushprep", targets: ["pushprep"]),
         .library(name: "PushPrep", targets: ["PushPrep"]),
+        .library(name: "PushPrepCore", targets: ["PushPrepCore"]),
+        .library(name: "PushPrepPayload", targets: ["PushPrepPayload"]),
         .library(name: "PushPrepJSON", targets: ["PushPrepJSON"]),
         .library(name: "PushPrepQueue", targets: ["PushPrepQueue"]),
     ],
@@ -63,14 +65,21 @@ let package = Package(
             dependencies: [.product(name: "OrderedCollections", package: "swift-collections")],
             swiftSettings: swiftSettings
         ),
+        // The shared vocabulary: media types and their detection, Apple's limits, settings, errors,
+        // the manifest, attachment ids, and the file I/O every other module uses.
         .target(
-            name: "PushPrep",
+            name: "PushPrepCore",
             dependencies: [
-                "PushPrepJSON",
-                "CVips",
-                "CVipsShims",
-                "CFFmpeg",
-                "CFFmpegShims",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Remote sources: URL checks, address policy, DNS pinning, the fetcher and its cache.
+        .target(
+            name: "PushPrepRemote",
+            dependencies: [
+                "PushPrepCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -78,6 +87,51 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Images (libvips), movies and sounds (FFmpeg's libraries): every C handle, shim call and
+        // pointer stays behind this module's API.
+        .target(
+            name: "PushPrepMedia",
+            dependencies: [
+                "PushPrepCore",
+                "CVips",
+                "CVipsShims",
+                "CFFmpeg",
+                "CFFmpegShims",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Push payloads: building them and the pre-flight check (given image inspection and
+        // processing as dependencies, never calling the media code itself).
+        .target(
+            name: "PushPrepPayload",
+            dependencies: [
+                "PushPrepCore",
+                "PushPrepJSON",
+                "PushPrepRemote",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Processing: runs inputs (local or fetched) through the media pipelines into a manifest,
+        // and inspects them; the library's entry point.
+        .target(
+            name: "PushPrep",
+            dependencies: [
+                "PushPrepCore",
+                "PushPrepJSON",
+                "PushPrepRemote",
+                "PushPrepMedia",
+                "PushPrepPayload",
+                "CFFmpeg",
+                "CFFmpegShims",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -103,6 +157,7 @@ let package = Package(
             dependencies: [
                 "PushPrep",
                 "PushPrepJSON",
+                "PushPrepPayload",
                 "PushPrepQueue",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -126,19 +181,42 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(
-            name: "PushPrepTests",
+        // What the test targets share: tools (ffmpeg, vips, python), fixtures, a local HTTP
+        // server, a PostgreSQL server, worker processes, captured logs.
+        .target(
+            name: "PushPrepTestSupport",
             dependencies: [
                 "PushPrep",
-                "PushPrepJSON",
                 "PushPrepQueue",
-                "CVips",
-                "CVipsShims",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
+            path: "Tests/PushPrepTestSupport",
             swiftSettings: swiftSettings
         ),
     ]
+        + [
+            ("PushPrepCoreTests", ["PushPrepCore"]),
+            ("PushPrepJSONTests", ["PushPrepJSON"]),
+            ("PushPrepRemoteTests", ["PushPrepRemote"]),
+            ("PushPrepMediaTests", ["PushPrepMedia", "CFFmpeg"]),
+            ("PushPrepPayloadTests", ["PushPrepPayload", "PushPrepJSON"]),
+            ("PushPrepTests", ["PushPrepMedia", "PushPrepPayload", "PushPrepJSON", "CVips", "CVipsShims"]),
+            ("PushPrepQueueTests", ["PushPrepQueue"]),
+        ].map { name, modules in
+            // Each source target's tests; every one may drive the whole product (a real processor,
+            // the CLI) through the support target.
+            .testTarget(
+                name: name,
+                dependencies: modules.map { .target(name: $0) } + [
+                    "PushPrep", "PushPrepTestSupport",
+                    .product(name: "Logging", package: "swift-log"),
+                    .product(name: "NIOCore", package: "swift-nio"),
+                    .product(name: "NIOPosix", package: "swift-nio"),
+                ],
+                swiftSettings: swiftSettings
+            )
+        }
 )

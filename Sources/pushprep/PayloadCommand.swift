@@ -2,6 +2,7 @@ public import ArgumentParser
 import Foundation
 import PushPrep
 import PushPrepJSON
+import PushPrepPayload
 
 /// `pushprep payload`: a manifest's attachments in a ready-to-send payload for a provider.
 struct PayloadCommand: ParsableCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import PushPrep
+import PushPrepPayload
 
 /// `pushprep preflight`: checks push payloads and their attachments before they are sent.
 struct PreflightCommand: AsyncParsableCommand {
@@ -166,7 +167,7 @@ struct PreflightCommand: AsyncParsableCommand {
             settings: settings, outputDirectory: out, logger: logger, remote: remote.settings)
         return try await withSession(logger: logger) { session in
             do throws(PushPrepError) {
-                return try await session.fix(input.1, file: input.0, writeTo: path, processor: processor)
+                return try await session.fix(input.1, file: input.0, writeTo: path, processing: processor)
             } catch {
                 throw CommandFailure(message: error.description)
             }

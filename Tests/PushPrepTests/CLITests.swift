@@ -1,4 +1,5 @@
 import Foundation
+import PushPrepTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -1,7 +1,9 @@
 import Foundation
+import PushPrepTestSupport
 import Testing
 
 @testable import PushPrep
+@testable import PushPrepMedia
 
 #if canImport(Glibc)
     import Glibc

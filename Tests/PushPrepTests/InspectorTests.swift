@@ -1,4 +1,5 @@
 import Foundation
+import PushPrepTestSupport
 import Testing
 
 @testable import PushPrep

@@ -1,9 +1,12 @@
 import Foundation
 import Logging
+import PushPrepTestSupport
 import Synchronization
 import Testing
 
 @testable import PushPrep
+@testable import PushPrepCore
+@testable import PushPrepRemote
 
 /// ``ProcessingSession`` reused across inputs, and ``ProcessingControl`` stopping jobs before
 /// they start, in the middle of a movie transcode, and during a slow download; on real files

@@ -1,7 +1,9 @@
 import Foundation
+import PushPrepTestSupport
 import Testing
 
 @testable import PushPrep
+@testable import PushPrepCore
 
 /// Video, audio and animations through ``Processor``: final names, posters, options and
 /// manifests valid against the schema.

@@ -1,8 +1,10 @@
 import Foundation
 import Logging
+import PushPrepTestSupport
 import Testing
 
 @testable import PushPrep
+@testable import PushPrepMedia
 
 /// The image pipeline end to end through ``Processor``, on fixtures the tests make with the
 /// `vips` program (installed by the Makefile).

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PushPrepTestSupport
 import Testing
 
 @testable import PushPrep

@@ -1,7 +1,9 @@
-internal import CFFmpeg
-internal import CFFmpegShims
 import Foundation
+public import PushPrepCore
 import PushPrepJSON
+import PushPrepMedia
+import PushPrepPayload
+import PushPrepRemote
 
 /// One entry per fuzz target: untrusted bytes in, the code PushPrep runs on such bytes, a result
 /// or a ``PushPrepError`` out. The libFuzzer executables in `Fuzz/` and the regression test that
@@ -65,7 +67,7 @@ import PushPrepJSON
     public static func url(_ bytes: [UInt8]) throws(PushPrepError) {
         let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n", maxSplits: 1)
         let text = lines.first.map(String.init) ?? ""
-        _ = RemoteURL.looksLikeURL(text)
+        _ = InputItem.looksLikeURL(text)
         _ = RemoteURL.asciiHost(text)
         _ = RemoteURL.redacted(text)
         if let address = IPAddress(text) {
@@ -104,19 +106,8 @@ import PushPrepJSON
         precondition(again == settings, "valid settings do not read back: \(String(decoding: encoded, as: UTF8.self))")
     }
 
-    /// The demuxer entry: the bytes as an anonymous in-memory file, opened by ``MediaInput``
-    /// (the descriptor-only custom I/O, the whitelists, the limits) under a 2-second deadline,
-    /// then described by ``MediaProbe`` as the pipelines read it.
+    /// The demuxer entry: see ``MediaInput/fuzzDemux(_:)``.
     public static func demux(_ bytes: [UInt8]) throws(PushPrepError) {
-        let fd = cffmpegshims_memfd("pushprep-fuzz")
-        guard fd >= 0 else { throw PushPrepError.system("memfd_create") }
-        defer { close(fd) }
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard written == bytes.count else { throw PushPrepError(.ioError, "cannot write the in-memory file") }
-        let input = try MediaInput(
-            path: "/proc/self/fd/\(fd)", maxPixels: ProcessingSettings().maxPixels, deadline: MediaDeadline(seconds: 2))
-        let probe = MediaProbe(input)
-        precondition(probe.streamCount <= Int(MediaInput.maxStreams), "more streams than the limit")
-        _ = probe.isMP4Family
+        try MediaInput.fuzzDemux(bytes)
     }
 }

@@ -1,5 +1,9 @@
 import Crypto
 import Foundation
+import PushPrepCore
+import PushPrepMedia
+import PushPrepPayload
+import PushPrepRemote
 
 /// What every producer (image, movie, sound) does to put one output into the out directory and
 /// describe it: a temporary file beside the output that is removed unless it is committed, the

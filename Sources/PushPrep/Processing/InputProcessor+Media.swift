@@ -1,4 +1,8 @@
 import Foundation
+import PushPrepCore
+import PushPrepMedia
+import PushPrepPayload
+import PushPrepRemote
 
 /// Movies and sounds: the FFmpeg pipelines write to a temporary file in the out directory,
 /// which is renamed to its final, content-addressed name only when complete (and the job was

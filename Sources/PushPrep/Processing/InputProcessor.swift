@@ -1,6 +1,10 @@
 import Crypto
 import Foundation
 import Logging
+import PushPrepCore
+import PushPrepMedia
+import PushPrepPayload
+import PushPrepRemote
 
 /// Processes one input with one job's settings into one out directory, on the calling thread
 /// (which must be one that may block: libvips and libav calls do), stopping at the next step

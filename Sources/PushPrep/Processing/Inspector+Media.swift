@@ -1,6 +1,10 @@
 internal import CFFmpeg
 internal import CFFmpegShims
 import Foundation
+import PushPrepCore
+import PushPrepMedia
+import PushPrepPayload
+import PushPrepRemote
 
 /// Movies and sounds: what the headers say (through libav, no frame decoded) and the path
 /// `process` would take, decided by the same rules as the pipelines.

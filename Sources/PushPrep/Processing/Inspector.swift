@@ -1,4 +1,8 @@
 import Foundation
+public import PushPrepCore
+import PushPrepMedia
+import PushPrepPayload
+import PushPrepRemote
 
 /// What `inspect` reports about one input: read from headers only, no pixel is decoded.
 public struct InspectReport: Sendable, Codable, Equatable {

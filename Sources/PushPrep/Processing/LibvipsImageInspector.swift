@@ -1,4 +1,8 @@
 import NIOPosix
+public import PushPrepCore
+import PushPrepMedia
+public import PushPrepPayload
+import PushPrepRemote
 
 /// Reads an image's header with libvips (the image pipeline's header step, which refuses
 /// nothing here: `maxPixels` is unbounded) on a thread that may block, never on the async

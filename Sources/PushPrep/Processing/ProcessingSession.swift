@@ -1,6 +1,10 @@
 import Foundation
 public import Logging
 import NIOPosix
+public import PushPrepCore
+import PushPrepMedia
+import PushPrepPayload
+public import PushPrepRemote
 import Synchronization
 
 /// Long-lived: owns the thread pool that libvips/libav calls block, and one RemoteFetcher for

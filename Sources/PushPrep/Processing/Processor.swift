@@ -1,5 +1,9 @@
 import Foundation
 public import Logging
+public import PushPrepCore
+import PushPrepMedia
+import PushPrepPayload
+public import PushPrepRemote
 import Synchronization
 
 /// Processes inputs into attachments in an out directory, with bounded parallelism, and

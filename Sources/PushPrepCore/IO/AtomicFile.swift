@@ -1,0 +1,100 @@
+import Crypto
+import Foundation
+import SystemPackage
+
+/// Writes files so that a final name only ever holds a complete file: write a temporary file
+/// in the same directory, flush it to disk, then rename it over the final name.
+package enum AtomicFile {
+    /// What ``write(_:to:)`` did.
+    package enum Outcome: Equatable {
+        /// A new file was written.
+        case written
+        /// An identical file was already there and was kept.
+        case reused
+    }
+
+    /// The prefix of temporary files; they are dot-files so no tool mistakes them for outputs.
+    package static let temporaryPrefix = ".pushprep-tmp-"
+
+    /// Writes `bytes` to `path` atomically, or keeps an existing identical file.
+    @discardableResult
+    package static func write(_ bytes: [UInt8], to path: String, reuseIdentical: Bool = true) throws(PushPrepError)
+        -> Outcome
+    {
+        if reuseIdentical, isIdentical(bytes, at: path) { return .reused }
+        let temporary = temporaryPath(for: path)
+        // Created before the block that removes it on failure: a name that exists already
+        // (O_EXCL) is someone else's file, never to be unlinked.
+        let file = try systemCall("cannot create \(temporary)") {
+            try FileDescriptor.open(
+                FilePath(temporary), .writeOnly, options: [.create, .exclusiveCreate, .closeOnExec],
+                permissions: [.ownerReadWrite, .groupRead, .otherRead])
+        }
+        do throws(PushPrepError) {
+            try systemCall("cannot write \(temporary)") {
+                try file.closeAfter {
+                    _ = try file.writeAll(bytes)
+                    try file.sync()
+                }
+            }
+            try renameFile(temporary, to: path)
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        return .written
+    }
+
+    /// A temporary name beside `path` for a writer that produces the file itself (libav's
+    /// muxer); pass it to ``commit(_:to:)`` when complete, or remove it.
+    package static func temporaryPath(for path: String) -> String {
+        let (directory, name) = PathName.directoryAndName(of: path)
+        return temporaryPath(in: directory, name: name)
+    }
+
+    /// A temporary name in `directory` ending in `name`: a dot-file named after this process,
+    /// so that ``removeStaleTemporaries(in:)`` knows whose it is.
+    package static func temporaryPath(in directory: String, name: String) -> String {
+        "\(directory)/\(temporaryPrefix)\(getpid())-\(UInt64.random(in: 0...UInt64.max))-\(name)"
+    }
+
+    /// Moves a complete temporary file to its final name (flushed to disk first), or keeps an
+    /// identical file already there and removes the temporary. Returns what it did and the
+    /// file's size and hash, read once from the temporary.
+    package static func commit(_ temporary: String, to path: String) throws(PushPrepError) -> (Outcome, InputFile) {
+        defer { unlink(temporary) }
+        let written = try InputFile.read(path: temporary, maxBytes: .max)
+        var existing = stat()
+        if stat(path, &existing) == 0, Int(existing.st_size) == written.size,
+            (try? InputFile.read(path: path, maxBytes: .max))?.sha256 == written.sha256
+        {
+            return (.reused, written)
+        }
+        try systemCall("cannot flush \(temporary)") { try written.opened.descriptor.sync() }
+        try renameFile(temporary, to: path)
+        return (.written, written)
+    }
+
+    /// Whether `path` already holds exactly `bytes` (same size, same SHA-256).
+    static func isIdentical(_ bytes: [UInt8], at path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, Int(info.st_size) == bytes.count else {
+            return false
+        }
+        guard let existing = FileManager.default.contents(atPath: path) else { return false }
+        return SHA256.hash(data: existing) == SHA256.hash(data: bytes)
+    }
+
+    /// Removes temporary files left in `directory` by processes that no longer run (a crash or
+    /// SIGKILL mid-write). Files of live processes are left alone.
+    package static func removeStaleTemporaries(in directory: String) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names where name.hasPrefix(temporaryPrefix) {
+            let rest = name.dropFirst(temporaryPrefix.count)
+            guard let pid = rest.split(separator: "-").first.flatMap({ Int32($0) }) else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH {
+                unlink("\(directory)/\(name)")
+            }
+        }
+    }
+}

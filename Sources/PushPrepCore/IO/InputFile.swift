@@ -1,0 +1,145 @@
+import Crypto
+import Foundation
+import SystemPackage
+
+/// What PushPrep learns from one pass over an input file: size, content hash, the first bytes
+/// for detection, and (only when asked) the whole content; and the open file itself, which
+/// the decoders read again through ``decodePath``.
+package struct InputFile {
+    /// The path read.
+    let path: String
+    /// Size in bytes.
+    package let size: Int
+    /// Lowercase hex SHA-256 of the content.
+    package let sha256: String
+    /// The first ``MediaDetector/prefixLength`` bytes.
+    package let prefix: [UInt8]
+    /// The whole content, when `keepContents` was set.
+    package let contents: [UInt8]?
+    /// The descriptor that was read (and hashed), kept open for the decoders.
+    let opened: OpenFile
+
+    /// A path that opens the very file that was hashed (`/proc/self/fd/N`, the same inode),
+    /// for libvips and libav: renaming or replacing `path` after the checks changes nothing.
+    package var decodePath: String { opened.reopenPath }
+
+    /// Opens a regular file and reads it in chunks, never holding more than one chunk unless
+    /// `keepContents` says so: it decides from the first bytes whether to keep the whole content
+    /// too (a BMP, which PushPrep decodes from bytes, is then read once). Refuses files larger
+    /// than `maxBytes` before reading them and, under `policy`'s root, files the opened
+    /// descriptor shows to be outside it.
+    package static func read(
+        path: String, maxBytes: Int, policy: SourcePolicy = .any,
+        keepContents: (_ prefix: [UInt8]) -> Bool = { _ in false }
+    ) throws(PushPrepError) -> InputFile {
+        // Opened first, then checked through the descriptor: what is checked is what is read.
+        let descriptor = try open(path)
+        let opened = OpenFile(descriptor)
+        let fd = descriptor.rawValue
+        try policy.checkOpened(fd, path: path)
+        let info = try systemCall("cannot read \(path)") { try descriptor.stat() }
+        guard info.type == .regular else {
+            throw PushPrepError(.ioError, "not a regular file: \(path)")
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        let size = Int(info.size)
+        guard size <= maxBytes else {
+            throw PushPrepError(.inputTooLarge, "input is \(size) bytes, over the limit of \(maxBytes) bytes")
+        }
+        guard size > 0 else {
+            throw PushPrepError(.corruptInput, "empty file")
+        }
+
+        var hasher = SHA256()
+        var prefix: [UInt8] = []
+        var contents: [UInt8] = []
+        /// Whether the content is kept: nil until the first bytes are in.
+        var keeping: Bool?
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        var total = 0
+        /// Asks `keepContents` once the first bytes are in; what was read before them is all in
+        /// `prefix`.
+        func decide(readBefore: Int) {
+            keeping = keepContents(prefix)
+            if keeping == true {
+                contents.reserveCapacity(size)
+                contents.append(contentsOf: prefix[0..<readBefore])
+            }
+        }
+        while true {
+            let count = try systemCall("cannot read \(path)") {
+                try chunk.withUnsafeMutableBytes { try descriptor.read(into: $0) }
+            }
+            if count == 0 { break }
+            total += count
+            // The file may grow while it is read; the limit holds for what is actually read.
+            guard total <= maxBytes else {
+                throw PushPrepError(.inputTooLarge, "input grew past the limit of \(maxBytes) bytes while reading")
+            }
+            let bytes = chunk[0..<count]
+            hasher.update(data: bytes)
+            if prefix.count < MediaDetector.prefixLength {
+                prefix.append(contentsOf: bytes.prefix(MediaDetector.prefixLength - prefix.count))
+            }
+            if keeping == nil && prefix.count >= MediaDetector.prefixLength { decide(readBefore: total - count) }
+            if keeping == true { contents.append(contentsOf: bytes) }
+        }
+        if keeping == nil { decide(readBefore: total) }
+        return InputFile(
+            path: path,
+            size: total,
+            sha256: hasher.finalize().hexString,
+            prefix: prefix,
+            contents: keeping == true ? contents : nil,
+            opened: opened
+        )
+    }
+
+    /// Reads only the first bytes (for `inspect`, which must not read whole files).
+    package static func readPrefix(path: String) throws(PushPrepError) -> (size: Int, prefix: [UInt8]) {
+        let descriptor = try open(path)
+        defer { try? descriptor.close() }
+        let info = try systemCall("cannot read \(path)") { try descriptor.stat() }
+        guard info.type == .regular else { throw PushPrepError(.ioError, "not a regular file: \(path)") }
+        var buffer = [UInt8](repeating: 0, count: MediaDetector.prefixLength)
+        var filled = 0
+        while filled < buffer.count {
+            let count =
+                (try? buffer.withUnsafeMutableBytes { try descriptor.read(into: .init(rebasing: $0[filled...])) }) ?? 0
+            if count <= 0 { break }
+            filled += count
+        }
+        return (Int(info.size), Array(buffer[0..<filled]))
+    }
+
+    /// Opens an input for reading. O_NONBLOCK: opening a FIFO must not wait for a writer (the
+    /// callers refuse anything but a regular file, whose reads it does not change).
+    private static func open(_ path: String) throws(PushPrepError) -> FileDescriptor {
+        do {
+            return try FileDescriptor.open(
+                FilePath(path), .readOnly,
+                options: [.closeOnExec, .nonBlocking, FileDescriptor.OpenOptions(rawValue: O_NOCTTY)])
+        } catch let error as Errno {
+            if error == .noSuchFileOrDirectory || error == .notDirectory {
+                throw PushPrepError(.notFound, "no such file: \(path)")
+            }
+            throw PushPrepError("cannot read \(path)", errno: error)
+        } catch {
+            throw PushPrepError(.ioError, "cannot read \(path): \(error)")
+        }
+    }
+}
+
+/// An open file descriptor, closed when the last copy of its ``InputFile`` goes.
+final class OpenFile: Sendable {
+    let descriptor: FileDescriptor
+    var fd: Int32 { descriptor.rawValue }
+
+    init(_ descriptor: FileDescriptor) { self.descriptor = descriptor }
+
+    deinit { try? descriptor.close() }
+
+    /// A path naming this descriptor's file: opening it opens the same inode again (Linux's
+    /// /proc/self/fd), whatever its original path names by then.
+    var reopenPath: String { "/proc/self/fd/\(fd)" }
+}

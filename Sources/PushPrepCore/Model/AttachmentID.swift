@@ -1,0 +1,28 @@
+import Crypto
+
+/// Deterministic attachment ids: the same source bytes with the same effective settings give
+/// the same id on any machine, and a change to either gives another.
+///
+/// The id is the kind's prefix and the first 40 hex digits (160 bits) of
+/// SHA-256(source SHA-256 ‖ settings fingerprint): lowercase `[a-z0-9-]`, 44 characters.
+package enum AttachmentID {
+    package static func make(kind: MediaKind, sourceSHA256: String, fingerprint: String) -> String {
+        let digest = SHA256.hash(data: Array("\(sourceSHA256)\n\(fingerprint)".utf8))
+        return "\(kind.idPrefix)-\(digest.hexString.prefix(40))"
+    }
+}
+
+extension Sequence<UInt8> {
+    /// Lowercase hexadecimal.
+    package var hexString: String {
+        var text = ""
+        text.reserveCapacity(64)
+        for byte in self {
+            text.append(hexDigits[Int(byte >> 4)])
+            text.append(hexDigits[Int(byte & 0x0F)])
+        }
+        return text
+    }
+}
+
+private let hexDigits = Array("0123456789abcdef")

@@ -1,0 +1,107 @@
+import Foundation
+import Synchronization
+
+/// Asks a running job to stop at its next step. Thread-safe; set from any thread.
+///
+/// A job processed with a control checks it between pipeline steps (before reading the input,
+/// after detecting its type, between decoding and encoding, before and after a fetch, before
+/// writing the output); media pipelines also see it inside libav's blocking calls and between
+/// packets, so a movie stops within a fraction of a second. A stopped job ends with a failed
+/// entry whose code is `cancelled` or `timeout`, and leaves no output behind.
+public final class ProcessingControl: Sendable {
+    /// Why a job was asked to stop.
+    public enum Reason: Sendable, Equatable {
+        /// Someone cancelled the job (`jobs cancel`, a worker shutting down).
+        case cancelled
+        /// The job ran longer than its own timeout, which was this long.
+        case timedOut(Duration)
+    }
+
+    /// An action registered with ``onStop(_:)``, to remove with ``removeObserver(_:)``.
+    package struct Observation: Hashable {
+        fileprivate let id: UInt64
+    }
+
+    private struct State {
+        var reason: Reason?
+        var observers: [UInt64: @Sendable () -> Void] = [:]
+        var nextID: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// A control that has not been stopped.
+    public init() {}
+
+    /// Asks the job to stop. The first reason wins: later calls change nothing.
+    public func stop(_ reason: Reason) {
+        let actions = state.withLock { state -> [@Sendable () -> Void] in
+            guard state.reason == nil else { return [] }
+            state.reason = reason
+            defer { state.observers = [:] }
+            return Array(state.observers.values)
+        }
+        // Outside the lock: an action may take locks of its own (cancelling a task runs its
+        // cancellation handlers).
+        for action in actions { action() }
+    }
+
+    /// Why the job was asked to stop, or nil while it may run on.
+    public var reason: Reason? { state.withLock { $0.reason } }
+
+    /// Runs `action` once when the control is stopped, from the thread that stops it; at once,
+    /// on this thread, when it already is (then returns nil). `action` must be quick and
+    /// must not call back into this control.
+    package func onStop(_ action: @escaping @Sendable () -> Void) -> Observation? {
+        let id = state.withLock { state -> UInt64? in
+            guard state.reason == nil else { return nil }
+            let id = state.nextID
+            state.nextID += 1
+            state.observers[id] = action
+            return id
+        }
+        guard let id else {
+            action()
+            return nil
+        }
+        return Observation(id: id)
+    }
+
+    /// Forgets an action registered with ``onStop(_:)``. It may still be running, or about to
+    /// run, on the thread that is stopping the control.
+    package func removeObserver(_ observation: Observation) {
+        _ = state.withLock { $0.observers.removeValue(forKey: observation.id) }
+    }
+
+    /// Throws the stop's error once the control has been stopped.
+    package func check() throws(PushPrepError) {
+        if let reason { throw reason.error }
+    }
+}
+
+extension ProcessingControl.Reason {
+    /// The error a job stopped for this reason ends with.
+    package var error: PushPrepError {
+        switch self {
+        case .cancelled:
+            PushPrepError(.cancelled, "cancelled")
+        case .timedOut(let limit):
+            PushPrepError(.timeout, "the job's timeout of \(Self.secondsText(limit)) s passed")
+        }
+    }
+
+    /// "30", "1.5", "0.25": seconds without a trailing ".0".
+    static func secondsText(_ duration: Duration) -> String {
+        let value = duration.seconds
+        if value == value.rounded() { return String(Int64(value)) }
+        var text = String(format: "%.3f", value)
+        while text.hasSuffix("0") { text.removeLast() }
+        return text
+    }
+}
+
+extension PushPrepError {
+    /// Whether this error stops a job as a whole (its deadline passed, or it was cancelled)
+    /// rather than describing one step's failure that a fallback could get around.
+    package var stopsProcessing: Bool { code == .timeout || code == .cancelled }
+}

@@ -1,0 +1,82 @@
+internal import CVips
+internal import CVipsShims
+import PushPrepCore
+
+/// Step 2 of the image pipeline: decode with shrink-on-load straight to the target width
+/// (never upscaling), apply the EXIF orientation to the pixels, and convert to 8-bit sRGB.
+enum ImageDecodeStep {
+    /// Decoded pixels at the target size, with the operations that produced them.
+    struct Output {
+        let image: VipsImageRef
+        let operations: [String]
+    }
+
+    /// libvips' largest coordinate: passed as the height bound so that only the width decides.
+    private static let unboundedHeight: Int32 = 10_000_000
+
+    /// Above this many bytes of decoded pixels the image stays lazy (decoded again per encode
+    /// attempt) instead of being held in memory, which keeps a worker's memory bounded.
+    private static let inMemoryLimit = 96 << 20
+
+    static func run(
+        _ input: ImageInput, header: ImageHeader, width targetWidth: Int, maxPixels: Int
+    ) throws(PushPrepError) -> Output {
+        var operations: [String] = []
+        var image: VipsImageRef
+        switch input.payload {
+        case .file(let path):
+            let source = try VipsSourceRef(path: path)
+            // libvips 8.14 only honours fail_on for source thumbnails through the option string.
+            let options = header.isAnimated ? "n=-1,fail_on=error" : "fail_on=error"
+            image = try VipsImageRef.make(.corruptInput, "cannot decode the \(input.type.rawValue) image") {
+                cvipsshims_thumbnail_source(source.pointer, $0, Int32(targetWidth), unboundedHeight, options, 0)
+            }
+        case .bitmap(let bitmap):
+            let decoded = try bitmap.image(maxPixels: maxPixels)
+            image = try VipsImageRef.make(.corruptInput, "cannot resize the BMP image") {
+                cvipsshims_thumbnail_image(decoded.pointer, $0, Int32(targetWidth), unboundedHeight)
+            }
+        }
+        if header.orientation != 1 {
+            operations.append("auto-rotated (EXIF orientation \(header.orientation))")
+        }
+        let outWidth = image.width
+        let outHeight = header.isAnimated ? (image.int(VIPS_META_PAGE_HEIGHT) ?? image.height) : image.height
+        if outWidth != header.uprightWidth {
+            operations.append("resized \(header.uprightWidth)x\(header.uprightHeight) to \(outWidth)x\(outHeight)")
+        }
+
+        let interpretation = image.interpretation
+        if interpretation != VIPS_INTERPRETATION_sRGB || image.format != VIPS_FORMAT_UCHAR {
+            let name = interpretationName(interpretation)
+            image = try VipsImageRef.make(.corruptInput, "cannot convert \(name) to sRGB") {
+                cvipsshims_colourspace(image.pointer, $0, VIPS_INTERPRETATION_sRGB)
+            }
+            if image.format != VIPS_FORMAT_UCHAR {
+                let converted = image
+                image = try VipsImageRef.make(.corruptInput, "cannot convert to 8 bits per channel") {
+                    cvipsshims_cast(converted.pointer, $0, VIPS_FORMAT_UCHAR)
+                }
+            }
+            operations.append("converted \(name) to srgb")
+        }
+
+        let pixelBytes = image.width.multipliedReportingOverflow(by: image.height).partialValue * image.bands
+        if pixelBytes <= inMemoryLimit {
+            // Decode once, here: every decoding error surfaces now as corrupt_input, and the
+            // encode attempts that follow work from memory.
+            guard let memory = vips_image_copy_memory(image.pointer) else {
+                throw PushPrepError(.corruptInput, "cannot decode the \(input.type.rawValue) image: \(takeVipsError())")
+            }
+            image = VipsImageRef(owning: memory)
+        }
+        return Output(image: image, operations: operations)
+    }
+
+    static func interpretationName(_ interpretation: VipsInterpretation) -> String {
+        guard let name = vips_enum_nick(vips_interpretation_get_type(), Int32(interpretation.rawValue)) else {
+            return "unknown colourspace"
+        }
+        return String(cString: name).lowercased()
+    }
+}

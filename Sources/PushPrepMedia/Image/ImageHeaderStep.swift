@@ -1,0 +1,78 @@
+internal import CVips
+internal import CVipsShims
+package import PushPrepCore
+
+/// What an image's header says, read without decoding any pixels.
+package struct ImageHeader {
+    /// Stored width of one frame.
+    let width: Int
+    /// Stored height of one frame.
+    let height: Int
+    /// Number of frames (pages) in the file.
+    package let frames: Int
+    /// EXIF orientation (1...8; 1 when absent).
+    package let orientation: Int
+    /// Whether the image has an alpha channel.
+    package let hasAlpha: Bool
+    /// Whether PushPrep treats it as an animation (an animated GIF or WebP).
+    package let isAnimated: Bool
+
+    /// Width as the image is meant to be seen (orientations 5...8 swap the axes).
+    package var uprightWidth: Int { (5...8).contains(orientation) ? height : width }
+    /// Height as the image is meant to be seen.
+    package var uprightHeight: Int { (5...8).contains(orientation) ? width : height }
+    /// Frames that will be decoded: all of an animation, only the first of anything else.
+    var decodedFrames: Int { isAnimated ? frames : 1 }
+}
+
+/// Step 1 of the image pipeline: read the header and refuse images over the pixel limit
+/// before any pixel is decoded, so a decompression bomb costs a few kilobytes of reading.
+package enum ImageHeaderStep {
+    package static func run(_ input: ImageInput, maxPixels: Int) throws(PushPrepError) -> ImageHeader {
+        let header: ImageHeader
+        switch input.payload {
+        case .bitmap(let bitmap):
+            let bmp = try BMPDecoder.header(bitmap.bytes)
+            header = ImageHeader(
+                width: bmp.width, height: bmp.height, frames: 1, orientation: 1, hasAlpha: bmp.hasAlpha,
+                isAnimated: false)
+        case .file(let path):
+            let image = try ImageHeaderReader.open(path: path, type: input.type)
+            let frames = max(1, image.int("n-pages") ?? 1)
+            let orientation = image.int(VIPS_META_ORIENTATION).flatMap { (1...8).contains($0) ? $0 : nil } ?? 1
+            header = ImageHeader(
+                width: image.width,
+                height: image.height,
+                frames: frames,
+                orientation: orientation,
+                hasAlpha: image.hasAlpha,
+                isAnimated: frames > 1 && (input.type == .gif || input.type == .webp)
+            )
+        }
+        try checkPixels(header, maxPixels: maxPixels)
+        return header
+    }
+
+    package static func checkPixels(_ header: ImageHeader, maxPixels: Int) throws(PushPrepError) {
+        let (area, overflow1) = header.width.multipliedReportingOverflow(by: header.height)
+        let (pixels, overflow2) = area.multipliedReportingOverflow(by: header.decodedFrames)
+        if overflow1 || overflow2 || pixels > maxPixels {
+            let frames = header.decodedFrames > 1 ? " x \(header.decodedFrames) frames" : ""
+            throw PushPrepError(
+                .tooManyPixels,
+                "image is \(header.width)x\(header.height)\(frames) pixels, over the limit of \(maxPixels) pixels (--max-pixels)"
+            )
+        }
+    }
+}
+
+/// Opens an image file for its header only.
+package enum ImageHeaderReader {
+    package static func open(path: String, type: MediaType? = nil) throws(PushPrepError) -> VipsImageRef {
+        let source = try VipsSourceRef(path: path)
+        guard let raw = cvipsshims_header_from_source(source.pointer, "fail_on=error") else {
+            throw vipsError(.corruptInput, "cannot read the \(type?.rawValue ?? "image") header")
+        }
+        return VipsImageRef(owning: raw)
+    }
+}

@@ -1,0 +1,187 @@
+package import PushPrepCore
+
+/// An image made ready for a notification.
+package struct ProcessedImage {
+    package let bytes: [UInt8]
+    package let format: ImageOutputFormat
+    package let width: Int
+    package let height: Int
+    package let frames: Int
+    package let header: ImageHeader
+    package let operations: [String]
+    package let warnings: [String]
+}
+
+/// The image pipeline: an ordered list of small steps (header → decode/resize/orient/colour →
+/// alpha → encode), repeated at smaller sizes until the output fits the byte limit.
+///
+/// Runs synchronously on the calling thread, which must be one that may block (a worker
+/// thread, not a Swift concurrency executor): libvips calls are blocking.
+package enum ImagePipeline {
+    /// Smallest width a still image is shrunk to before giving up with `cannot_fit`.
+    static let minimumWidth = 32
+
+    /// What the pipeline produced: an image, or the finding that an animation should be sent
+    /// as a movie (`--gif-as-video`), which the caller hands to the video encoder.
+    package enum Outcome {
+        case image(ProcessedImage)
+        case animationNeedsVideo(ImageHeader, reason: String)
+    }
+
+    /// Processes an image; an animation that would need a movie is reduced or sent as a still
+    /// instead (as with `--gif-as-video never`).
+    static func process(_ input: ImageInput, settings: ProcessingSettings, control: ProcessingControl? = nil)
+        throws(PushPrepError) -> ProcessedImage
+    {
+        var settings = settings
+        settings.gifAsVideo = .never
+        guard case .image(let image) = try run(input, settings: settings, control: control) else {
+            throw PushPrepError(.cannotFit, "the animation does not fit as an image")
+        }
+        return image
+    }
+
+    /// Runs the steps. A stopped `control` ends the run between decoding and encoding, and
+    /// between attempts (libvips calls themselves cannot be interrupted).
+    package static func run(_ input: ImageInput, settings: ProcessingSettings, control: ProcessingControl? = nil)
+        throws(PushPrepError) -> Outcome
+    {
+        try VipsRuntime.start()
+        let header = try ImageHeaderStep.run(input, maxPixels: settings.maxPixels)
+        if header.isAnimated && settings.gifAsVideo == .always {
+            return .animationNeedsVideo(header, reason: "--gif-as-video always")
+        }
+        let limit = settings.imageMaxBytes
+        let startWidth = min(settings.width, header.uprightWidth)
+        var width = startWidth
+        var keepEvery = 1
+        var asStill = !header.isAnimated
+        var reductions: [String] = []
+        var warnings: [String] = []
+
+        while true {
+            // The goal this size missed: an animation's memory budget (worked out from the header,
+            // so an animation too large is never decoded at this size), else the byte limit.
+            let missed: (goal: String, factor: Double)
+            var lastAttempt = (smallest: 0, format: ImageOutputFormat.jpeg)
+            let animationBytes = asStill ? 0 : decodedAnimationBytes(header, width: width, keepEvery: keepEvery)
+            if animationBytes > settings.gifMaxMemory {
+                // Decoded size grows exactly with the pixel count.
+                missed = (
+                    "\(settings.gifMaxMemory) bytes of decoded frames",
+                    shrinkFactor(goal: settings.gifMaxMemory, reached: animationBytes, margin: 0.97)
+                )
+            } else {
+                let attempt = try encode(
+                    input, header: header, width: width, keepEvery: keepEvery, asStill: asStill, settings: settings,
+                    control: control, reductions: reductions, warnings: warnings)
+                if let image = attempt.fitted { return .image(image) }
+                lastAttempt = (attempt.smallest, attempt.format)
+                // Bytes grow roughly with the pixel count.
+                missed = ("\(limit) bytes", shrinkFactor(goal: limit, reached: attempt.smallest, margin: 0.9))
+            }
+
+            // Nothing fitted at this size: shrink, and for animations then drop frames, then fall
+            // back to a still.
+            let smaller = Int(Double(width) * missed.factor)
+            if !asStill {
+                if smaller >= max(160, startWidth / 3) {
+                    width = smaller
+                    reductions.append("reduced width to \(width) to fit \(missed.goal)")
+                } else if settings.gifAsVideo == .auto {
+                    return .animationNeedsVideo(
+                        header, reason: "the animation does not fit in \(missed.goal) as a GIF at \(width) px wide")
+                } else if keepEvery < 4 && header.frames / (keepEvery * 2) >= 2 {
+                    keepEvery *= 2
+                } else {
+                    asStill = true
+                    keepEvery = 1
+                    width = startWidth
+                    reductions = []
+                    warnings.append(
+                        "the animation does not fit in \(missed.goal) even reduced; sent its first frame as a still image"
+                    )
+                }
+            } else if smaller >= minimumWidth {
+                width = smaller
+                reductions.append("reduced width to \(width) to fit \(missed.goal)")
+            } else {
+                throw PushPrepError(
+                    .cannotFit,
+                    "no \(lastAttempt.format.rawValue) of this image fits in \(limit) bytes (smallest tried: "
+                        + "\(lastAttempt.smallest) bytes at \(width) px wide)")
+            }
+        }
+    }
+
+    /// Decodes the image at `width` (keeping every `keepEvery`-th frame, or only the first as a
+    /// still) and goes down the encoder's ladder: the first encoding within the byte limit, or
+    /// the smallest size reached and its format.
+    private static func encode(
+        _ input: ImageInput, header: ImageHeader, width: Int, keepEvery: Int, asStill: Bool,
+        settings: ProcessingSettings, control: ProcessingControl?, reductions: [String], warnings: [String]
+    ) throws(PushPrepError) -> (fitted: ProcessedImage?, smallest: Int, format: ImageOutputFormat) {
+        let decoded = try ImageDecodeStep.run(input, header: header, width: width, maxPixels: settings.maxPixels)
+        try control?.check()
+        var image = decoded.image
+        let frameNote = header.isAnimated ? ", \(header.frames) frames" : ""
+        var operations = ["decoded \(input.type.rawValue) \(header.uprightWidth)x\(header.uprightHeight)\(frameNote)"]
+        operations += decoded.operations
+        if header.isAnimated && asStill {
+            image = try AnimationStep.firstFrame(image)
+            operations.append("kept the first frame as a still image")
+        } else if keepEvery > 1 {
+            image = try AnimationStep.dropFrames(image, keepEvery: keepEvery)
+            operations.append(
+                "kept every \(ordinal(keepEvery)) frame (\(AnimationStep.frameCount(image)) of \(header.frames))")
+        }
+        let alpha = try AlphaStep.run(image)
+        operations += alpha.operations
+        let format: ImageOutputFormat = !asStill ? .gif : (alpha.hasTransparency ? .png : .jpeg)
+        var smallest = 0
+        for attempt in ImageEncodeStep.ladder(for: format, quality: settings.quality) {
+            try control?.check()
+            let bytes = try ImageEncodeStep.encode(alpha.image, attempt)
+            smallest = bytes.count
+            guard bytes.count <= settings.imageMaxBytes else { continue }
+            let frames = format == .gif ? AnimationStep.frameCount(alpha.image) : 1
+            let image = ProcessedImage(
+                bytes: bytes, format: format, width: alpha.image.width, height: alpha.image.height / frames,
+                frames: frames, header: header,
+                operations: operations + reductions + [describe(attempt), "stripped metadata"], warnings: warnings)
+            return (image, smallest, format)
+        }
+        return (nil, smallest, format)
+    }
+
+    /// An animation's decoded size at `width` keeping every `keepEvery`-th frame, from its header.
+    /// The height is rounded up, so the real frames are never larger than this says.
+    private static func decodedAnimationBytes(_ header: ImageHeader, width: Int, keepEvery: Int) -> Int {
+        let height = (header.uprightHeight * width + header.uprightWidth - 1) / max(1, header.uprightWidth)
+        let frames = (header.frames + keepEvery - 1) / keepEvery
+        return AppleLimits.decodedBytes(width: width, height: height, frames: frames)
+    }
+
+    /// How much to scale the width by when a size reached `reached` against `goal`, for a measure
+    /// that grows with the pixel count: the square root of the overshoot with a margin, between
+    /// 0.3 and 0.9 so that every round makes progress without overshooting.
+    private static func shrinkFactor(goal: Int, reached: Int, margin: Double) -> Double {
+        min(0.9, max(0.3, (Double(goal) / Double(max(reached, 1))).squareRoot() * margin))
+    }
+
+    private static func describe(_ attempt: ImageEncodeStep.Attempt) -> String {
+        switch attempt.format {
+        case .jpeg: "encoded jpeg quality \(attempt.quality ?? 0)"
+        case .png: attempt.palette ? "encoded png with a palette, quality \(attempt.quality ?? 0)" : "encoded png"
+        case .gif: "encoded gif"
+        }
+    }
+
+    private static func ordinal(_ n: Int) -> String {
+        switch n {
+        case 2: "2nd"
+        case 3: "3rd"
+        default: "\(n)th"
+        }
+    }
+}

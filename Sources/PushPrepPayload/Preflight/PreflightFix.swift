@@ -1,0 +1,248 @@
+import Foundation
+public import PushPrepCore
+import PushPrepJSON
+import PushPrepRemote
+
+extension PreflightSession {
+    /// Checks a payload (downloading its attachments), then writes a corrected copy to `path`:
+    /// attachments with findings are processed by `processing` and their URLs replaced by the
+    /// processed ones (when the processing has a base URL), declared types follow the bytes, the
+    /// service extension's flag is set, and an out-of-range relevance score is clamped. The
+    /// report's ``PreflightReport/changes`` say what changed and ``PreflightReport/remaining``
+    /// what is still wrong.
+    public func fix(
+        _ bytes: [UInt8], file: String, writeTo path: String, processing: any AttachmentProcessing
+    ) async throws(PushPrepError) -> PreflightReport {
+        let (analysis, downloads) = await checkWithDownloads(bytes, file: file, keep: true)
+        defer { for download in downloads.values { download.remove() } }
+        var report = analysis.report
+        guard var payload = analysis.payload, let layout = analysis.layout else {
+            throw PushPrepError(
+                .invalidPayload, "\(file) cannot be fixed: \(report.findings.first?.message ?? "not a payload")")
+        }
+        var fixer = PayloadFixer(payload: payload, layout: layout, findings: report.findings)
+        await fixer.replaceAttachments(downloads: downloads, processing: processing)
+        fixer.fixFlags()
+        payload = fixer.payload
+
+        let serialized = Array((payload.serialized(pretty: true) + "\n").utf8)
+        try AtomicFile.write(serialized, to: path, reuseIdentical: false)
+        report.changes = fixer.changes
+        report.fixedPayload = path
+        report.remaining = remainingFindings(
+            of: serialized, file: path, fetchFindings: fixer.unreplacedFetchFindings)
+        return report
+    }
+
+    /// The fixed payload's own findings, plus the byte findings of attachments left as they were.
+    private func remainingFindings(
+        of bytes: [UInt8], file: String, fetchFindings: [PreflightFinding]
+    ) -> [PreflightFinding] {
+        let recheck = Preflight.check(bytes, file: file, options: options)
+        return Preflight.sorted(recheck.findings + fetchFindings)
+    }
+}
+
+/// Edits a payload to clear its findings.
+struct PayloadFixer {
+    private(set) var payload: JSONValue
+    let layout: PayloadLayout
+    let findings: [PreflightFinding]
+    private(set) var changes: [PreflightChange] = []
+    /// Byte findings of attachments that were not replaced: they still hold after the fix.
+    private(set) var unreplacedFetchFindings: [PreflightFinding] = []
+
+    init(payload: JSONValue, layout: PayloadLayout, findings: [PreflightFinding]) {
+        self.payload = payload
+        self.layout = layout
+        self.findings = findings
+    }
+
+    /// Findings that processing the file clears (a converted, resized, re-hosted copy).
+    static let processingFixes: Set<PreflightCode> = [
+        .insecureURL, .missingExtension, .unsupportedExtension, .providerExtension, .contentNotAccepted,
+        .contentTooLarge, .extensionMismatch, .typeHintMismatch, .contentTypeMismatch, .insecureRedirect, .gifMemory,
+        .slowDownload, .slowServer,
+    ]
+
+    /// Codes found from the bytes, which a re-check of the payload alone cannot see.
+    private static let byteCodes: Set<PreflightCode> = [
+        .fetchFailed, .contentNotAccepted, .contentTooLarge, .extensionMismatch, .typeHintMismatch,
+        .contentTypeMismatch, .redirected, .insecureRedirect, .gifMemory, .slowDownload, .slowServer,
+    ]
+
+    private func findings(of attachment: PayloadLayout.AttachmentReference) -> [PreflightFinding] {
+        let pointers = Set([attachment.path.pointer] + attachment.declaredTypes.map(\.path.pointer))
+        return findings.filter { pointers.contains($0.pointer) }
+    }
+
+    private mutating func change(_ path: JSONPath, _ message: String) {
+        changes.append(PreflightChange(pointer: path.pointer, message: message))
+    }
+
+    // MARK: - Attachments
+
+    /// Processes every downloaded attachment that has a finding processing clears, in one run.
+    mutating func replaceAttachments(
+        downloads: [String: PreflightSession.Downloaded], processing: any AttachmentProcessing
+    ) async {
+        var toProcess: [PayloadLayout.AttachmentReference] = []
+        for attachment in layout.attachments {
+            let own = findings(of: attachment)
+            let needsProcessing = own.contains {
+                $0.severity != .info && Self.processingFixes.contains($0.code)
+            }
+            if needsProcessing, downloads[attachment.url] != nil {
+                toProcess.append(attachment)
+            } else {
+                unreplacedFetchFindings += own.filter { Self.byteCodes.contains($0.code) }
+                if let type = downloads[attachment.url]?.type, type.acceptedByApple {
+                    setDeclaredTypes(of: attachment, to: type)
+                }
+            }
+        }
+        guard !toProcess.isEmpty else { return }
+        let items = toProcess.map { InputItem(source: $0.url, path: downloads[$0.url]!.download.path) }
+        let manifest: Manifest
+        do {
+            // A provider that carries no movie (FCM) gets animations as GIFs or stills, never as MP4s.
+            let movies = layout.dialect.acceptedExtensions?.contains("mp4") ?? true
+            manifest = try await processing.process(items, animationsAsMovies: movies)
+        } catch {
+            for attachment in toProcess {
+                unreplacedFetchFindings += findings(of: attachment).filter { Self.byteCodes.contains($0.code) }
+                change(attachment.path, "not fixed: \(error.code): \(error.message)")
+            }
+            return
+        }
+        for (attachment, entry) in zip(toProcess, manifest.attachments) {
+            apply(entry, to: attachment, outputDirectory: processing.outputDirectory)
+        }
+    }
+
+    private mutating func apply(
+        _ entry: ManifestEntry, to attachment: PayloadLayout.AttachmentReference, outputDirectory: String
+    ) {
+        switch entry {
+        case .failed(let failure):
+            unreplacedFetchFindings += findings(of: attachment).filter { Self.byteCodes.contains($0.code) }
+            change(attachment.path, "not fixed: processing failed with \(failure.error.code): \(failure.error.message)")
+        case .ok(let output):
+            let ext = PathName.lowercasedExtension(of: output.file)
+            if let allowed = layout.dialect.acceptedExtensions, !allowed.contains(ext) {
+                if let posterURL = output.posterURL, let poster = output.poster,
+                    allowed.contains(PathName.lowercasedExtension(of: poster.file))
+                {
+                    // As `payload` does for a provider that carries images only: the movie's poster.
+                    payload[attachment.path] = .string(posterURL)
+                    change(
+                        attachment.path,
+                        "processed \(output.input.type) into \(output.file); \(layout.dialect.displayName) carries"
+                            + " images only, so the URL is replaced by its poster frame \(posterURL)")
+                    setDeclaredTypes(of: attachment, to: .jpeg)
+                    return
+                }
+                unreplacedFetchFindings += findings(of: attachment).filter { Self.byteCodes.contains($0.code) }
+                change(
+                    attachment.path,
+                    "not fixed: processed into \(output.file), but \(layout.dialect.displayName) does not carry .\(ext)"
+                )
+                return
+            }
+            let summary =
+                "processed \(output.input.type) (\(output.input.bytes) bytes) into \(output.file)"
+                + " (\(output.bytes) bytes)"
+            guard let url = output.url else {
+                unreplacedFetchFindings += findings(of: attachment).filter { Self.byteCodes.contains($0.code) }
+                change(
+                    attachment.path,
+                    "\(summary) in \(outputDirectory); the URL is unchanged: give --base-url to point the payload at it"
+                )
+                return
+            }
+            payload[attachment.path] = .string(url)
+            change(attachment.path, "\(summary); URL replaced by \(url)")
+            if let type = MediaType.allCases.first(where: { $0.uti == output.uti }) {
+                setDeclaredTypes(of: attachment, to: type)
+            }
+        }
+    }
+
+    /// Makes every declared type of an attachment name `type`.
+    private mutating func setDeclaredTypes(of attachment: PayloadLayout.AttachmentReference, to type: MediaType) {
+        let accepted = layout.dialect.acceptedExtensions
+        for declared in attachment.declaredTypes {
+            if declared.names(type) && accepted.map({ $0.contains(declared.value) }) ?? true { continue }
+            let value = declared.spelling(of: type, accepted: accepted)
+            guard declared.value != value else { continue }
+            payload[declared.path] = .string(value)
+            change(declared.path, "declared type \(declared.value) replaced by \(value)")
+        }
+    }
+
+    /// Moves keys Apple does not define out of `aps` to beside it, where the app reads custom
+    /// keys, unless a key of that name is already there.
+    private mutating func moveCustomKeysOutOfAPS() {
+        guard let aps = layout.aps, let container = aps.parent else { return }
+        for finding in findings where finding.code == .unknownAPSKey {
+            guard let from = JSONPath(pointer: finding.pointer), let key = from.lastKey,
+                let value = payload[from]
+            else { continue }
+            let to = container.appending(key)
+            guard payload[to] == nil else {
+                change(from, "not moved: \(to.pointer) already exists")
+                continue
+            }
+            payload[from] = nil
+            payload[to] = value
+            change(from, "moved to \(to.pointer), beside aps")
+        }
+    }
+
+    /// Removes attachment options whose value the phone cannot use: without them the phone
+    /// shows its default thumbnail instead of failing or clipping wrongly.
+    private mutating func removeInvalidOptions() {
+        let dictionaries = layout.attachmentOptions.map(\.path)
+        for finding in findings where finding.code == .invalidAttachmentOption {
+            guard let path = JSONPath(pointer: finding.pointer),
+                let dictionary = dictionaries.first(where: { path.components.starts(with: $0.components) })
+            else { continue }
+            // The option itself: a finding inside a clipping rectangle removes the whole rectangle,
+            // and options that are not a dictionary go whole.
+            let option = JSONPath(Array(path.components.prefix(dictionary.components.count + 1)))
+            guard payload[option] != nil else { continue }
+            payload[option] = nil
+            change(option, "invalid attachment option removed (the phone then uses its default)")
+        }
+    }
+
+    // MARK: - Flags
+
+    /// Sets the service extension's flag when there are attachments, and clamps the relevance score.
+    mutating func fixFlags() {
+        let codes = Set(findings.map(\.code))
+        if codes.contains(.missingMutableContent) || codes.contains(.invalidMutableContent) {
+            let flag = layout.mutableContent
+            payload[flag.path] = flag.style.expected
+            change(flag.path, "\(flag.path.lastKey ?? "mutable-content") set to \(flag.style.spelled)")
+        }
+        if codes.contains(.invalidRelevanceScore), let score = payload[layout.relevanceScore]?.doubleValue,
+            score.isFinite
+        {
+            let clamped = min(max(score, 0), 1)
+            payload[layout.relevanceScore] = JSONValue(clamped)
+            change(layout.relevanceScore, "relevance score \(score) clamped to \(JSONValue(clamped).serialized())")
+        }
+        if codes.contains(.invalidInterruptionLevel) {
+            payload[layout.interruptionLevel] = nil
+            change(layout.interruptionLevel, "invalid interruption level removed (iOS then uses active)")
+        }
+        moveCustomKeysOutOfAPS()
+        removeInvalidOptions()
+        for finding in findings where [.missingAlert, .silentPush].contains(finding.code) {
+            changes.append(
+                PreflightChange(
+                    pointer: finding.pointer, message: "not fixed: an alert's text is the sender's to write"))
+        }
+    }
+}

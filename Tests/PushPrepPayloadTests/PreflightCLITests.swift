@@ -1,0 +1,259 @@
+import Foundation
+import PushPrepPayload
+import PushPrepTestSupport
+import Testing
+
+@testable import PushPrep
+@testable import PushPrepJSON
+
+/// `pushprep payload` and `pushprep preflight` as real processes: exit statuses, `--json`,
+/// standard input, `--fetch` through `--allow-host`, `--fix`, and every dialect's payload from
+/// a real manifest fed back into pre-flight.
+@Suite(
+    .serialized,
+    .enabled(if: TestTools.programAvailable("vips"), "needs the vips program (make deps installs libvips-tools)"),
+    .timeLimit(.minutes(5)))
+final class PreflightCLITests {
+    let directory: URL
+
+    init() throws {
+        directory = try TestTools.temporaryDirectory()
+    }
+
+    deinit {
+        TestTools.removeDirectory(directory)
+    }
+
+    private struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    private func pushprep(_ arguments: [String], stdin: String? = nil) throws -> Result {
+        let binary = try #require(TestTools.pushprepBinary(), "the pushprep executable was not built")
+        let result = try TestTools.run(
+            binary.path, arguments, stdin: stdin.map { Data($0.utf8) }, currentDirectory: directory,
+            timeout: .seconds(120))
+        return Result(
+            status: result.status, stdout: String(decoding: result.stdout, as: UTF8.self),
+            stderr: String(decoding: result.stderr, as: UTF8.self))
+    }
+
+    private func write(_ name: String, _ text: String) throws {
+        try Data(text.utf8).write(to: directory.appendingPathComponent(name))
+    }
+
+    private func json(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    private let clean =
+        #"{"aps":{"alert":"B","mutable-content":1},"attachments":[{"id":"a","url":"https://cdn.example.com/a.jpg"}]}"#
+    private let warningOnly =
+        #"{"aps":{"alert":"B","mutable-content":1,"custom":1},"attachments":[{"id":"a","url":"https://cdn.example.com/a.jpg"}]}"#
+    private let broken = #"{"aps":{"alert":"B"},"attachments":[{"id":"a","url":"http://cdn.example.com/a.webp"}]}"#
+
+    @Test("exit status: 0 clean, 1 on an error, 3 on warnings with --strict, 2 on usage errors")
+    func exitStatus() throws {
+        try write("clean.json", clean)
+        try write("warning.json", warningOnly)
+        try write("broken.json", broken)
+        #expect(try pushprep(["preflight", "clean.json"]).status == 0)
+        #expect(try pushprep(["preflight", "warning.json"]).status == 0)
+        #expect(try pushprep(["preflight", "warning.json", "--strict"]).status == 3)
+        #expect(try pushprep(["preflight", "clean.json", "broken.json", "--strict"]).status == 1)
+        let human = try pushprep(["preflight", "broken.json"])
+        #expect(human.status == 1)
+        #expect(human.stdout.contains("error    missing_mutable_content at /aps/mutable-content"))
+        #expect(human.stdout.contains("error    insecure_url at /attachments/0/url"))
+        #expect(human.stdout.contains("unsupported_extension"))
+        for usage in [
+            ["preflight", "clean.json", "--dialect", "pigeon"], ["preflight", "missing.json"],
+            ["preflight", "clean.json", "warning.json", "--fix", "out.json"], ["preflight"],
+            ["preflight", "clean.json", "--push-type", "loud"],
+        ] {
+            let result = try pushprep(usage)
+            #expect(result.status == 2, "\(usage): \(result.stderr)")
+        }
+        let missing = try pushprep(["preflight", "clean.json", "missing.json"])
+        #expect(missing.status == 2)
+        #expect(missing.stdout.isEmpty, "nothing is checked when a file cannot be read")
+        #expect(
+            missing.stderr == "Error: cannot read the payload missing.json: No such file or directory\n",
+            "the reason, without the root command's usage")
+    }
+
+    @Test("standard input is read up to the cap: an endless stream fails at once instead of filling memory")
+    func endlessStandardInput() throws {
+        let binary = try #require(TestTools.pushprepBinary(), "the pushprep executable was not built")
+        for command in [["preflight", "-"], ["payload", "-", "--body", "B"]] {
+            let result = try TestTools.run(
+                binary.path, command, stdinFile: URL(fileURLWithPath: "/dev/zero"), currentDirectory: directory,
+                timeout: .seconds(60))
+            let stderr = String(decoding: result.stderr, as: UTF8.self)
+            #expect(result.status == 1, "\(command): \(stderr)")
+            #expect(stderr.contains("invalid_payload") && stderr.contains("is over 16777216 bytes"), "\(stderr)")
+        }
+    }
+
+    @Test("--json: reports with findings, totals; standard input as -")
+    func jsonOutput() throws {
+        let result = try pushprep(["preflight", "-", "--json"], stdin: broken)
+        #expect(result.status == 1)
+        let output = try json(result.stdout)
+        let reports = try #require(output["reports"] as? [[String: Any]])
+        #expect(reports.first?["file"] as? String == "-")
+        #expect(reports.first?["dialect"] as? String == "apns")
+        let findings = try #require(reports.first?["findings"] as? [[String: Any]])
+        #expect(findings.allSatisfy { $0["severity"] is String && $0["message"] is String && $0["pointer"] is String })
+        #expect(
+            Set(findings.compactMap { $0["code"] as? String }) == [
+                "missing_mutable_content", "insecure_url", "unsupported_extension",
+            ])
+        #expect(output["errors"] as? Int == 3)
+        #expect(output["warnings"] as? Int == 0)
+    }
+
+    @Test("--fetch through --allow-host, and --fix end to end")
+    func fetchAndFix() async throws {
+        let webp = directory.appendingPathComponent("banner.webp")
+        try TestTools.vips("gaussnoise", webp.path, "64", "48")
+        let bytes = Array(try Data(contentsOf: webp))
+        try await TestHTTPServer.with(files: ["banner.webp": bytes]) { server in
+            try fetchAndFix(url: server.url("/files/banner.webp"), webpBytes: bytes.count)
+        }
+    }
+
+    private func fetchAndFix(url: String, webpBytes: Int) throws {
+        try write("remote.json", #"{"aps":{"alert":"B"},"attachments":[{"id":"a","url":"\#(url)"}]}"#)
+
+        let blocked = try pushprep(["preflight", "remote.json", "--fetch", "--allow-http", "--json"])
+        #expect(blocked.status == 1)
+        #expect(blocked.stdout.contains("blocked_address"))
+
+        let fetched = try pushprep([
+            "preflight", "remote.json", "--fetch", "--allow-http", "--allow-host", "127.0.0.1", "--json",
+        ])
+        #expect(fetched.status == 1)
+        let report = try #require((try json(fetched.stdout)["reports"] as? [[String: Any]])?.first)
+        let codes = (report["findings"] as? [[String: Any]])?.compactMap { $0["code"] as? String } ?? []
+        #expect(codes.contains("content_not_accepted") && codes.contains("unsupported_extension"))
+        #expect(
+            ((report["attachments"] as? [[String: Any]])?.first?["fetched"] as? [String: Any])?["type"] as? String
+                == "webp")
+
+        let text = try pushprep(["preflight", "remote.json", "--fetch", "--allow-http", "--allow-host", "127.0.0.1"])
+        #expect(text.status == 1)
+        #expect(text.stdout.contains("    HTTP 200, \(webpBytes) bytes, webp, "), "\(text.stdout)")
+        #expect(text.stdout.contains("error    content_not_accepted at /attachments/0/url"), "\(text.stdout)")
+
+        let fixed = try pushprep([
+            "preflight", "remote.json", "--fix", "fixed.json", "--out", "fix-out", "--base-url",
+            "https://cdn.example.com/push", "--allow-host", "127.0.0.1", "--allow-http",
+        ])
+        #expect(fixed.status == 0, "\(fixed.stdout)\n\(fixed.stderr)")
+        #expect(fixed.stdout.contains("changes:") && fixed.stdout.contains("after the fix: clean"))
+        let written = try json(
+            String(decoding: try Data(contentsOf: directory.appendingPathComponent("fixed.json")), as: UTF8.self))
+        let attachment = try #require((written["attachments"] as? [[String: Any]])?.first)
+        let newURL = try #require(attachment["url"] as? String)
+        #expect(newURL.hasPrefix("https://cdn.example.com/push/img-") && newURL.hasSuffix(".jpg"))
+        let name = String(newURL.split(separator: "/").last!)
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("fix-out/\(name)").path))
+        #expect((written["aps"] as? [String: Any])?["mutable-content"] as? Int == 1)
+        #expect(try pushprep(["preflight", "fixed.json", "--strict"]).status == 0)
+    }
+
+    /// The keys each provider documents for an attachment push (see `payload --help`), as JSON
+    /// Pointers to the values `payload` must write for one JPEG with these texts and category.
+    private static func documentedShape(_ dialect: PushDialect, id: String, url: String) -> [String: JSONValue] {
+        let title = JSONValue.string("Hello")
+        let body = JSONValue.string("A new photo")
+        let category = JSONValue.string("NEWS")
+        switch dialect {
+        case .apns:
+            return [
+                "/aps/alert/title": title, "/aps/alert/body": body, "/aps/mutable-content": JSONValue(1),
+                "/aps/category": category, "/attachments/0/id": .string(id), "/attachments/0/url": .string(url),
+                "/attachments/0/type": .string("public.jpeg"),
+                "/attachments/0/options/UNNotificationAttachmentOptionsTypeHintKey": .string("public.jpeg"),
+            ]
+        case .onesignal:
+            return [
+                "/headings/en": title, "/contents/en": body, "/ios_attachments/\(id)": .string(url),
+                "/mutable_content": .bool(true), "/ios_category": category,
+            ]
+        case .airship:
+            return [
+                "/device_types/0": .string("ios"), "/notification/alert": body, "/notification/ios/title": title,
+                "/notification/ios/mutable_content": .bool(true),
+                "/notification/ios/media_attachment/url": .string(url), "/notification/ios/category": category,
+            ]
+        case .braze:
+            return [
+                "/messages/apple_push/alert/title": title, "/messages/apple_push/alert/body": body,
+                "/messages/apple_push/asset_url": .string(url), "/messages/apple_push/asset_file_type": .string("jpg"),
+                "/messages/apple_push/mutable_content": .bool(true), "/messages/apple_push/category": category,
+            ]
+        case .fcm:
+            return [
+                "/message/notification/title": title, "/message/notification/body": body,
+                "/message/apns/payload/aps/mutable-content": JSONValue(1),
+                "/message/apns/payload/aps/category": category, "/message/apns/fcm_options/image": .string(url),
+            ]
+        }
+    }
+
+    @Test("payload: every dialect from a real manifest has the provider's keys and pre-flights clean")
+    func payloadEveryDialect() throws {
+        try TestTools.vips("gaussnoise", directory.appendingPathComponent("photo.jpg").path, "300", "200")
+        let processed = try pushprep([
+            "process", "photo.jpg", "--out", "out", "--base-url", "https://cdn.example.com/push",
+        ])
+        try #require(processed.status == 0, "\(processed.stderr)")
+        let manifest = try JSONDecoder().decode(
+            Manifest.self, from: Data(contentsOf: directory.appendingPathComponent("out/manifest.json")))
+        let attachment = try #require(manifest.attachments.first?.attachment)
+        let url = try #require(attachment.url)
+        #expect(url == "https://cdn.example.com/push/\(attachment.file)")
+
+        for dialect in PushDialect.allCases {
+            let result = try pushprep([
+                "payload", "out/manifest.json", "--dialect", dialect.rawValue, "--title", "Hello", "--body",
+                "A new photo", "--category", "NEWS",
+            ])
+            #expect(result.status == 0, "\(dialect): \(result.stderr)")
+            let payload = try JSONValue.parse(Array(result.stdout.utf8)).value
+            for (pointer, expected) in Self.documentedShape(dialect, id: attachment.id, url: url) {
+                let path = try #require(JSONPath(pointer: pointer))
+                #expect(payload[path] == expected, "\(dialect) \(pointer): \(result.stdout)")
+            }
+            try write("\(dialect.rawValue).json", result.stdout)
+            for arguments in [["--dialect", dialect.rawValue], []] {
+                let check = try pushprep(["preflight", "\(dialect.rawValue).json", "--strict", "--json"] + arguments)
+                #expect(check.status == 0, "\(dialect) \(arguments): \(check.stdout)")
+                let report = try #require((try json(check.stdout)["reports"] as? [[String: Any]])?.first)
+                #expect(report["dialect"] as? String == dialect.rawValue)
+            }
+        }
+        let compact = try pushprep(["payload", "out/manifest.json", "--body", "Hi", "--compact"])
+        #expect(compact.status == 0 && !compact.stdout.dropLast().contains("\n"))
+
+        let noAlert = try pushprep(["payload", "out/manifest.json"])
+        #expect(noAlert.status == 2, "\(noAlert.stderr)")
+        let noScheme = try pushprep(["payload", "out/manifest.json", "--body", "Hi", "--base-url", "cdn.example.com"])
+        #expect(noScheme.status == 2 && noScheme.stdout.isEmpty)
+        #expect(noScheme.stderr.contains("--base-url must start with https://"), "\(noScheme.stderr)")
+        let tooLong = try pushprep(["payload", "out/manifest.json", "--body", String(repeating: "x", count: 5000)])
+        #expect(tooLong.status == 1)
+        #expect(tooLong.stderr.contains("payload_too_large"))
+        let unknown = try pushprep(["payload", "out/manifest.json", "--body", "Hi", "--id", "img-nope"])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("img-nope"))
+        try write("not-a-manifest.json", clean)
+        let notManifest = try pushprep(["payload", "not-a-manifest.json", "--body", "Hi"])
+        #expect(notManifest.status == 1)
+        #expect(notManifest.stderr.contains("invalid_payload"))
+    }
+}

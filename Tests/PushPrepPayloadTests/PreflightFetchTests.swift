@@ -1,0 +1,454 @@
+import Foundation
+import Logging
+import PushPrepTestSupport
+import Synchronization
+import Testing
+
+@testable import PushPrep
+@testable import PushPrepJSON
+@testable import PushPrepPayload
+
+/// `preflight --fetch` and `--fix` against a real HTTP server on 127.0.0.1 (opted in with the
+/// allowed host), serving real files made with `vips` and `ffmpeg`.
+@Suite(
+    .enabled(if: TestTools.programAvailable("vips"), "needs the vips program (make deps installs libvips-tools)"),
+    .enabled(if: TestTools.programAvailable("ffmpeg"), "needs the ffmpeg program"),
+    .timeLimit(.minutes(3)))
+final class PreflightFetchTests {
+    let directory: URL
+
+    init() throws {
+        directory = try TestTools.temporaryDirectory()
+    }
+
+    deinit {
+        TestTools.removeDirectory(directory)
+    }
+
+    /// The served files, made once for the whole suite (they take a few `vips` and `ffmpeg` runs).
+    private static let fixtures: Result<[String: [UInt8]], FixtureFailure> = Result {
+        try makeFixtures()
+    }.mapError { FixtureFailure(description: "cannot make the fixtures: \($0)") }
+
+    struct FixtureFailure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private static func makeFixtures() throws -> [String: [UInt8]] {
+        let directory = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(directory) }
+        func file(_ name: String, _ make: (String) throws -> Void) throws -> [UInt8] {
+            let path = directory.appendingPathComponent(name).path
+            try make(path)
+            return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        }
+        /// An animated GIF of `frames` 640x480 frames: 1.2 MB a frame decoded.
+        func gif(_ name: String, frames: Int) throws -> [UInt8] {
+            try file(name) {
+                try TestTools.ffmpeg("-f", "lavfi", "-i", "testsrc=size=640x480:rate=10", "-frames:v", "\(frames)", $0)
+            }
+        }
+        let jpeg = try file("photo.jpg") { try TestTools.vips("gaussnoise", $0, "200", "150") }
+        let webp = try file("banner.webp") { try TestTools.vips("gaussnoise", $0, "64", "48") }
+        return [
+            "photo.jpg": jpeg,
+            "banner.webp": webp,
+            // The WebP under a .jpg name, and PNG bytes under another.
+            "banner.jpg": webp,
+            "mislabelled.jpg": try file("real.png") { try TestTools.vips("gaussnoise", $0, "64", "48") },
+            "heavy.gif": try gif("heavy.gif", frames: 20),
+            "medium.gif": try gif("medium.gif", frames: 12),
+            // A JPEG followed by 10 MB that decoders ignore: over Apple's image limit.
+            "huge.jpg": jpeg + [UInt8](repeating: 0, count: 10_000_000),
+            "clip.mp4": try file("clip.mp4") {
+                try TestTools.ffmpeg(
+                    "-f", "lavfi", "-i", "testsrc=size=320x240:rate=10:duration=2", "-pix_fmt", "yuv420p", $0)
+            },
+        ]
+    }
+
+    private func withServer(_ body: (TestHTTPServer) async throws -> Void) async throws {
+        try await TestHTTPServer.with(files: try Self.fixtures.get(), body)
+    }
+
+    /// A session that allows http:// and, unless `allowHost` is false, the server's host.
+    private func session(
+        _ configure: (inout PreflightOptions) -> Void = { _ in }, allowHost: Bool = true,
+        remote configureRemote: (inout RemoteSettings) -> Void = { _ in }
+    ) throws -> PreflightSession {
+        var options = PreflightOptions()
+        options.allowHTTP = true
+        configure(&options)
+        var remote = RemoteSettings()
+        if allowHost { remote.allowedHosts = ["127.0.0.1"] }
+        remote.totalTimeout = .seconds(30)
+        remote.maxTries = 1
+        configureRemote(&remote)
+        return try PreflightSession(options: options, remote: remote, logger: .quiet)
+    }
+
+    /// An APNs payload with one attachment (and its declared type, if any).
+    private func payload(_ url: String, type: String? = nil) -> [UInt8] {
+        let typeMember = type.map { #","type":"\#($0)""# } ?? ""
+        return Array(
+            #"{"aps":{"alert":"B","mutable-content":1},"attachments":[{"id":"a","url":"\#(url)"\#(typeMember)}]}"#.utf8)
+    }
+
+    private func codes(_ report: PreflightReport) -> [String] {
+        report.findings.map { "\($0.severity.rawValue) \($0.code.rawValue) \($0.pointer)" }.sorted()
+    }
+
+    private func check(
+        _ url: String, type: String? = nil, _ configure: (inout PreflightOptions) -> Void = { _ in }
+    ) async throws -> PreflightReport {
+        let session = try session(configure)
+        let report = await session.check(payload(url, type: type), file: "payload.json")
+        await session.shutdown()
+        return report
+    }
+
+    private let insecure = "warning insecure_url /attachments/0/url"
+
+    @Test("a good JPEG: only the http warning, and what the download showed")
+    func clean() async throws {
+        try await withServer { server in
+            let report = try await check(server.url("/files/photo.jpg"), type: "public.jpeg")
+            #expect(codes(report) == [insecure])
+            let fetched = try #require(report.attachments.first?.fetched)
+            let served = try #require(try Self.fixtures.get()["photo.jpg"])
+            #expect(fetched.type == "jpeg" && fetched.kind == .image && fetched.status == 200)
+            #expect(fetched.finalURL == server.url("/files/photo.jpg") && fetched.contentType == "image/jpeg")
+            #expect(fetched.bytes == served.count)
+            #expect(fetched.slowLinkSeconds == Double(served.count) * 8 / 1_600_000)
+            #expect(fetched.frames == nil, "only GIFs are decoded")
+        }
+    }
+
+    @Test("a WebP: not accepted, whether its URL says .webp or .jpg")
+    func webp() async throws {
+        try await withServer { server in
+            let named = try await check(server.url("/files/banner.webp"))
+            #expect(
+                codes(named) == [
+                    "error content_not_accepted /attachments/0/url", "error unsupported_extension /attachments/0/url",
+                    insecure,
+                ])
+            let disguised = try await check(server.url("/files/banner.jpg"), type: "public.jpeg")
+            #expect(
+                codes(disguised)
+                    == [
+                        "error content_not_accepted /attachments/0/url", "error extension_mismatch /attachments/0/url",
+                        "error type_hint_mismatch /attachments/0/type", insecure,
+                        "warning content_type_mismatch /attachments/0/url",
+                    ].sorted())
+            #expect(disguised.attachments.first?.fetched?.type == "webp")
+        }
+    }
+
+    @Test("a mislabelled file: PNG bytes behind a .jpg URL")
+    func mislabelled() async throws {
+        try await withServer { server in
+            let report = try await check(server.url("/files/mislabelled.jpg"), type: "public.jpeg")
+            #expect(
+                codes(report)
+                    == [
+                        "error extension_mismatch /attachments/0/url", "error type_hint_mismatch /attachments/0/type",
+                        insecure, "warning content_type_mismatch /attachments/0/url",
+                    ].sorted())
+        }
+    }
+
+    @Test("animated GIFs: an error above 24 MB decoded, a warning above 12 MB")
+    func gifMemory() async throws {
+        try await withServer { server in
+            let heavy = try await check(server.url("/files/heavy.gif"))
+            #expect(codes(heavy) == ["error gif_memory /attachments/0/url", insecure])
+            let fetched = try #require(heavy.attachments.first?.fetched)
+            #expect(fetched.frames == 20 && fetched.width == 640 && fetched.height == 480)
+            let medium = try await check(server.url("/files/medium.gif"))
+            #expect(codes(medium) == [insecure, "warning gif_memory /attachments/0/url"].sorted())
+        }
+    }
+
+    /// Records what it is asked and answers as the real one did for `answer`'s frames.
+    private final class RecordingInspector: ImageInspecting {
+        let asked = Mutex<[(path: String, type: MediaType)]>([])
+        let answer: ImageFrames?
+        init(answer: ImageFrames?) { self.answer = answer }
+
+        func frames(ofImageAt path: String, type: MediaType) async -> ImageFrames? {
+            asked.withLock { $0.append((path, type)) }
+            return answer
+        }
+    }
+
+    @Test("pre-flight reads GIFs through the image inspector it is given, once per download, GIFs only")
+    func gifsGoThroughTheGivenInspector() async throws {
+        try await withServer { server in
+            let inspector = RecordingInspector(answer: ImageFrames(width: 2000, height: 2000, frames: 3))
+            var remote = RemoteSettings()
+            remote.allowedHosts = ["127.0.0.1"]
+            var options = PreflightOptions()
+            options.allowHTTP = true
+            let session = try PreflightSession(options: options, remote: remote, images: inspector, logger: .quiet)
+            // medium.gif is 12 frames of 640x480 (a warning); the inspector says 3 of 2000x2000 (48 MB: an error).
+            let gif = await session.check(payload(server.url("/files/medium.gif")), file: "p.json")
+            let jpeg = await session.check(payload(server.url("/files/photo.jpg")), file: "p.json")
+            await session.shutdown()
+            #expect(codes(gif) == ["error gif_memory /attachments/0/url", insecure])
+            #expect(gif.attachments.first?.fetched?.frames == 3)
+            #expect(codes(jpeg) == [insecure])
+            let asked = inspector.asked.withLock { $0 }
+            #expect(asked.count == 1 && asked.first?.type == .gif, "\(asked)")
+        }
+    }
+
+    @Test("an inspector's extreme numbers are an error finding, never an overflow trap")
+    func extremeImageFramesDoNotTrap() async throws {
+        #expect(AppleLimits.decodedBytes(width: .max, height: 3, frames: 2) == .max)
+        #expect(AppleLimits.decodedBytes(width: -640, height: 480, frames: 12) == 0)
+        try await withServer { server in
+            var remote = RemoteSettings()
+            remote.allowedHosts = ["127.0.0.1"]
+            var options = PreflightOptions()
+            options.allowHTTP = true
+            let inspector = RecordingInspector(answer: ImageFrames(width: .max, height: .max, frames: .max))
+            let session = try PreflightSession(options: options, remote: remote, images: inspector, logger: .quiet)
+            let report = await session.check(payload(server.url("/files/medium.gif")), file: "p.json")
+            await session.shutdown()
+            #expect(codes(report) == ["error gif_memory /attachments/0/url", insecure])
+        }
+    }
+
+    @Test("over Apple's limit: too large, and too slow on a slow connection")
+    func tooLarge() async throws {
+        try await withServer { server in
+            let report = try await check(server.url("/files/huge.jpg"))
+            #expect(
+                codes(report)
+                    == [
+                        "error content_too_large /attachments/0/url", insecure,
+                        "warning slow_download /attachments/0/url",
+                    ].sorted())
+            let photo = try #require(try Self.fixtures.get()["photo.jpg"])
+            #expect(report.attachments.first?.fetched?.bytes == photo.count + 10_000_000)
+
+            // Over the download cap, the fetch stops early: still too large, nothing fetched.
+            let session = try session(remote: { $0.maxDownloadBytes = 1_000 })
+            let capped = await session.check(payload(server.url("/files/photo.jpg")), file: "p.json")
+            await session.shutdown()
+            #expect(codes(capped) == ["error content_too_large /attachments/0/url", insecure])
+            #expect(capped.attachments.first?.fetched == nil)
+        }
+    }
+
+    @Test("a slow server misses the budget; a slow link is estimated from the size")
+    func slow() async throws {
+        try await withServer { server in
+            let slowServer = try await check(server.url("/slow-first-byte/1500/photo.jpg")) { $0.timeBudget = 1 }
+            #expect(codes(slowServer) == ["error slow_server /attachments/0/url", insecure])
+            #expect((slowServer.attachments.first?.fetched?.seconds ?? 0) >= 1.4)
+            let slowLink = try await check(server.url("/files/photo.jpg")) { $0.slowLinkKbps = 1 }
+            #expect(codes(slowLink) == [insecure, "warning slow_download /attachments/0/url"].sorted())
+        }
+    }
+
+    @Test("Content-Type, redirects and HTTP errors")
+    func server() async throws {
+        try await withServer { server in
+            let wrongType = try await check(server.url("/wrong-type/photo.jpg"))
+            #expect(codes(wrongType) == [insecure, "warning content_type_mismatch /attachments/0/url"].sorted())
+            let redirected = try await check(server.url("/redirect/2/photo.jpg"))
+            #expect(codes(redirected) == ["info redirected /attachments/0/url", insecure])
+            #expect(redirected.attachments.first?.fetched?.finalURL == server.url("/files/photo.jpg"))
+            let missing = try await check(server.url("/files/gone.jpg"))
+            #expect(codes(missing) == ["error fetch_failed /attachments/0/url", insecure])
+            #expect(missing.findings.first?.message.contains("404") == true)
+        }
+    }
+
+    @Test("without --allow-host, loopback is refused like any private address")
+    func blockedByDefault() async throws {
+        try await withServer { server in
+            let session = try session(allowHost: false)
+            let report = await session.check(payload(server.url("/files/photo.jpg")), file: "p.json")
+            await session.shutdown()
+            #expect(codes(report) == ["error fetch_failed /attachments/0/url", insecure])
+            #expect(report.findings.first?.message.contains("blocked_address") == true)
+            #expect(server.hits("/files/photo.jpg") == 0)
+        }
+    }
+
+    // MARK: - --fix
+
+    private func fix(
+        _ bytes: [UInt8], baseURL: String?, _ configure: (inout ProcessingSettings) -> Void = { _ in }
+    ) async throws -> (PreflightReport, JSONValue, URL) {
+        let out = directory.appendingPathComponent("out-\(UUID().uuidString)")
+        let fixed = directory.appendingPathComponent("fixed-\(UUID().uuidString).json")
+        var settings = ProcessingSettings()
+        settings.jobs = 1
+        settings.baseURL = baseURL
+        configure(&settings)
+        var remote = RemoteSettings()
+        remote.allowedHosts = ["127.0.0.1"]
+        let processor = Processor(settings: settings, outputDirectory: out.path, logger: .quiet, remote: remote)
+        let session = try session()
+        let report = try await session.fix(bytes, file: "p.json", writeTo: fixed.path, processing: processor)
+        await session.shutdown()
+        #expect(report.fixedPayload == fixed.path)
+        let written = try JSONValue.parse(Array(try Data(contentsOf: fixed))).value
+        return (report, written, out)
+    }
+
+    private func path(_ pointer: String) -> JSONPath { JSONPath(pointer: pointer)! }
+
+    @Test("--fix: a WebP is processed and re-hosted, its type follows, mutable-content is added")
+    func fixWebP() async throws {
+        try await withServer { server in
+            let source = server.url("/files/banner.webp")
+            let bytes = Array(
+                #"{"aps":{"alert":"B"},"attachments":[{"id":"a","url":"\#(source)","type":"com.compuserve.gif","options":{"UNNotificationAttachmentOptionsTypeHintKey":"com.compuserve.gif"}}]}"#
+                    .utf8)
+            let (report, written, out) = try await fix(bytes, baseURL: "https://cdn.example.com/push")
+            let url = try #require(written[path("/attachments/0/url")]?.stringValue)
+            #expect(url.hasPrefix("https://cdn.example.com/push/img-") && url.hasSuffix(".jpg"))
+            let output = out.appendingPathComponent(String(url.split(separator: "/").last!))
+            let data = try Data(contentsOf: output)
+            #expect(Array(data.prefix(3)) == [0xFF, 0xD8, 0xFF], "the processed file is a JPEG")
+            #expect(written[path("/attachments/0/type")]?.stringValue == "public.jpeg")
+            #expect(
+                written[path("/attachments/0/options/UNNotificationAttachmentOptionsTypeHintKey")]?.stringValue
+                    == "public.jpeg")
+            #expect(written[path("/aps/mutable-content")] == JSONValue(1))
+            #expect(
+                Set(report.changes?.map(\.pointer) ?? []) == [
+                    "/attachments/0/url", "/attachments/0/type",
+                    "/attachments/0/options/UNNotificationAttachmentOptionsTypeHintKey", "/aps/mutable-content",
+                ])
+            #expect(report.findings.contains { $0.code == .contentNotAccepted }, "the findings are the original's")
+            #expect(report.remaining == [], "\(report.remaining ?? [])")
+            #expect(report.exitStatus(strict: true) == 0)
+        }
+    }
+
+    @Test("--fix: a GIF too heavy for the extension's memory is shrunk until its frames fit, and re-checked clean")
+    func fixHeavyGIF() async throws {
+        try await withServer { server in
+            let source = server.url("/files/heavy.gif")
+            let (report, written, out) = try await fix(
+                payload(source, type: "com.compuserve.gif"), baseURL: "https://cdn.example.com/push")
+            #expect(report.findings.contains { $0.code == .gifMemory && $0.severity == .error })
+            let url = try #require(written[path("/attachments/0/url")]?.stringValue)
+            #expect(url.hasSuffix(".gif"), "still an animation: \(url)")
+            let probe = try ImageProbe.probe(
+                out.appendingPathComponent(String(url.split(separator: "/").last ?? "")), allPages: true)
+            #expect(probe.pages == 20, "every frame kept")
+            #expect(probe.width * probe.pageHeight * 4 * probe.pages <= 12_000_000, "\(probe.fields)")
+            #expect(report.remaining == [], "\(report.remaining ?? [])")
+        }
+    }
+
+    @Test("--fix for FCM, which carries images only: a movie becomes its poster frame, an animation stays a GIF")
+    func fixFCM() async throws {
+        try await withServer { server in
+            func fcm(_ url: String) -> [UInt8] {
+                Array(
+                    #"{"message":{"token":"t","notification":{"title":"T","body":"B"},"apns":{"payload":{"aps":{"mutable-content":1}},"fcm_options":{"image":"\#(url)"}}}}"#
+                        .utf8)
+            }
+            let image = path("/message/apns/fcm_options/image")
+            let (movie, movieWritten, out) = try await fix(
+                fcm(server.url("/files/clip.mp4")), baseURL: "https://cdn.example.com/push")
+            #expect(movie.findings.contains { $0.code == .providerExtension && $0.pointer == image.pointer })
+            let poster = try #require(movieWritten[image]?.stringValue)
+            #expect(poster.hasPrefix("https://cdn.example.com/push/vid-") && poster.hasSuffix("-poster.jpg"))
+            let name = String(poster.split(separator: "/").last ?? "")
+            #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent(name).path))
+            #expect(movie.remaining == [], "\(movie.remaining ?? [])")
+
+            // A 2 MB budget: shrinking alone would make a movie of the animation (as for APNs);
+            // for FCM it keeps every other frame instead.
+            let (gif, gifWritten, _) = try await fix(
+                fcm(server.url("/files/heavy.gif")), baseURL: "https://cdn.example.com/push"
+            ) { $0.gifMaxMemory = 2_000_000 }
+            let url = try #require(gifWritten[image]?.stringValue)
+            #expect(url.hasPrefix("https://cdn.example.com/push/img-") && url.hasSuffix(".gif"), "\(gif.changes ?? [])")
+            #expect(gif.remaining == [], "\(gif.remaining ?? [])")
+        }
+    }
+
+    @Test("--fix without a base URL processes the file but cannot point the payload at it")
+    func fixWithoutBaseURL() async throws {
+        try await withServer { server in
+            let source = server.url("/files/banner.webp")
+            let (report, written, out) = try await fix(payload(source), baseURL: nil)
+            #expect(written[path("/attachments/0/url")]?.stringValue == source)
+            let change = try #require(report.changes?.first)
+            #expect(report.changes?.count == 1)
+            #expect(change.pointer == "/attachments/0/url")
+            #expect(change.message.contains("the URL is unchanged") && change.message.contains("--base-url"))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).contains { $0.hasSuffix(".jpg") })
+            // Still wrong: the payload names the WebP, whose bytes were checked before the fix.
+            #expect(
+                (report.remaining ?? []).map { "\($0.severity.rawValue) \($0.code.rawValue) \($0.pointer)" }.sorted()
+                    == [
+                        "error content_not_accepted /attachments/0/url",
+                        "error unsupported_extension /attachments/0/url", insecure,
+                    ])
+            #expect(report.exitStatus(strict: false) == 1)
+        }
+    }
+
+    @Test("--fix removes invalid attachment options and keeps the valid ones and unknown ones")
+    func fixOptions() async throws {
+        try await withServer { server in
+            let source = server.url("/files/photo.jpg")
+            let options = "/attachments/0/options/UNNotificationAttachmentOptions"
+            let bytes = Array(
+                #"{"aps":{"alert":"B","mutable-content":1},"attachments":[{"id":"a","url":"\#(source)","options":{"UNNotificationAttachmentOptionsTypeHintKey":"public.jpeg","UNNotificationAttachmentOptionsThumbnailTimeKey":-2,"UNNotificationAttachmentOptionsThumbnailClippingRectKey":{"X":0.5,"Y":0,"Width":0.75,"Height":2},"UNNotificationAttachmentOptionsThumbnailHiddenKey":false,"AppKey":1}}]}"#
+                    .utf8)
+            let (report, written, out) = try await fix(bytes, baseURL: "https://cdn.example.com/push")
+            #expect(
+                report.findings.filter { $0.code == .invalidAttachmentOption }.map(\.pointer).sorted() == [
+                    options + "ThumbnailClippingRectKey/Height", options + "ThumbnailTimeKey",
+                ])
+            // The http:// URL is re-hosted too; the options are edited in place.
+            #expect(
+                Set(report.changes?.map(\.pointer) ?? []) == [
+                    "/attachments/0/url", options + "ThumbnailClippingRectKey", options + "ThumbnailTimeKey",
+                ])
+            #expect(written[path(options + "ThumbnailClippingRectKey")] == nil)
+            #expect(written[path(options + "ThumbnailTimeKey")] == nil)
+            #expect(written[path(options + "TypeHintKey")]?.stringValue == "public.jpeg")
+            #expect(written[path(options + "ThumbnailHiddenKey")] == .bool(false))
+            let url = try #require(written[path("/attachments/0/url")]?.stringValue)
+            #expect(url.hasPrefix("https://cdn.example.com/push/img-") && url.hasSuffix(".jpg"))
+            let name = String(url.split(separator: "/").last ?? "")
+            #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent(name).path))
+            #expect(
+                (report.remaining ?? []).map { "\($0.severity.rawValue) \($0.code.rawValue) \($0.pointer)" }
+                    == ["warning unknown_attachment_option /attachments/0/options/AppKey"])
+        }
+    }
+
+    @Test("--fix on a Braze payload updates asset_url and asset_file_type")
+    func fixBraze() async throws {
+        try await withServer { server in
+            let source = server.url("/files/mislabelled.jpg")
+            let bytes = Array(
+                #"{"messages":{"apple_push":{"alert":"B","asset_url":"\#(source)","asset_file_type":"png","mutable_content":true}}}"#
+                    .utf8)
+            let (report, written, _) = try await fix(bytes, baseURL: "https://cdn.example.com/push")
+            // The PNG has no alpha channel, so it is published as a JPEG.
+            let url = try #require(written[path("/messages/apple_push/asset_url")]?.stringValue)
+            #expect(url.hasPrefix("https://cdn.example.com/push/img-") && url.hasSuffix(".jpg"))
+            #expect(written[path("/messages/apple_push/asset_file_type")]?.stringValue == "jpg")
+            #expect(
+                Set(report.changes?.map(\.pointer) ?? []) == [
+                    "/messages/apple_push/asset_url", "/messages/apple_push/asset_file_type",
+                ])
+            #expect(report.remaining == [], "\(report.remaining ?? [])")
+        }
+    }
+}

@@ -1,0 +1,180 @@
+import PushPrep
+import PushPrepTestSupport
+
+@testable import PushPrepPayload
+
+/// Firebase Cloud Messaging: the HTTP v1 message and the payload the phone receives.
+extension PreflightTableTests {
+    static let fcmCases: [PreflightCase] = [
+        PreflightCase(
+            "fcm: valid message", .fcm,
+            fcm(#""notification":{"title":"T","body":"B"},\#(fcmAPNs(#"{"mutable-content":1}"#))"#), []),
+        PreflightCase(
+            "fcm: valid with an aps alert, sound and category", .fcm,
+            fcm(
+                #""notification":{"title":"T","body":"B"},\#(fcmAPNs(#"{"alert":{"subtitle":"S"},"sound":"default","category":"NEWS","mutable-content":1}"#))"#
+            ), [.info(.categoryNoted, "/message/apns/payload/aps/category")]),
+        PreflightCase(
+            "fcm: valid notification.image", .fcm,
+            fcm(#""notification":{"body":"B","image":"\#(jpg)"},"apns":{"payload":{"aps":{"mutable-content":1}}}"#), []),
+        PreflightCase(
+            "fcm: valid without the message wrapper", .fcm,
+            #"{"token":"t0k3n","notification":{"body":"B"},\#(fcmAPNs(#"{"mutable-content":1}"#))}"#, []),
+        PreflightCase(
+            "fcm: an aps alert instead of notification", .fcm, fcm(fcmAPNs(#"{"alert":"B","mutable-content":1}"#)),
+            []),
+        PreflightCase(
+            "fcm: an alert push type header", .fcm,
+            fcm(
+                #""notification":{"body":"B"},"apns":{"headers":{"apns-push-type":"alert"},"payload":{"aps":{"mutable-content":1}},"fcm_options":{"image":"\#(jpg)"}}"#
+            ), []),
+        PreflightCase(
+            "fcm: mutable-content missing", .fcm,
+            fcm(#""notification":{"body":"B"},"apns":{"fcm_options":{"image":"\#(jpg)"}}"#),
+            [.error(.missingMutableContent, "/message/apns/payload/aps/mutable-content")]),
+        PreflightCase(
+            "fcm: mutable-content missing without the message wrapper", .fcm,
+            #"{"token":"t0k3n","notification":{"body":"B"},\#(fcmAPNs(#"{"sound":"default"}"#))}"#,
+            [.error(.missingMutableContent, "/apns/payload/aps/mutable-content")]),
+        PreflightCase(
+            "fcm: mutable-content true", .fcm,
+            fcm(#""notification":{"body":"B"},\#(fcmAPNs(#"{"mutable-content":true}"#))"#),
+            [.error(.invalidMutableContent, "/message/apns/payload/aps/mutable-content")]),
+        PreflightCase(
+            "fcm: mutable-content \"1\"", .fcm,
+            fcm(#""notification":{"body":"B"},\#(fcmAPNs(#"{"mutable-content":"1"}"#))"#),
+            [.error(.invalidMutableContent, "/message/apns/payload/aps/mutable-content")]),
+        PreflightCase(
+            "fcm: no notification and no alert", .fcm, fcm(fcmAPNs(#"{"mutable-content":1}"#)),
+            [.error(.missingAlert, "/message/notification")]),
+        PreflightCase(
+            "fcm: a notification with only an image", .fcm,
+            fcm(#""notification":{"image":"\#(jpg)"},"apns":{"payload":{"aps":{"mutable-content":1}}}"#),
+            [.error(.missingAlert, "/message/notification")]),
+        PreflightCase(
+            "fcm: silent", .fcm, fcm(fcmAPNs(#"{"content-available":1,"mutable-content":1}"#)),
+            [.error(.silentPush, "/message/apns/payload/aps/content-available")]),
+        PreflightCase(
+            "fcm: http URL", .fcm,
+            fcm(
+                #""notification":{"body":"B"},\#(fcmAPNs(#"{"mutable-content":1}"#, image: "http://cdn.example.com/a.jpg"))"#
+            ),
+            [.error(.insecureURL, "/message/apns/fcm_options/image")]),
+        PreflightCase(
+            "fcm: http URL with an ATS exception", .fcm, allowHTTP: true,
+            fcm(
+                #""notification":{"body":"B"},\#(fcmAPNs(#"{"mutable-content":1}"#, image: "http://cdn.example.com/a.jpg"))"#
+            ),
+            [.warning(.insecureURL, "/message/apns/fcm_options/image")]),
+        PreflightCase(
+            "fcm: http notification.image", .fcm,
+            fcm(
+                #""notification":{"body":"B","image":"http://cdn.example.com/a.png"},"apns":{"payload":{"aps":{"mutable-content":1}}}"#
+            ),
+            [.error(.insecureURL, "/message/notification/image")]),
+        PreflightCase(
+            "fcm: no extension", .fcm,
+            fcm(
+                #""notification":{"body":"B"},\#(fcmAPNs(#"{"mutable-content":1}"#, image: "https://cdn.example.com/i/42"))"#
+            ),
+            [.error(.missingExtension, "/message/apns/fcm_options/image")]),
+        PreflightCase(
+            "fcm: WebP", .fcm,
+            fcm(
+                #""notification":{"body":"B"},\#(fcmAPNs(#"{"mutable-content":1}"#, image: "https://cdn.example.com/a.webp"))"#
+            ),
+            [.error(.unsupportedExtension, "/message/apns/fcm_options/image")]),
+        PreflightCase(
+            "fcm: a movie in the image key", .fcm,
+            fcm(#""notification":{"body":"B"},\#(fcmAPNs(#"{"mutable-content":1}"#, image: mp4))"#),
+            [.error(.providerExtension, "/message/apns/fcm_options/image")]),
+        PreflightCase(
+            "fcm: a sound in the image key", .fcm,
+            fcm(#""notification":{"body":"B"},\#(fcmAPNs(#"{"mutable-content":1}"#, image: m4a))"#),
+            [.error(.providerExtension, "/message/apns/fcm_options/image")]),
+        PreflightCase(
+            "fcm: not a URL", .fcm,
+            fcm(#""notification":{"body":"B"},\#(fcmAPNs(#"{"mutable-content":1}"#, image: "gs://bucket/a.jpg"))"#),
+            [.error(.invalidURL, "/message/apns/fcm_options/image")]),
+        PreflightCase(
+            "fcm: an image that is not a string", .fcm,
+            fcm(
+                #""notification":{"body":"B"},"apns":{"payload":{"aps":{"mutable-content":1}},"fcm_options":{"image":5}}"#
+            ),
+            [.error(.invalidAttachment, "/message/apns/fcm_options/image")]),
+        PreflightCase(
+            "fcm: an invalid interruption level", .fcm,
+            fcm(#""notification":{"body":"B"},\#(fcmAPNs(#"{"mutable-content":1,"interruption-level":"Active"}"#))"#),
+            [.error(.invalidInterruptionLevel, "/message/apns/payload/aps/interruption-level")]),
+        PreflightCase(
+            "fcm: critical", .fcm,
+            fcm(#""notification":{"body":"B"},\#(fcmAPNs(#"{"mutable-content":1,"interruption-level":"critical"}"#))"#),
+            [.info(.criticalNeedsEntitlement, "/message/apns/payload/aps/interruption-level")]),
+        PreflightCase(
+            "fcm: relevance score 1.5", .fcm,
+            fcm(#""notification":{"body":"B"},\#(fcmAPNs(#"{"mutable-content":1,"relevance-score":1.5}"#))"#),
+            [.error(.invalidRelevanceScore, "/message/apns/payload/aps/relevance-score")]),
+        PreflightCase(
+            "fcm: relevance score \"0.5\"", .fcm,
+            fcm(#""notification":{"body":"B"},\#(fcmAPNs(#"{"mutable-content":1,"relevance-score":"0.5"}"#))"#),
+            [.error(.invalidRelevanceScore, "/message/apns/payload/aps/relevance-score")]),
+        PreflightCase(
+            "fcm: a custom key inside aps", .fcm,
+            fcm(#""notification":{"body":"B"},\#(fcmAPNs(#"{"mutable-content":1,"image":"x"}"#))"#),
+            [.warning(.unknownAPSKey, "/message/apns/payload/aps/image")]),
+        PreflightCase(
+            "fcm: a category that is not a string", .fcm,
+            fcm(#""notification":{"body":"B"},\#(fcmAPNs(#"{"mutable-content":1,"category":true}"#))"#),
+            [.error(.invalidValue, "/message/apns/payload/aps/category")]),
+        PreflightCase(
+            "fcm: aps not a dictionary", .fcm, fcm(#""notification":{"body":"B"},\#(fcmAPNs(#""mutable-content""#))"#),
+            [
+                .error(.apsNotObject, "/message/apns/payload/aps"),
+                .error(.missingMutableContent, "/message/apns/payload/aps/mutable-content"),
+            ]),
+        PreflightCase(
+            "fcm: token repeated", .fcm, counted: .wholeTextWithout(#""token":"again","#),
+            fcm(#""token":"again","notification":{"body":"B"},\#(fcmAPNs(#"{"mutable-content":1}"#))"#),
+            [.warning(.duplicateKey, "/message/token")]),
+        PreflightCase(
+            "fcm: a 4096-byte message fits", .fcm,
+            padded(fcm(#""notification":{"body":"PAD"},\#(fcmAPNs(#"{"mutable-content":1}"#))"#), to: 4096), []),
+        PreflightCase(
+            "fcm: a 4097-byte message does not", .fcm,
+            padded(fcm(#""notification":{"body":"PAD"},\#(fcmAPNs(#"{"mutable-content":1}"#))"#), to: 4097),
+            [.error(.payloadTooLarge, "")]),
+        PreflightCase(
+            "fcm: attachments on a background push", .fcm, pushType: .background,
+            fcm(#""notification":{"body":"B"},\#(fcmAPNs(#"{"mutable-content":1}"#))"#),
+            [.error(.pushTypeWithoutExtension, "")]),
+        PreflightCase(
+            "fcm: apns-push-type background in the message", .fcm,
+            fcm(
+                #""notification":{"body":"B"},"apns":{"headers":{"apns-push-type":"background"},"payload":{"aps":{"mutable-content":1}},"fcm_options":{"image":"\#(jpg)"}}"#
+            ),
+            [.error(.pushTypeWithoutExtension, "/message/apns/headers/apns-push-type")]),
+        PreflightCase(
+            "fcm: apns-push-type voip in the message", .fcm,
+            fcm(
+                #""notification":{"body":"B"},"apns":{"headers":{"apns-push-type":"voip"},"payload":{"aps":{"mutable-content":1}},"fcm_options":{"image":"\#(jpg)"}}"#
+            ),
+            [.error(.pushTypeWithoutExtension, "/message/apns/headers/apns-push-type")]),
+        PreflightCase(
+            "fcm: no attachment", .fcm, fcm(#""notification":{"body":"B"}"#), [.info(.noAttachments, "")]),
+        PreflightCase(
+            "fcm device: valid", .fcm,
+            device(#"{"alert":"B","mutable-content":1}"#, #""fcm_options":{"image":"\#(jpg)"}"#), []),
+        PreflightCase(
+            "fcm device: a movie", .fcm,
+            device(#"{"alert":"B","mutable-content":1}"#, #""fcm_options":{"image":"\#(mp4)"}"#),
+            [.error(.providerExtension, "/fcm_options/image")]),
+        PreflightCase(
+            "fcm device: mutable-content missing", .fcm,
+            device(#"{"alert":"B"}"#, #""fcm_options":{"image":"\#(jpg)"}"#),
+            [.error(.missingMutableContent, "/aps/mutable-content")]),
+        PreflightCase(
+            "fcm device: http URL", .fcm,
+            device(#"{"alert":"B","mutable-content":1}"#, #""fcm_options":{"image":"http://cdn.example.com/a.jpg"}"#),
+            [.error(.insecureURL, "/fcm_options/image")]),
+    ]
+}

@@ -18,7 +18,7 @@ enum ImageOutputFormat: String {
 /// IPTC, comments, ICC: the pixels are already sRGB).
 enum ImageEncodeStep {
     /// One encoding attempt.
-    struct Attempt {
+    struct Attempt: Equatable {
         let format: ImageOutputFormat
         /// JPEG quality, or the palette quality of a quantised PNG; nil for lossless PNG/GIF.
         let quality: Int?

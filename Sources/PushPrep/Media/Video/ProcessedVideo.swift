@@ -18,4 +18,7 @@ struct ProcessedVideo {
     /// "remux" or "transcode" first, then what changed.
     let operations: [String]
     let warnings: [String]
+    /// The plan the pipeline ran (the one `inspect` prints); nil for an animation turned into a
+    /// movie, which has no headers to plan from.
+    let plan: VideoPlan?
 }

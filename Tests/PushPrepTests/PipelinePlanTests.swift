@@ -179,6 +179,25 @@ final class PipelinePlanTests {
         #expect(abs(video.duration - 2) < 0.2, "\(video.duration)")
     }
 
+    @Test(
+        "an MP4 cut before its moov: inspect reports the corrupt_input process fails with, not unsupported_type",
+        .enabled(if: TestTools.ffmpegCanEncode("libx264") && TestTools.ffmpegCanMux("mp4"), "needs ffmpeg with libx264")
+    )
+    func cutMP4IsCorrupt() throws {
+        // The moov box is written last: the first 20 KB hold the ftyp box and part of the frames.
+        let whole = try clip(
+            "whole.mp4", size: "320x240", seconds: 3, audio: false, "-c:v", "libx264", "-preset", "ultrafast",
+            "-pix_fmt", "yuv420p")
+        let input = path("cut.mp4")
+        try Data(try Data(contentsOf: URL(fileURLWithPath: whole)).prefix(20_000)).write(
+            to: URL(fileURLWithPath: input))
+        let report = Inspector.inspect(InputItem(source: input, path: input), settings: ProcessingSettings())
+        let error = #expect(throws: PushPrepError.self) { try self.processVideo(input, ProcessingSettings()) }
+        #expect(error?.code == .corruptInput, "\(String(describing: error))")
+        #expect(report.error?.code == error?.code && report.error?.message == error?.message, "\(report)")
+        #expect(report.plan == ["fail with corrupt_input"])
+    }
+
     // MARK: - Sounds
 
     @Test(

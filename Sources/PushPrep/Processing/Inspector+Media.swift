@@ -11,7 +11,13 @@ extension Inspector {
         plan: inout Plan?
     ) throws(PushPrepError) {
         let deadline = MediaDeadline(seconds: min(settings.timeout, mediaProbeSeconds))
-        let input = try MediaInput(path: item.path, maxPixels: settings.maxPixels, deadline: deadline)
+        let input: MediaInput
+        if type.kind == .video {
+            // As the video pipeline opens it: a cut MP4 is corrupt_input there, and so here.
+            input = try VideoPipeline.open(item.path, maxPixels: settings.maxPixels, deadline: deadline)
+        } else {
+            input = try MediaInput(path: item.path, maxPixels: settings.maxPixels, deadline: deadline)
+        }
         let probe = MediaProbe(input)
         report.duration = probe.duration
         report.streams = streamDescriptions(probe)

@@ -156,9 +156,10 @@ enum VideoPipeline {
         )
     }
 
-    /// Opens the input. A file that starts like an MP4 (an `ftyp` box) but does not open is
-    /// damaged (a truncated download without its `moov`), not of another type.
-    private static func open(_ path: String, maxPixels: Int, deadline: MediaDeadline) throws(PushPrepError)
+    /// Opens a movie, for `process` and `inspect` alike. A file that starts like an MP4 (an `ftyp`
+    /// box) but does not open is damaged (a truncated download without its `moov`), not of
+    /// another type.
+    static func open(_ path: String, maxPixels: Int, deadline: MediaDeadline) throws(PushPrepError)
         -> MediaInput
     {
         do {

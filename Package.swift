@@ -127,8 +127,6 @@ let package = Package(
                 "PushPrepRemote",
                 "PushPrepMedia",
                 "PushPrepPayload",
-                "CFFmpeg",
-                "CFFmpegShims",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -203,7 +201,7 @@ let package = Package(
             ("PushPrepRemoteTests", ["PushPrepRemote"]),
             ("PushPrepMediaTests", ["PushPrepMedia", "CFFmpeg"]),
             ("PushPrepPayloadTests", ["PushPrepPayload", "PushPrepJSON"]),
-            ("PushPrepTests", ["PushPrepMedia", "PushPrepPayload", "PushPrepJSON", "CVips", "CVipsShims"]),
+            ("PushPrepTests", ["PushPrepMedia", "PushPrepPayload", "PushPrepJSON"]),
             ("PushPrepQueueTests", ["PushPrepQueue"]),
         ].map { name, modules in
             // Each source target's tests; every one may drive the whole product (a real processor,

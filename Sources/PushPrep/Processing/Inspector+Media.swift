@@ -1,5 +1,3 @@
-internal import CFFmpeg
-internal import CFFmpegShims
 import Foundation
 import PushPrepCore
 import PushPrepMedia
@@ -7,22 +5,39 @@ import PushPrepPayload
 import PushPrepRemote
 
 /// Movies and sounds: what the headers say (through libav, no frame decoded) and the path
-/// `process` would take, decided by the same rules as the pipelines.
+/// `process` would take: the pipelines' own plans (``VideoPlan``, ``AudioPlan``), put into words.
 extension Inspector {
     /// Seconds allowed to open and probe a file: headers only, so far less than a job's timeout.
     static let mediaProbeSeconds = 30.0
 
     static func inspectMedia(
-        _ item: InputItem, type: MediaType, settings: ProcessingSettings, into report: inout InspectReport
+        _ item: InputItem, type: MediaType, settings: ProcessingSettings, into report: inout InspectReport,
+        plan: inout Plan?
     ) throws(PushPrepError) {
         let deadline = MediaDeadline(seconds: min(settings.timeout, mediaProbeSeconds))
-        let input = try MediaInput(path: item.path, maxPixels: settings.maxPixels, deadline: deadline)
+        let input: MediaInput
+        if type.kind == .video {
+            // As the video pipeline opens it: a cut MP4 is corrupt_input there, and so here.
+            input = try VideoPipeline.open(item.path, maxPixels: settings.maxPixels, deadline: deadline)
+        } else {
+            input = try MediaInput(path: item.path, maxPixels: settings.maxPixels, deadline: deadline)
+        }
         let probe = MediaProbe(input)
         report.duration = probe.duration
         report.streams = streamDescriptions(probe)
         switch type.kind {
-        case .video: try planVideo(probe, input: input, settings: settings, into: &report)
-        default: try planAudio(probe, type: type, settings: settings, into: &report)
+        case .video:
+            if let video = probe.video {
+                report.width = video.displayWidth
+                report.height = video.displayHeight
+            }
+            let videoPlan = try VideoPlan(input: input, probe: probe, settings: settings)
+            plan = .video(videoPlan)
+            report.plan += lines(videoPlan)
+        default:
+            let audioPlan = try AudioPlan(probe: probe, type: type, settings: settings)
+            plan = .audio(audioPlan)
+            report.plan += try lines(audioPlan)
         }
     }
 
@@ -46,55 +61,59 @@ extension Inspector {
         return lines
     }
 
-    private static func planVideo(
-        _ probe: MediaProbe, input: MediaInput, settings: ProcessingSettings, into report: inout InspectReport
-    ) throws(PushPrepError) {
-        guard let video = probe.video, let stream = input.bestStream(AVMEDIA_TYPE_VIDEO) else {
-            throw PushPrepError(
-                .unsupportedType, "no video stream (\(probe.audio == nil ? "no streams" : "audio only"))")
+    /// The video plan in words.
+    static func lines(_ plan: VideoPlan) -> [String] {
+        var lines: [String] = []
+        let window = plan.window
+        if let ignored = plan.ignoredStart {
+            let length = window.sourceDuration.map { " of the \(secondsText($0)) s video" } ?? ""
+            lines.append("start at 0: --video-start \(secondsText(ignored)) s is past the end\(length)")
         }
-        report.width = video.displayWidth
-        report.height = video.displayHeight
-        try video.checkFrameSize(maxPixels: settings.maxPixels)
-        if let duration = probe.duration, duration > settings.videoStart + settings.videoSeconds + 0.05 {
-            let from = settings.videoStart > 0 ? " from \(secondsText(settings.videoStart)) s" : ""
-            report.plan.append(
-                "keep \(secondsText(settings.videoSeconds)) s\(from) of \(secondsText(duration)) s")
+        if window.isTrimmed {
+            let from = window.start > 0 ? " from \(secondsText(window.start)) s" : ""
+            let of = window.sourceDuration.map { " of \(secondsText($0)) s" } ?? ""
+            lines.append("keep \(secondsText(window.seconds)) s\(from)\(of)")
         }
-        if let obstacle = RemuxStep.obstacle(probe, input: input, maxDisplayWidth: settings.videoWidth) {
-            let aspect = stream.pointee.codecpar.pointee.sample_aspect_ratio
-            let size = VideoScaler.outputSize(
-                width: video.width, height: video.height, sampleAspect: (Int(aspect.num), Int(aspect.den)),
-                rotation: video.rotation, maxDisplayWidth: settings.videoWidth)
-            let shown = video.rotation % 180 == 0 ? (size.width, size.height) : (size.height, size.width)
-            let target = probe.audio == nil ? "H.264 (High)" : "H.264 (High) and AAC-LC"
-            report.plan.append("transcode to \(target) in MP4: \(obstacle)")
-            if shown.0 != video.displayWidth || shown.1 != video.displayHeight {
-                report.plan.append(
-                    "scale \(video.displayWidth)x\(video.displayHeight) to \(shown.0)x\(shown.1)")
+        if let obstacle = plan.obstacle {
+            let transcode = plan.transcode
+            let target = transcode.hasAudio ? "H.264 (High) and AAC-LC" : "H.264 (High)"
+            lines.append("transcode to \(target) in MP4: \(obstacle)")
+            if transcode.displayWidth != plan.sourceWidth || transcode.displayHeight != plan.sourceHeight {
+                lines.append(
+                    "scale \(plan.sourceWidth)x\(plan.sourceHeight) to \(transcode.displayWidth)x\(transcode.displayHeight)"
+                )
             }
         } else {
-            report.plan.append("copy the streams into an MP4 without re-encoding (transcode if the copy does not fit)")
+            lines.append("copy the streams into an MP4 without re-encoding (transcode if the copy does not fit)")
         }
-        report.plan.append(
-            "keep the movie under \(settings.videoMaxBytes) bytes, lowering the bit rate if needed; "
+        lines.append(
+            "keep the movie under \(plan.ladder.limit) bytes, lowering the bit rate if needed; "
                 + "a JPEG poster frame for the thumbnail")
+        return lines
     }
 
-    private static func planAudio(
-        _ probe: MediaProbe, type: MediaType, settings: ProcessingSettings, into report: inout InspectReport
-    ) throws(PushPrepError) {
-        guard let audio = probe.audio else { throw PushPrepError(.unsupportedType, "no audio stream") }
-        if let duration = probe.duration, duration > settings.audioSeconds + 0.05 {
-            report.plan.append(
-                "keep \(secondsText(settings.audioSeconds)) s of \(secondsText(duration)) s")
+    /// The audio plan in words; throws the `cannot_fit` that `process` fails with at once when
+    /// the plan is to transcode and no bit rate can fit.
+    static func lines(_ plan: AudioPlan) throws(PushPrepError) -> [String] {
+        var lines: [String] = []
+        let ladder: AudioFitLadder?
+        switch plan.transcode {
+        case .ladder(let planned): ladder = planned
+        case .refused(let message):
+            guard plan.copiesMP3 else { throw PushPrepError(.cannotFit, message) }
+            ladder = nil
         }
-        if type == .mp3 && AudioRemuxStep.applies(to: probe) {
-            report.plan.append("copy the mp3 frames without re-encoding (transcode if damaged or too large)")
-        } else {
-            let channels = audio.channels == 1 ? "mono" : "stereo"
-            report.plan.append("transcode \(audio.codec) to AAC-LC \(channels) in .m4a")
+        if plan.isTrimmed, let duration = plan.sourceDuration {
+            lines.append("keep \(secondsText(plan.seconds)) s of \(secondsText(duration)) s")
         }
-        report.plan.append("keep the sound under \(settings.audioMaxBytes) bytes, lowering the bit rate if needed")
+        if plan.copiesMP3 {
+            let otherwise = ladder == nil ? "fail with cannot_fit" : "transcode"
+            lines.append("copy the mp3 frames without re-encoding (\(otherwise) if damaged or too large)")
+        } else if let ladder {
+            let channels = ladder.channels(at: ladder.firstBitRate) == 1 ? "mono" : "stereo"
+            lines.append("transcode \(plan.sourceCodec) to AAC-LC \(channels) in .m4a")
+        }
+        lines.append("keep the sound under \(plan.limit) bytes, lowering the bit rate if needed")
+        return lines
     }
 }

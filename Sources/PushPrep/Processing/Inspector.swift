@@ -35,11 +35,29 @@ public struct InspectReport: Sendable, Codable, Equatable {
 }
 
 /// Reads inputs' headers and tells whether they already meet Apple's rules and what
-/// `process` would do with them.
+/// `process` would do with them: the plan the pipeline makes from the same headers and settings
+/// (``ImagePlan``, ``VideoPlan``, ``AudioPlan``) with the same function, put into words.
 public enum Inspector {
+    /// The plan a pipeline makes before it runs, as `inspect` made it.
+    enum Plan: Equatable {
+        case image(ImagePlan)
+        case video(VideoPlan)
+        case audio(AudioPlan)
+    }
+
+    /// What `item` is and what `process` would do with it under `settings`, from headers only;
+    /// never throws (a refusal is the report's `error`).
     public static func inspect(_ item: InputItem, settings: ProcessingSettings) -> InspectReport {
+        inspectPlanning(item, settings: settings).report
+    }
+
+    /// The report, and the plan its `plan` lines put into words (nil when the input is refused
+    /// before a pipeline would make one).
+    static func inspectPlanning(_ item: InputItem, settings: ProcessingSettings) -> (report: InspectReport, plan: Plan?)
+    {
         var report = InspectReport(
             source: item.source, metadata: [], meetsAppleRules: false, problems: [], plan: [])
+        var plan: Plan? = nil
         do throws(PushPrepError) {
             let (size, prefix) = try InputFile.readPrefix(path: item.path)
             report.bytes = size
@@ -68,19 +86,20 @@ public enum Inspector {
                     .inputTooLarge, "input is \(size) bytes, over the limit of \(settings.maxInputBytes) bytes")
             }
             if type.kind == .image {
-                try inspectImage(item, type: type, settings: settings, into: &report)
+                try inspectImage(item, type: type, settings: settings, into: &report, plan: &plan)
             } else {
-                try inspectMedia(item, type: type, settings: settings, into: &report)
+                try inspectMedia(item, type: type, settings: settings, into: &report, plan: &plan)
             }
         } catch {
             report.error = Failure.ErrorInfo(error)
             report.plan.append("fail with \(error.code)")
         }
-        return report
+        return (report, plan)
     }
 
     private static func inspectImage(
-        _ item: InputItem, type: MediaType, settings: ProcessingSettings, into report: inout InspectReport
+        _ item: InputItem, type: MediaType, settings: ProcessingSettings, into report: inout InspectReport,
+        plan: inout Plan?
     ) throws(PushPrepError) {
         let input: ImageInput
         switch type {
@@ -105,27 +124,40 @@ public enum Inspector {
         }
         try ImageHeaderStep.checkPixels(header, maxPixels: settings.maxPixels)
 
-        if header.orientation != 1 { report.plan.append("apply EXIF orientation \(header.orientation) to the pixels") }
-        if header.uprightWidth > settings.width {
-            let height = Int(
-                (Double(header.uprightHeight) * Double(settings.width) / Double(header.uprightWidth)).rounded())
-            report.plan.append("resize \(header.uprightWidth)x\(header.uprightHeight) to \(settings.width)x\(height)")
+        let imagePlan = ImagePlan(header: header, settings: settings)
+        plan = .image(imagePlan)
+        report.plan += lines(imagePlan, metadata: report.metadata)
+    }
+
+    /// The image plan in words; `metadata` names the blocks the header shows, which every output
+    /// leaves out.
+    static func lines(_ plan: ImagePlan, metadata: [String]) -> [String] {
+        var lines: [String] = []
+        if plan.orientation != 1 { lines.append("apply EXIF orientation \(plan.orientation) to the pixels") }
+        if case .movie = plan.output {
+            // The movie has a width of its own (--video-width).
+        } else if plan.resizes {
+            let height = Int((Double(plan.sourceHeight) * Double(plan.width) / Double(plan.sourceWidth)).rounded())
+            lines.append("resize \(plan.sourceWidth)x\(plan.sourceHeight) to \(plan.width)x\(height)")
         }
-        if !report.metadata.isEmpty {
-            report.plan.append("strip metadata (\(report.metadata.joined(separator: ", ")))")
+        if !metadata.isEmpty {
+            lines.append("strip metadata (\(metadata.joined(separator: ", ")))")
         }
-        if header.isAnimated {
+        switch plan.output {
+        case .still(let alpha):
+            let first = plan.jpegLadder.first?.quality.map { " quality \($0)" } ?? ""
+            let target = alpha ? "png if the alpha channel is really used, else jpeg" : "jpeg\(first)"
+            lines.append("encode as \(target), at most \(plan.limit) bytes")
+        case .animation(let fallback):
             let otherwise =
-                settings.gifAsVideo == .never ? "fewer frames, or its first frame as a still" : "an mp4 movie"
-            report.plan.append(
-                "encode as gif, at most \(settings.imageMaxBytes) bytes and \(settings.gifMaxMemory) bytes of decoded"
+                fallback == .fewerFramesThenStill ? "fewer frames, or its first frame as a still" : "an mp4 movie"
+            lines.append(
+                "encode as gif, at most \(plan.limit) bytes and \(plan.gifMaxMemory) bytes of decoded"
                     + " frames (smaller if need be; else \(otherwise))")
-        } else {
-            let target =
-                header.hasAlpha
-                ? "png if the alpha channel is really used, else jpeg" : "jpeg quality \(settings.quality)"
-            report.plan.append("encode as \(target), at most \(settings.imageMaxBytes) bytes")
+        case .movie(let reason):
+            lines.append("encode as a silent mp4 movie (\(reason))")
         }
+        return lines
     }
 }
 

@@ -15,10 +15,12 @@ package struct ProcessedAudio {
     /// `remux` or `transcode` first, then what changed.
     package let operations: [String]
     package let warnings: [String]
+    /// The plan the pipeline ran (the one `inspect` prints).
+    package let plan: AudioPlan
 }
 
-/// The audio pipeline: probe → (MP3 copy) → AAC-LC transcode, repeated at lower bit rates
-/// until the output fits `audioMaxBytes`.
+/// The audio pipeline: probe → ``AudioPlan`` → (MP3 copy) → AAC-LC transcode, repeated at lower
+/// bit rates until the output fits `audioMaxBytes`.
 ///
 /// - An MP3 file is copied frame by frame (whole frames up to `audioSeconds`, tags dropped)
 ///   when every frame decodes and the copy fits the limit; otherwise it is transcoded.
@@ -61,28 +63,35 @@ package enum AudioPipeline {
         path: String, type: MediaType, settings: ProcessingSettings, outputPath: String, deadline: MediaDeadline
     ) throws(PushPrepError) -> ProcessedAudio {
         let probe = try MediaProbe(MediaInput(path: path, maxPixels: settings.maxPixels, deadline: deadline))
-        guard let audio = probe.audio else {
-            throw PushPrepError(.unsupportedType, "no audio stream")
-        }
+        let plan = try AudioPlan(probe: probe, type: type, settings: settings)
         try deadline.check("probing the audio")
-        let seconds = settings.audioSeconds
-        let limit = settings.audioMaxBytes
+        return try run(plan, path: path, probe: probe, outputPath: outputPath, deadline: deadline)
+    }
+
+    /// Carries out `plan` for the sound at `path` (described by `probe`): the MP3 copy first
+    /// when the plan says so, then, unless it was clean and within the limit, the transcode's
+    /// ladder.
+    private static func run(
+        _ plan: AudioPlan, path: String, probe: MediaProbe, outputPath: String, deadline: MediaDeadline
+    ) throws(PushPrepError) -> ProcessedAudio {
+        let seconds = plan.seconds
+        let limit = plan.limit
         var operations: [String] = []
         var warnings: [String] = []
 
-        if type == .mp3 && AudioRemuxStep.applies(to: probe) {
+        if plan.copiesMP3 {
             let copy = try AudioRemuxStep.run(
-                path: path, seconds: seconds, maxPixels: settings.maxPixels, outputPath: outputPath,
-                deadline: deadline)
+                path: path, seconds: seconds, maxPixels: plan.maxPixels, outputPath: outputPath, deadline: deadline)
             if copy.clean && copy.bytes <= limit {
                 operations.append("remux")
                 operations.append(
-                    "copied mp3 frames (\(audio.sampleRate) Hz, \(AudioStreamInfo.channelsText(audio.channels)))")
+                    "copied mp3 frames (\(plan.sourceSampleRate) Hz, \(AudioStreamInfo.channelsText(plan.sourceChannels)))"
+                )
                 if copy.trimmed { operations.append("trimmed to \(Self.seconds(copy.duration)) s (whole mp3 frames)") }
                 operations.append("stripped metadata")
                 return ProcessedAudio(
                     format: .mp3, duration: copy.duration, bytes: copy.bytes, input: probe, operations: operations,
-                    warnings: warnings)
+                    warnings: warnings, plan: plan)
             }
             removeOutput(outputPath)
             operations.append(
@@ -91,47 +100,37 @@ package enum AudioPipeline {
                     : "the mp3 has damaged or missing frames: transcoded instead of copied")
         }
 
-        let sourceChannels = audio.channels > 0 ? min(audio.channels, 2) : 2
-        var bitRate = defaultBitRate * sourceChannels / 2
-        // The duration the header declares (capped at the preview length) picks the starting
-        // bit rate, so that a long preview under a small limit usually takes one attempt, and
-        // refuses at once what would need far less than the floor. Measured sizes decide the rest.
-        let expected = min(seconds, probe.duration.flatMap { $0 > 0 ? $0 : nil } ?? seconds)
-        if probe.duration != nil {
-            let fitting = fittingBitRate(duration: expected, limit: limit)
-            guard fitting >= minimumBitRate * 4 / 5 else {
-                throw PushPrepError(
-                    .cannotFit,
-                    "no AAC preview of \(Self.seconds(expected)) s fits in \(limit) bytes: it would need about "
-                        + "\(max(fitting, 0) / 1000) kbit/s, and \(minimumBitRate / 1000) kbit/s is the lowest bit rate "
-                        + "PushPrep encodes")
-            }
-            bitRate = min(bitRate, max(minimumBitRate, fitting / 1000 * 1000))
+        let ladder: AudioFitLadder
+        switch plan.transcode {
+        case .ladder(let planned): ladder = planned
+        case .refused(let message): throw PushPrepError(.cannotFit, message)
         }
+        let expected = ladder.expectedSeconds
+        var bitRate = ladder.firstBitRate
         var attempt = 0
         while true {
             attempt += 1
             try deadline.check("encoding the audio")
-            let channels = bitRate < monoBelow ? 1 : sourceChannels
+            let channels = ladder.channels(at: bitRate)
             removeOutput(outputPath)
             let result = try AudioTranscodeStep.run(
                 path: path, seconds: seconds, bitRate: bitRate, channels: channels, limit: limit,
-                maxPixels: settings.maxPixels, outputPath: outputPath, deadline: deadline)
+                maxPixels: plan.maxPixels, outputPath: outputPath, deadline: deadline)
             if result.complete && result.bytes <= limit {
                 operations.insert("transcode", at: 0)
-                operations += describe(result, probe: probe, seconds: seconds, limit: limit)
+                operations += describe(result, codec: plan.sourceCodec, seconds: seconds, limit: limit)
                 warnings += result.warnings
                 return ProcessedAudio(
                     format: .m4a, duration: result.duration, bytes: result.bytes, input: probe,
-                    operations: operations, warnings: warnings)
+                    operations: operations, warnings: warnings, plan: plan)
             }
             let tooBig = PushPrepError(
                 .cannotFit,
                 "no AAC preview fits in \(limit) bytes: \(result.complete ? "" : "already ")\(result.bytes) bytes "
                     + "after \(Self.seconds(result.duration)) s at \(bitRate / 1000) kbit/s, and "
-                    + "\(minimumBitRate / 1000) kbit/s is the lowest bit rate PushPrep encodes")
+                    + "\(ladder.minimumBitRate / 1000) kbit/s is the lowest bit rate PushPrep encodes")
             // Over the limit part-way at the floor: more audio only adds bytes.
-            guard bitRate > minimumBitRate, attempt < maximumAttempts else { throw tooBig }
+            guard bitRate > ladder.minimumBitRate, attempt < ladder.maximumAttempts else { throw tooBig }
             // Scale by the overshoot, projected over the whole preview when the attempt stopped
             // early, and by what that duration allows.
             let duration = result.complete ? result.duration : max(result.duration, expected)
@@ -140,8 +139,8 @@ package enum AudioPipeline {
             let scaled = Int(Double(bitRate) * Double(limit) / projected * 0.95)
             let fitting = fittingBitRate(duration: duration, limit: limit)
             // One last try at the floor, unless the measured duration says it is hopeless.
-            if result.complete && fitting < minimumBitRate * 4 / 5 { throw tooBig }
-            bitRate = max(minimumBitRate, min(scaled, fitting, bitRate - 1000) / 1000 * 1000)
+            if result.complete && fitting < ladder.minimumBitRate * 4 / 5 { throw tooBig }
+            bitRate = max(ladder.minimumBitRate, min(scaled, fitting, bitRate - 1000) / 1000 * 1000)
         }
     }
 
@@ -155,10 +154,9 @@ package enum AudioPipeline {
     }
 
     private static func describe(
-        _ result: AudioTranscodeStep.Result, probe: MediaProbe, seconds: Double, limit: Int
+        _ result: AudioTranscodeStep.Result, codec: String, seconds: Double, limit: Int
     ) -> [String] {
         var operations: [String] = []
-        let codec = probe.audio?.codec ?? "audio"
         operations.append(
             "decoded \(codec) \(result.inputSampleRate) Hz, \(AudioStreamInfo.channelsText(result.inputChannels))")
         if result.trimmed { operations.append("trimmed to \(Self.seconds(seconds)) s") }

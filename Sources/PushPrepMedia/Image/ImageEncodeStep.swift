@@ -17,12 +17,12 @@ package enum ImageOutputFormat: String {
 
 /// Step 4 of the image pipeline: encode, with every metadata block stripped (EXIF, GPS, XMP,
 /// IPTC, comments, ICC: the pixels are already sRGB).
-enum ImageEncodeStep {
+package enum ImageEncodeStep {
     /// One encoding attempt.
-    struct Attempt {
+    package struct Attempt: Equatable {
         let format: ImageOutputFormat
         /// JPEG quality, or the palette quality of a quantised PNG; nil for lossless PNG/GIF.
-        let quality: Int?
+        package let quality: Int?
         /// Quantise a PNG to a palette (smaller, lossy).
         var palette = false
     }

@@ -10,10 +10,13 @@ package struct ProcessedImage {
     package let header: ImageHeader
     package let operations: [String]
     package let warnings: [String]
+    /// The plan the pipeline ran (the one `inspect` prints).
+    package let plan: ImagePlan
 }
 
-/// The image pipeline: an ordered list of small steps (header → decode/resize/orient/colour →
-/// alpha → encode), repeated at smaller sizes until the output fits the byte limit.
+/// The image pipeline: the header, then an ``ImagePlan`` made from it, then an ordered list of
+/// small steps (decode/resize/orient/colour → alpha → encode) run as the plan says, repeated at
+/// smaller sizes until the output fits the byte limit.
 ///
 /// Runs synchronously on the calling thread, which must be one that may block (a worker
 /// thread, not a Swift concurrency executor): libvips calls are blocking.
@@ -48,11 +51,21 @@ package enum ImagePipeline {
     {
         try VipsRuntime.start()
         let header = try ImageHeaderStep.run(input, maxPixels: settings.maxPixels)
-        if header.isAnimated && settings.gifAsVideo == .always {
-            return .animationNeedsVideo(header, reason: "--gif-as-video always")
+        let plan = ImagePlan(header: header, settings: settings)
+        return try run(plan, input: input, header: header, control: control)
+    }
+
+    /// Carries out `plan` for `input` (whose header is `header`): the planned width first, and
+    /// when nothing on the ladder fits, smaller widths, then for an animation fewer frames, a
+    /// still or a movie, as the plan's fallback says.
+    private static func run(
+        _ plan: ImagePlan, input: ImageInput, header: ImageHeader, control: ProcessingControl?
+    ) throws(PushPrepError) -> Outcome {
+        if case .movie(let reason) = plan.output {
+            return .animationNeedsVideo(header, reason: reason)
         }
-        let limit = settings.imageMaxBytes
-        let startWidth = min(settings.width, header.uprightWidth)
+        let limit = plan.limit
+        let startWidth = plan.width
         var width = startWidth
         var keepEvery = 1
         var asStill = !header.isAnimated
@@ -65,15 +78,15 @@ package enum ImagePipeline {
             let missed: (goal: String, factor: Double)
             var lastAttempt = (smallest: 0, format: ImageOutputFormat.jpeg)
             let animationBytes = asStill ? 0 : decodedAnimationBytes(header, width: width, keepEvery: keepEvery)
-            if animationBytes > settings.gifMaxMemory {
+            if animationBytes > plan.gifMaxMemory {
                 // Decoded size grows exactly with the pixel count.
                 missed = (
-                    "\(settings.gifMaxMemory) bytes of decoded frames",
-                    shrinkFactor(goal: settings.gifMaxMemory, reached: animationBytes, margin: 0.97)
+                    "\(plan.gifMaxMemory) bytes of decoded frames",
+                    shrinkFactor(goal: plan.gifMaxMemory, reached: animationBytes, margin: 0.97)
                 )
             } else {
                 let attempt = try encode(
-                    input, header: header, width: width, keepEvery: keepEvery, asStill: asStill, settings: settings,
+                    input, plan: plan, header: header, width: width, keepEvery: keepEvery, asStill: asStill,
                     control: control, reductions: reductions, warnings: warnings)
                 if let image = attempt.fitted { return .image(image) }
                 lastAttempt = (attempt.smallest, attempt.format)
@@ -88,7 +101,7 @@ package enum ImagePipeline {
                 if smaller >= max(160, startWidth / 3) {
                     width = smaller
                     reductions.append("reduced width to \(width) to fit \(missed.goal)")
-                } else if settings.gifAsVideo == .auto {
+                } else if plan.output == .animation(fallback: .movie) {
                     return .animationNeedsVideo(
                         header, reason: "the animation does not fit in \(missed.goal) as a GIF at \(width) px wide")
                 } else if keepEvery < 4 && header.frames / (keepEvery * 2) >= 2 {
@@ -102,7 +115,7 @@ package enum ImagePipeline {
                         "the animation does not fit in \(missed.goal) even reduced; sent its first frame as a still image"
                     )
                 }
-            } else if smaller >= minimumWidth {
+            } else if smaller >= plan.minimumWidth {
                 width = smaller
                 reductions.append("reduced width to \(width) to fit \(missed.goal)")
             } else {
@@ -115,13 +128,13 @@ package enum ImagePipeline {
     }
 
     /// Decodes the image at `width` (keeping every `keepEvery`-th frame, or only the first as a
-    /// still) and goes down the encoder's ladder: the first encoding within the byte limit, or
-    /// the smallest size reached and its format.
+    /// still) and goes down the plan's ladder for its format: the first encoding within the byte
+    /// limit, or the smallest size reached and its format.
     private static func encode(
-        _ input: ImageInput, header: ImageHeader, width: Int, keepEvery: Int, asStill: Bool,
-        settings: ProcessingSettings, control: ProcessingControl?, reductions: [String], warnings: [String]
+        _ input: ImageInput, plan: ImagePlan, header: ImageHeader, width: Int, keepEvery: Int, asStill: Bool,
+        control: ProcessingControl?, reductions: [String], warnings: [String]
     ) throws(PushPrepError) -> (fitted: ProcessedImage?, smallest: Int, format: ImageOutputFormat) {
-        let decoded = try ImageDecodeStep.run(input, header: header, width: width, maxPixels: settings.maxPixels)
+        let decoded = try ImageDecodeStep.run(input, header: header, width: width, maxPixels: plan.maxPixels)
         try control?.check()
         var image = decoded.image
         let frameNote = header.isAnimated ? ", \(header.frames) frames" : ""
@@ -139,16 +152,17 @@ package enum ImagePipeline {
         operations += alpha.operations
         let format: ImageOutputFormat = !asStill ? .gif : (alpha.hasTransparency ? .png : .jpeg)
         var smallest = 0
-        for attempt in ImageEncodeStep.ladder(for: format, quality: settings.quality) {
+        for attempt in plan.ladder(for: format) {
             try control?.check()
             let bytes = try ImageEncodeStep.encode(alpha.image, attempt)
             smallest = bytes.count
-            guard bytes.count <= settings.imageMaxBytes else { continue }
+            guard bytes.count <= plan.limit else { continue }
             let frames = format == .gif ? AnimationStep.frameCount(alpha.image) : 1
             let image = ProcessedImage(
                 bytes: bytes, format: format, width: alpha.image.width, height: alpha.image.height / frames,
                 frames: frames, header: header,
-                operations: operations + reductions + [describe(attempt), "stripped metadata"], warnings: warnings)
+                operations: operations + reductions + [describe(attempt), "stripped metadata"], warnings: warnings,
+                plan: plan)
             return (image, smallest, format)
         }
         return (nil, smallest, format)

@@ -80,9 +80,10 @@ package enum AnimationVideoEncoder {
         let posterTimes = PosterStep.candidateTimes(duration: duration)
         let maxRate = VideoEncoder.maxRate(width: size.width, height: size.height, frameRate: min(30, averageRate))
         var dropped = 0
+        let ladder = VideoFitLadder(
+            limit: settings.videoMaxBytes, duration: duration, hasAudio: false, maxRate: maxRate)
         var fitted = try VideoPipeline.encodeToFit(
-            limit: settings.videoMaxBytes, duration: duration, hasAudio: false, maxRate: maxRate,
-            operations: &operations, outputPath: outputPath, deadline: deadline
+            ladder, operations: &operations, outputPath: outputPath, deadline: deadline
         ) { (rate) throws(PushPrepError) -> (Int, Double, Int, PosterStep.Picker, [String]) in
             let encoder = try VideoEncoder(
                 width: size.width, height: size.height, timeBase: av_inv_q(frameRate),
@@ -126,7 +127,7 @@ package enum AnimationVideoEncoder {
             width: size.width, height: size.height, duration: fitted.duration, frames: fitted.frames,
             bytes: fitted.bytes,
             input: nil, poster: poster.map { ($0.jpeg, $0.width, $0.height) }, thumbnailTime: poster?.time ?? 0,
-            operations: operations, warnings: [])
+            operations: operations, warnings: [], plan: nil)
     }
 
     private static func isOpaque(_ frame: [UInt8]) -> Bool {

@@ -20,4 +20,7 @@ package struct ProcessedVideo {
     /// "remux" or "transcode" first, then what changed.
     package let operations: [String]
     package let warnings: [String]
+    /// The plan the pipeline ran (the one `inspect` prints); nil for an animation turned into a
+    /// movie, which has no headers to plan from.
+    package let plan: VideoPlan?
 }

@@ -7,7 +7,7 @@ import PushPrepCore
 /// (VBV `maxrate`/`bufsize`) or, to fit a byte budget, an average bitrate.
 ///
 /// Confined to one job; owns the codec context, freed in `deinit`.
-final class VideoEncoder {
+package final class VideoEncoder {
     /// x264's speed/size trade-off. `scripts/bench.sh` passes the same to the `ffmpeg` program.
     static let preset = "veryfast"
     /// Constant rate factor of the first attempt (x264's default, visually transparent enough
@@ -21,7 +21,7 @@ final class VideoEncoder {
     static let maxLevelBitRate = 25_000_000
 
     /// How the bits are spent.
-    enum RateControl: Equatable {
+    package enum RateControl: Equatable {
         /// Constant quality, with VBV capping the bitrate.
         case quality(crf: Double, maxRate: Int)
         /// An average bitrate, with VBV keeping peaks near it: used when the quality encode is

@@ -3,9 +3,10 @@ internal import CFFmpegShims
 import Foundation
 package import PushPrepCore
 
-/// Video → preview MP4 for a notification: the source's streams copied as they are when iOS
-/// already plays them (``RemuxStep``), else a transcode (``VideoTranscodeStep``); re-encoded at
-/// a lower bitrate until the file fits the byte limit; plus a poster (``PosterStep``).
+/// Video → preview MP4 for a notification: a ``VideoPlan`` made from the headers, then run: the
+/// source's streams copied as they are when iOS already plays them (``RemuxStep``), else a
+/// transcode (``VideoTranscodeStep``); re-encoded at a lower bitrate until the file fits the byte
+/// limit; plus a poster (``PosterStep``).
 ///
 /// Runs synchronously on the calling thread, which must be one that may block. Never leaves a
 /// partial file at `outputPath` when it fails.
@@ -36,49 +37,39 @@ package enum VideoPipeline {
         try deadline.check("opening the video")
         let input = try open(path, maxPixels: settings.maxPixels, deadline: deadline)
         let probe = MediaProbe(input)
-        guard let video = probe.video, let stream = input.bestStream(AVMEDIA_TYPE_VIDEO) else {
-            throw PushPrepError(
-                .unsupportedType, "no video stream (\(probe.audio == nil ? "no streams" : "audio only"))")
-        }
-        try video.checkFrameSize(maxPixels: settings.maxPixels)
+        let plan = try VideoPlan(input: input, probe: probe, settings: settings)
+        return try run(plan, path: path, input: input, probe: probe, outputPath: outputPath, deadline: deadline)
+    }
 
-        // Timing, in seconds from the beginning of the media.
-        let origin =
-            input.context.pointee.start_time == cffmpegshims_nopts_value()
-            ? 0 : Double(input.context.pointee.start_time) / Double(cffmpegshims_time_base())
-        let streamDuration =
-            stream.pointee.duration > 0 ? Double(stream.pointee.duration) * av_q2d(stream.pointee.time_base) : nil
-        let mediaDuration = streamDuration ?? probe.duration
-        var warnings: [String] = []
-        var start = settings.videoStart
-        if let mediaDuration, start > 0, start >= mediaDuration - 0.1 {
-            warnings.append(
-                "--video-start \(secondsText(start)) s is past the end of the \(secondsText(mediaDuration)) s video; started at 0"
-            )
-            start = 0
-        }
-        let asked = mediaDuration.map { min(settings.videoSeconds, $0 - start) } ?? settings.videoSeconds
-        let expectedEnd = mediaDuration
-        let limit = settings.videoMaxBytes
+    /// Carries out `plan` for the movie `input` (opened from `path`, not yet read): the copy
+    /// first when the plan says so, the transcode when it does not or when the copy fails or is
+    /// over the budget.
+    private static func run(
+        _ plan: VideoPlan, path: String, input: MediaInput, probe: MediaProbe, outputPath: String,
+        deadline: MediaDeadline
+    ) throws(PushPrepError) -> ProcessedVideo {
+        let window = plan.window
+        var warnings = plan.warnings
+        let limit = plan.ladder.limit
 
         // Fast path.
         var unread: MediaInput? = input
-        if RemuxStep.obstacle(probe, input: input, maxDisplayWidth: settings.videoWidth) == nil {
+        if plan.copiesStreams {
             unread = nil
             do {
                 let copied = try RemuxStep.run(
-                    input: input, probe: probe, start: start, seconds: asked, origin: origin, expectedEnd: expectedEnd,
-                    outputPath: outputPath, deadline: deadline)
+                    input: input, probe: probe, start: window.start, seconds: window.seconds, origin: window.origin,
+                    expectedEnd: window.sourceDuration, outputPath: outputPath, deadline: deadline)
                 let bytes = try fileSize(outputPath)
                 if bytes <= limit {
                     let poster = try PosterStep.fromFile(
-                        path: outputPath, duration: copied.duration, rotation: video.rotation,
-                        quality: settings.quality, maxPixels: settings.maxPixels, deadline: deadline)
+                        path: outputPath, duration: copied.duration, rotation: plan.rotation,
+                        quality: plan.posterQuality, maxPixels: plan.maxPixels, deadline: deadline)
                     return ProcessedVideo(
-                        width: video.displayWidth, height: video.displayHeight, duration: copied.duration,
+                        width: plan.sourceWidth, height: plan.sourceHeight, duration: copied.duration,
                         frames: copied.frames, bytes: bytes, input: probe,
                         poster: poster.map { ($0.jpeg, $0.width, $0.height) }, thumbnailTime: poster?.time ?? 0,
-                        operations: ["remux"] + copied.operations, warnings: warnings + copied.warnings)
+                        operations: ["remux"] + copied.operations, warnings: warnings + copied.warnings, plan: plan)
                 }
                 warnings.append(
                     "copying the streams as they are gives \(bytes) bytes, more than \(limit): transcoded instead")
@@ -92,64 +83,32 @@ package enum VideoPipeline {
         }
 
         // Transcode.
-        let size = VideoScaler.outputSize(
-            width: video.width, height: video.height,
-            sampleAspect: (
-                Int(stream.pointee.codecpar.pointee.sample_aspect_ratio.num),
-                Int(stream.pointee.codecpar.pointee.sample_aspect_ratio.den)
-            ),
-            rotation: video.rotation, maxDisplayWidth: settings.videoWidth)
-        let sourceRate =
-            stream.pointee.avg_frame_rate.num > 0 ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
-        let frameRate = VideoTranscodeStep.frameRate(source: sourceRate)
-        var operations = ["transcode"]
-        if start > 0 || (mediaDuration.map { $0 > start + asked + 0.05 } ?? false) {
-            operations.append("trimmed \(secondsText(start))-\(secondsText(start + asked)) s")
-        }
-        let turned = video.rotation % 180 != 0
-        let outDisplay = turned ? (size.height, size.width) : (size.width, size.height)
-        if outDisplay.0 != video.displayWidth || outDisplay.1 != video.displayHeight {
-            operations.append(
-                "scaled \(video.displayWidth)x\(video.displayHeight) to \(outDisplay.0)x\(outDisplay.1)")
-        }
-        if !video.squarePixels {
-            let aspect = stream.pointee.codecpar.pointee.sample_aspect_ratio
-            operations.append("made pixels square (sample aspect ratio \(aspect.num):\(aspect.den))")
-        }
-        if video.rotation != 0 { operations.append("kept rotation \(video.rotation)°") }
-        if video.pixelFormat != "yuv420p" { operations.append("pixel format \(video.pixelFormat) to yuv420p") }
-        if let rate = video.frameRate, rate > av_q2d(frameRate) + 0.01 {
-            operations.append("frame rate \(rateText(rate)) to \(rateText(av_q2d(frameRate)))")
-        }
-        operations.append(
-            "video \(video.codec)\(video.profile.map { " (\($0))" } ?? "") to h264 (High)"
-                + (probe.audio.map { ", audio \($0.codec) to aac (LC) \(audioBitRate / 1000) kbit/s" } ?? ""))
-
-        let posterTimes = PosterStep.candidateTimes(duration: asked)
-        let maxRate = VideoEncoder.maxRate(width: size.width, height: size.height, frameRate: av_q2d(frameRate))
+        let transcode = plan.transcode
+        var operations = ["transcode"] + transcode.operations
         var fitted = try encodeToFit(
-            limit: limit, duration: asked, hasAudio: probe.audio != nil, maxRate: maxRate, operations: &operations,
-            outputPath: outputPath, deadline: deadline
+            plan.ladder, operations: &operations, outputPath: outputPath, deadline: deadline
         ) { (rate) throws(PushPrepError) -> (Int, Double, Int, PosterStep.Picker, [String]) in
-            let plan = VideoTranscodeStep.Plan(
-                start: start, seconds: asked, origin: origin, expectedEnd: expectedEnd, width: size.width,
-                height: size.height, frameRate: frameRate, rate: rate, maxPixels: settings.maxPixels,
-                posterTimes: posterTimes)
+            let step = VideoTranscodeStep.Plan(
+                start: window.start, seconds: window.seconds, origin: window.origin,
+                expectedEnd: window.sourceDuration, width: transcode.width, height: transcode.height,
+                frameRate: transcode.frameRate.rational, rate: rate, maxPixels: plan.maxPixels,
+                posterTimes: transcode.posterTimes)
             let opened = unread
             unread = nil
             let out = try VideoTranscodeStep.run(
-                path: path, opened: opened, plan: plan, outputPath: outputPath, deadline: deadline)
+                path: path, opened: opened, plan: step, outputPath: outputPath, deadline: deadline)
             return (out.frames, out.duration, try fileSize(outputPath), out.poster, out.warnings)
         }
         warnings += fitted.warnings
         let poster = try fitted.poster.best.map { (best) throws(PushPrepError) in
-            try PosterStep.encode(best.frame, rotation: video.rotation, time: best.time, quality: settings.quality)
+            try PosterStep.encode(best.frame, rotation: plan.rotation, time: best.time, quality: plan.posterQuality)
         }
         fitted.poster = PosterStep.Picker(times: [])
         return ProcessedVideo(
-            width: outDisplay.0, height: outDisplay.1, duration: fitted.duration, frames: fitted.frames,
-            bytes: fitted.bytes, input: probe, poster: poster.map { ($0.jpeg, $0.width, $0.height) },
-            thumbnailTime: poster?.time ?? 0, operations: operations, warnings: warnings)
+            width: transcode.displayWidth, height: transcode.displayHeight, duration: fitted.duration,
+            frames: fitted.frames, bytes: fitted.bytes, input: probe,
+            poster: poster.map { ($0.jpeg, $0.width, $0.height) }, thumbnailTime: poster?.time ?? 0,
+            operations: operations, warnings: warnings, plan: plan)
     }
 
     /// The result of one encode that fits.
@@ -161,17 +120,17 @@ package enum VideoPipeline {
         let warnings: [String]
     }
 
-    /// Encodes at constant quality, then, while the file is over `limit`, again at a bitrate
-    /// computed from the duration (and corrected by how far the last attempt missed), until it
-    /// fits or the bitrate is too low to be worth it (`cannot_fit`).
+    /// Walks `ladder`: encodes at constant quality, then, while the file is over the limit,
+    /// again at a bitrate computed from the duration (and corrected by how far the last attempt
+    /// missed), until it fits or the bitrate is too low to be worth it (`cannot_fit`).
     static func encodeToFit(
-        limit: Int, duration: Double, hasAudio: Bool, maxRate: Int, operations: inout [String], outputPath: String,
-        deadline: MediaDeadline,
+        _ ladder: VideoFitLadder, operations: inout [String], outputPath: String, deadline: MediaDeadline,
         encode: (VideoEncoder.RateControl) throws(PushPrepError) -> (Int, Double, Int, PosterStep.Picker, [String])
     ) throws(PushPrepError) -> Fitted {
-        var rate = VideoEncoder.RateControl.quality(crf: VideoEncoder.crf, maxRate: maxRate)
+        let limit = ladder.limit
+        var rate = ladder.first
         var lastBytes = 0
-        for _ in 0...maxFitAttempts {
+        for _ in 0...ladder.retries {
             try deadline.check("encoding the video")
             let (frames, seconds, bytes, poster, warnings) = try encode(rate)
             if bytes <= limit {
@@ -182,13 +141,13 @@ package enum VideoPipeline {
             }
             lastBytes = bytes
             // The budget, less about 2 % for the container, less the audio track.
-            let length = max(seconds, duration, 0.1)
-            var target = Int(Double(limit) * 8 * 0.98 / length) - (hasAudio ? audioBitRate + 8_000 : 0)
+            let length = max(seconds, ladder.duration, 0.1)
+            var target = Int(Double(limit) * 8 * 0.98 / length) - ladder.audioReserve
             if case .bitRate(let previous) = rate {
                 target = min(target, Int(Double(previous) * Double(limit) / Double(bytes) * 0.95))
             }
             target = min(target, VideoEncoder.maxLevelBitRate)
-            guard target >= minimumBitRate else { break }
+            guard target >= ladder.minimumBitRate else { break }
             rate = .bitRate(target / 1000 * 1000)
         }
         try? FileManager.default.removeItem(atPath: outputPath)
@@ -198,9 +157,10 @@ package enum VideoPipeline {
         )
     }
 
-    /// Opens the input. A file that starts like an MP4 (an `ftyp` box) but does not open is
-    /// damaged (a truncated download without its `moov`), not of another type.
-    private static func open(_ path: String, maxPixels: Int, deadline: MediaDeadline) throws(PushPrepError)
+    /// Opens a movie, for `process` and `inspect` alike. A file that starts like an MP4 (an `ftyp`
+    /// box) but does not open is damaged (a truncated download without its `moov`), not of
+    /// another type.
+    package static func open(_ path: String, maxPixels: Int, deadline: MediaDeadline) throws(PushPrepError)
         -> MediaInput
     {
         do {
@@ -223,9 +183,5 @@ package enum VideoPipeline {
         } catch {
             throw PushPrepError(.ioError, "cannot read the size of \(path): \(error.localizedDescription)")
         }
-    }
-
-    private static func rateText(_ rate: Double) -> String {
-        abs(rate - rate.rounded()) < 0.01 ? "\(Int(rate.rounded()))" : String(format: "%.2f", rate)
     }
 }

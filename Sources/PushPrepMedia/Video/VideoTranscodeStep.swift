@@ -11,7 +11,8 @@ enum VideoTranscodeStep {
     /// Frames per second at most.
     static let maxFrameRate = 30.0
 
-    /// What to make.
+    /// One attempt at the transcode a ``VideoPlan`` describes: its window and size, at one rung
+    /// of the plan's ladder.
     struct Plan {
         /// Seconds from the beginning of the media (the source's own start time is `origin`).
         let start: Double

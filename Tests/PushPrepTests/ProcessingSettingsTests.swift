@@ -86,6 +86,131 @@ import Testing
         #expect(hosting.imageFingerprint == base.imageFingerprint)
     }
 
+    /// Settings unlike the defaults in every field, valid.
+    static var changed: ProcessingSettings {
+        var settings = ProcessingSettings()
+        settings.width = 1179
+        settings.quality = 70
+        settings.imageMaxBytes = 2_000_000
+        settings.maxPixels = 50_000_000
+        settings.maxInputBytes = 1_000_000
+        settings.jobs = 3
+        settings.baseURL = "https://cdn.example.com/push"
+        settings.videoStart = 2.5
+        settings.videoSeconds = 10
+        settings.videoWidth = 640
+        settings.videoMaxBytes = 20_000_000
+        settings.audioSeconds = 12.25
+        settings.audioMaxBytes = 1_000_000
+        settings.timeout = 30
+        settings.gifAsVideo = .never
+        settings.gifMaxMemory = 6_000_000
+        return settings
+    }
+
+    /// Attachment ids are SHA-256 over these strings: a changed label, order or number format
+    /// would give every output a new id (and orphan every published file). Written from the
+    /// code before the settings were declared once.
+    @Test("the fingerprint strings are frozen")
+    func frozenFingerprints() {
+        let base = ProcessingSettings()
+        #expect(
+            base.imageFingerprint
+                == "pipeline=2;kind=image;width=1290;quality=82;imageMaxBytes=10000000;maxPixels=100000000;"
+                + "maxInputBytes=200000000;gifMaxMemory=12000000")
+        #expect(
+            base.videoFingerprint
+                == "pipeline=2;kind=video;start=0.0;seconds=15.0;width=720;videoMaxBytes=50000000;maxPixels=100000000;"
+                + "maxInputBytes=200000000")
+        #expect(
+            base.audioFingerprint == "pipeline=2;kind=audio;seconds=30.0;audioMaxBytes=5000000;maxInputBytes=200000000")
+        #expect(
+            base.animationVideoFingerprint
+                == "pipeline=2;kind=image;width=1290;quality=82;imageMaxBytes=10000000;maxPixels=100000000;"
+                + "maxInputBytes=200000000;gifMaxMemory=12000000;asVideo=auto;videoWidth=720;videoMaxBytes=50000000")
+
+        let changed = Self.changed
+        #expect(
+            changed.imageFingerprint
+                == "pipeline=2;kind=image;width=1179;quality=70;imageMaxBytes=2000000;maxPixels=50000000;"
+                + "maxInputBytes=1000000;gifMaxMemory=6000000")
+        #expect(
+            changed.videoFingerprint
+                == "pipeline=2;kind=video;start=2.5;seconds=10.0;width=640;videoMaxBytes=20000000;maxPixels=50000000;"
+                + "maxInputBytes=1000000")
+        #expect(
+            changed.audioFingerprint
+                == "pipeline=2;kind=audio;seconds=12.25;audioMaxBytes=1000000;maxInputBytes=1000000")
+        #expect(
+            changed.animationVideoFingerprint
+                == "pipeline=2;kind=image;width=1179;quality=70;imageMaxBytes=2000000;maxPixels=50000000;"
+                + "maxInputBytes=1000000;gifMaxMemory=6000000;asVideo=never;videoWidth=640;videoMaxBytes=20000000")
+    }
+
+    /// Manifests carry the settings and a job's dedup key hashes them (both with sorted keys,
+    /// `baseURL` as an explicit null when unset): their JSON is frozen too.
+    @Test("the settings' JSON is frozen")
+    func frozenJSON() throws {
+        var base = ProcessingSettings()
+        base.jobs = 2
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        #expect(
+            String(decoding: try encoder.encode(base), as: UTF8.self)
+                == #"{"audioMaxBytes":5000000,"audioSeconds":30,"baseURL":null,"gifAsVideo":"auto","#
+                + #""gifMaxMemory":12000000,"imageMaxBytes":10000000,"jobs":2,"maxInputBytes":200000000,"#
+                + #""maxPixels":100000000,"quality":82,"timeout":120,"videoMaxBytes":50000000,"videoSeconds":15,"#
+                + #""videoStart":0,"videoWidth":720,"width":1290}"#)
+        #expect(
+            String(decoding: try encoder.encode(Self.changed), as: UTF8.self)
+                == #"{"audioMaxBytes":1000000,"audioSeconds":12.25,"baseURL":"https://cdn.example.com/push","#
+                + #""gifAsVideo":"never","gifMaxMemory":6000000,"imageMaxBytes":2000000,"jobs":3,"maxInputBytes":1000000,"#
+                + #""maxPixels":50000000,"quality":70,"timeout":30,"videoMaxBytes":20000000,"videoSeconds":10,"#
+                + #""videoStart":2.5,"videoWidth":640,"width":1179}"#)
+        let decoded = try JSONDecoder().decode(ProcessingSettings.self, from: try encoder.encode(Self.changed))
+        #expect(decoded == Self.changed)
+    }
+
+    /// The messages name the CLI option, the accepted range and the value; the CLI prints them
+    /// as usage errors and the worker as a job's `invalid_settings` message.
+    @Test(
+        "each out-of-range setting is refused with its message",
+        arguments: [
+            (#"{"width":15}"#, "--width must be between 16 and 16384, got 15"),
+            (#"{"quality":101}"#, "--quality must be between 1 and 100, got 101"),
+            (
+                #"{"imageMaxBytes":9999}"#,
+                "--image-max-bytes must be between 10000 and 10000000 (Apple's limit), got 9999"
+            ),
+            (#"{"maxPixels":0}"#, "--max-pixels must be between 1 and 1000000000, got 0"),
+            (#"{"maxInputBytes":0}"#, "--max-input-bytes must be between 1 and 10000000000, got 0"),
+            (#"{"jobs":257}"#, "--jobs must be between 1 and 256, got 257"),
+            (#"{"baseURL":"ftp://cdn"}"#, "--base-url must start with https:// (or http://), got ftp://cdn"),
+            (#"{"videoStart":-0.5}"#, "--video-start must be in 0...86400 seconds, got -0.5"),
+            (#"{"videoSeconds":0}"#, "--video-seconds must be in (0, 3600], got 0.0"),
+            (#"{"videoWidth":3841}"#, "--video-width must be between 16 and 3840, got 3841"),
+            (
+                #"{"videoMaxBytes":99999}"#,
+                "--video-max-bytes must be between 100000 and 50000000 (Apple's limit), got 99999"
+            ),
+            (#"{"audioSeconds":3600.5}"#, "--audio-seconds must be in (0, 3600], got 3600.5"),
+            (
+                #"{"audioMaxBytes":49999}"#,
+                "--audio-max-bytes must be between 50000 and 5000000 (Apple's limit), got 49999"
+            ),
+            (#"{"timeout":1e300}"#, "--timeout must be in (0, 86400] seconds, got 1e+300"),
+            (
+                #"{"gifMaxMemory":999999}"#,
+                "--gif-max-memory must be between 1000000 and 24000000 (the service extension's budget), got 999999"
+            ),
+        ])
+    func outOfRangeMessages(_ json: String, _ message: String) throws {
+        let settings = try JSONDecoder().decode(ProcessingSettings.self, from: Data(json.utf8))
+        let error = #expect(throws: PushPrepError.self) { try settings.validate() }
+        #expect(error?.code == .invalidSettings)
+        #expect(error?.message == message)
+    }
+
     /// `--base-url` with a query was joined by concatenation (`https://cdn/x?sig=1/<id>.jpg`);
     /// now the file name joins the path and the query follows, and a poster's URL keeps it too.
     @Test func baseURLWithAQuery() throws {

@@ -40,8 +40,9 @@ struct EnqueueCommand: AsyncParsableCommand {
     var jobTimeout: Double?
 
     @Option(
-        name: .customLong("base-url"),
-        help: "URL prefix of the worker's out directory; each entry's url is this + its file.")
+        name: ProcessingSettings.Declared.baseURL.name,
+        help: ProcessingSettings.Declared.baseURL.argumentHelp(
+            "URL prefix of the worker's out directory; each entry's url is this + its file."))
     var baseURL: String?
 
     @OptionGroup var options: ImageOptions

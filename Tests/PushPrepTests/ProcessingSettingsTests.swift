@@ -28,11 +28,14 @@ import Testing
         #expect(decoded.videoWidth == ProcessingSettings().videoWidth)
     }
 
+    /// The worker fails such a job with the error's text, which names the key.
     @Test("a key of the wrong type is still an error")
     func wrongType() {
-        #expect(throws: DecodingError.self) {
+        let error = #expect(throws: DecodingError.self) {
             try JSONDecoder().decode(ProcessingSettings.self, from: Data(#"{"gifMaxMemory":"big"}"#.utf8))
         }
+        let text = error.map { "\($0)" } ?? ""
+        #expect(text.contains("gifMaxMemory"), "\(text)")
     }
 
     /// Queued settings are JSON anyone could write: every number must be finite and bounded,
@@ -74,16 +77,64 @@ import Testing
         #expect(throws: Never.self) { try settings.validate() }
     }
 
-    @Test("the GIF memory budget changes image ids; the base URL and jobs do not")
-    func fingerprints() {
-        let base = ProcessingSettings()
-        var budget = base
-        budget.gifMaxMemory = 6_000_000
-        #expect(budget.imageFingerprint != base.imageFingerprint)
-        var hosting = base
-        hosting.baseURL = "https://cdn.example.com/push"
-        hosting.jobs = base.jobs + 1
-        #expect(hosting.imageFingerprint == base.imageFingerprint)
+    /// Which kinds of output each setting changes, so which ids: a setting added without a
+    /// decision here fails the test.
+    static let changes: [String: Set<String>] = [
+        "width": ["image", "animation"], "quality": ["image", "animation"], "imageMaxBytes": ["image", "animation"],
+        "maxPixels": ["image", "video", "animation"], "maxInputBytes": ["image", "video", "audio", "animation"],
+        "jobs": [], "baseURL": [], "videoStart": ["video"], "videoSeconds": ["video"],
+        "videoWidth": ["video", "animation"], "videoMaxBytes": ["video", "animation"], "audioSeconds": ["audio"],
+        "audioMaxBytes": ["audio"], "timeout": [], "gifAsVideo": ["animation"], "gifMaxMemory": ["image", "animation"],
+    ]
+
+    /// Each setting alone changed from its default (through the JSON a queued job carries, so
+    /// the others keep their defaults) changes exactly the fingerprints of the kinds it decides.
+    @Test("each setting changes the ids of the outputs it decides, and only those")
+    func fingerprints() throws {
+        func fingerprints(_ settings: ProcessingSettings) -> [String: String] {
+            [
+                "image": settings.imageFingerprint, "video": settings.videoFingerprint,
+                "audio": settings.audioFingerprint, "animation": settings.animationVideoFingerprint,
+            ]
+        }
+        let base = fingerprints(ProcessingSettings())
+        let changed = try #require(
+            try JSONSerialization.jsonObject(with: try JSONEncoder().encode(Self.changed)) as? [String: Any])
+        #expect(Set(changed.keys) == Set(Self.changes.keys))
+        for setting in ProcessingSettings.Declared.all {
+            let value = try #require(changed[setting.key], "\(setting.key) is encoded")
+            let one = try JSONSerialization.data(withJSONObject: [setting.key: value])
+            let alone = fingerprints(try JSONDecoder().decode(ProcessingSettings.self, from: one))
+            let kinds = Set(base.keys.filter { base[$0] != alone[$0] })
+            #expect(kinds == Self.changes[setting.key], "\(setting.key) changes the ids of \(kinds.sorted())")
+        }
+    }
+
+    /// The table is the one list of settings: a stored property missing from it would be left
+    /// out of the JSON, the validation and the CLI.
+    @Test("every stored setting is declared, once, under its property's name and its own CLI option")
+    func everySettingIsDeclared() {
+        let properties = Mirror(reflecting: ProcessingSettings()).children.compactMap(\.label)
+        let declared = ProcessingSettings.Declared.all
+        #expect(declared.map(\.key).sorted() == properties.sorted())
+        #expect(Set(declared.map(\.option)).count == declared.count, "every option is its own")
+        for setting in declared {
+            #expect(
+                "\(setting.value(in: Self.changed))" != "\(setting.value(in: ProcessingSettings()))",
+                "the test settings change \(setting.key), or the CLI tests could not see it copied")
+        }
+    }
+
+    /// The help shows what the validation accepts, in the words of its error.
+    @Test func helpSaysWhatIsAccepted() throws {
+        #expect(ProcessingSettings.Declared.quality.help == "JPEG quality to start from. Must be between 1 and 100.")
+        #expect(
+            ProcessingSettings.Declared.videoStart.help
+                == "Where video previews start, in seconds. Must be in 0...86400 seconds.")
+        #expect(
+            ProcessingSettings.Declared.baseURL.help(summary: "Prefix.")
+                == "Prefix. Must be an http(s) URL with a host and no fragment.")
+        #expect(!ProcessingSettings.Declared.gifAsVideo.help.contains("Must be"), "its values are its type's")
     }
 
     /// Settings unlike the defaults in every field, valid.
@@ -94,7 +145,7 @@ import Testing
         settings.imageMaxBytes = 2_000_000
         settings.maxPixels = 50_000_000
         settings.maxInputBytes = 1_000_000
-        settings.jobs = 3
+        settings.jobs = 13
         settings.baseURL = "https://cdn.example.com/push"
         settings.videoStart = 2.5
         settings.videoSeconds = 10
@@ -164,7 +215,7 @@ import Testing
         #expect(
             String(decoding: try encoder.encode(Self.changed), as: UTF8.self)
                 == #"{"audioMaxBytes":1000000,"audioSeconds":12.25,"baseURL":"https://cdn.example.com/push","#
-                + #""gifAsVideo":"never","gifMaxMemory":6000000,"imageMaxBytes":2000000,"jobs":3,"maxInputBytes":1000000,"#
+                + #""gifAsVideo":"never","gifMaxMemory":6000000,"imageMaxBytes":2000000,"jobs":13,"maxInputBytes":1000000,"#
                 + #""maxPixels":50000000,"quality":70,"timeout":30,"videoMaxBytes":20000000,"videoSeconds":10,"#
                 + #""videoStart":2.5,"videoWidth":640,"width":1179}"#)
         let decoded = try JSONDecoder().decode(ProcessingSettings.self, from: try encoder.encode(Self.changed))

@@ -99,11 +99,9 @@ struct EnqueueCommand: AsyncParsableCommand {
         let (delay, timeout) = try durations
         let specs: [JobSpec]
         do {
-            specs = try items.map { (item) throws(PushPrepError) in
-                try ProcessingJobs.spec(
-                    source: item.source == item.path ? item.source : item.path, settings: settings,
-                    priority: priority, delay: delay, maxAttempts: maxAttempts, timeout: timeout)
-            }
+            specs = try ProcessingJobs.specs(
+                sources: items.map { $0.source == $0.path ? $0.source : $0.path }, settings: settings,
+                priority: priority, delay: delay, maxAttempts: maxAttempts, timeout: timeout)
         } catch {
             throw ValidationError(error.message)
         }

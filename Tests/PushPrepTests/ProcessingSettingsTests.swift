@@ -137,6 +137,15 @@ import Testing
         #expect(!ProcessingSettings.Declared.gifAsVideo.help.contains("Must be"), "its values are its type's")
     }
 
+    @Test("validated settings are the settings; invalid ones throw instead")
+    func validated() throws {
+        #expect(try Self.changed.validated().settings == Self.changed)
+        var settings = Self.changed
+        settings.quality = 0
+        let error = #expect(throws: PushPrepError.self) { try settings.validated() }
+        #expect(error?.message == "--quality must be between 1 and 100, got 0")
+    }
+
     /// Settings unlike the defaults in every field, valid.
     static var changed: ProcessingSettings {
         var settings = ProcessingSettings()

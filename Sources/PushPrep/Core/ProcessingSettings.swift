@@ -161,9 +161,25 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
 
     /// Checks every setting against what it accepts (see ``Declared``); the CLI reports a
     /// failure as a usage error, the worker fails a queued job whose settings fail it with
-    /// `invalid_settings`.
+    /// `invalid_settings`. Processing takes ``Validated`` settings, so this runs once where
+    /// settings come in (a run, a job), not for each input.
     public func validate() throws(PushPrepError) {
         for setting in Declared.all { try setting.validate(self) }
+    }
+
+    /// These settings, once ``validate()`` has passed them.
+    public func validated() throws(PushPrepError) -> Validated {
+        try validate()
+        return Validated(self)
+    }
+
+    /// Settings that passed ``validate()``: what processing an input takes, so that a run or a
+    /// job checks its settings once and every input after that relies on them.
+    public struct Validated: Sendable, Equatable {
+        /// The settings.
+        public let settings: ProcessingSettings
+
+        fileprivate init(_ settings: ProcessingSettings) { self.settings = settings }
     }
 
     /// Checks a `--base-url` (also `payload`'s, which has no other settings): an http(s) URL

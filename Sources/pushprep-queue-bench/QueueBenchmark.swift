@@ -55,9 +55,8 @@ struct QueueBenchmark: Sendable {
     private func enqueueAll(_ queue: any JobQueue) async throws -> Double {
         let settings = ProcessingSettings()
         let run = String(UInt32.random(in: 0...UInt32.max), radix: 36)
-        let specs = try (0..<jobs).map {
-            try ProcessingJobs.spec(source: "https://bench.invalid/\(run)/\($0).jpg", settings: settings)
-        }
+        let specs = try ProcessingJobs.specs(
+            sources: (0..<jobs).map { "https://bench.invalid/\(run)/\($0).jpg" }, settings: settings)
         let start = ContinuousClock.now
         var created = 0
         for first in stride(from: 0, to: jobs, by: enqueueBatch) {

@@ -40,8 +40,9 @@ struct EnqueueCommand: AsyncParsableCommand {
     var jobTimeout: Double?
 
     @Option(
-        name: .customLong("base-url"),
-        help: "URL prefix of the worker's out directory; each entry's url is this + its file.")
+        name: ProcessingSettings.Declared.baseURL.name,
+        help: ProcessingSettings.Declared.baseURL.argumentHelp(
+            "URL prefix of the worker's out directory; each entry's url is this + its file."))
     var baseURL: String?
 
     @OptionGroup var options: ImageOptions
@@ -98,11 +99,9 @@ struct EnqueueCommand: AsyncParsableCommand {
         let (delay, timeout) = try durations
         let specs: [JobSpec]
         do {
-            specs = try items.map { (item) throws(PushPrepError) in
-                try ProcessingJobs.spec(
-                    source: item.source == item.path ? item.source : item.path, settings: settings,
-                    priority: priority, delay: delay, maxAttempts: maxAttempts, timeout: timeout)
-            }
+            specs = try ProcessingJobs.specs(
+                sources: items.map { $0.source == $0.path ? $0.source : $0.path }, settings: settings,
+                priority: priority, delay: delay, maxAttempts: maxAttempts, timeout: timeout)
         } catch {
             throw ValidationError(error.message)
         }

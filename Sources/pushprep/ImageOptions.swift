@@ -2,60 +2,63 @@ public import ArgumentParser
 import Logging
 import PushPrep
 
-/// The options that decide how inputs are processed, shared by `process` and `inspect`.
+/// The options that decide how inputs are processed, shared by `process`, `inspect`, `enqueue`
+/// and `preflight --fix`. Each option's name, help and default are its setting's declaration
+/// (``ProcessingSettings/Declared``); ArgumentParser needs a property for each, and
+/// ``settings`` copies every one (the CLI tests check that none is missed).
 struct ImageOptions: ParsableArguments {
-    @Option(name: .long, help: "Target image width in pixels; never upscaled.")
-    var width: Int = ProcessingSettings().width
+    private typealias Declared = ProcessingSettings.Declared
 
-    @Option(name: .long, help: "JPEG quality to start from (1-100).")
-    var quality: Int = ProcessingSettings().quality
+    @Option(name: Declared.width.name, help: Declared.width.argumentHelp)
+    var width: Int = Declared.width.defaultValue
 
-    @Option(name: .customLong("image-max-bytes"), help: "Largest image output in bytes (at most Apple's 10000000).")
-    var imageMaxBytes: Int = ProcessingSettings().imageMaxBytes
+    @Option(name: Declared.quality.name, help: Declared.quality.argumentHelp)
+    var quality: Int = Declared.quality.defaultValue
 
-    @Option(
-        name: .customLong("max-pixels"),
-        help: "Refuse images with more pixels than this, all frames counted (at most 1000000000).")
-    var maxPixels: Int = ProcessingSettings().maxPixels
+    @Option(name: Declared.imageMaxBytes.name, help: Declared.imageMaxBytes.argumentHelp)
+    var imageMaxBytes: Int = Declared.imageMaxBytes.defaultValue
 
-    @Option(
-        name: .customLong("max-input-bytes"), help: "Refuse inputs larger than this many bytes (at most 10000000000).")
-    var maxInputBytes: Int = ProcessingSettings().maxInputBytes
+    @Option(name: Declared.maxPixels.name, help: Declared.maxPixels.argumentHelp)
+    var maxPixels: Int = Declared.maxPixels.defaultValue
 
-    @Option(name: .customLong("video-start"), help: "Where video previews start, in seconds (0...86400).")
-    var videoStart: Double = ProcessingSettings().videoStart
+    @Option(name: Declared.maxInputBytes.name, help: Declared.maxInputBytes.argumentHelp)
+    var maxInputBytes: Int = Declared.maxInputBytes.defaultValue
 
-    @Option(name: .customLong("video-seconds"), help: "Length of video previews in seconds (whole clip if shorter).")
-    var videoSeconds: Double = ProcessingSettings().videoSeconds
+    @Option(name: Declared.videoStart.name, help: Declared.videoStart.argumentHelp)
+    var videoStart: Double = Declared.videoStart.defaultValue
 
-    @Option(name: .customLong("video-width"), help: "Width of transcoded video in pixels; never upscaled.")
-    var videoWidth: Int = ProcessingSettings().videoWidth
+    @Option(name: Declared.videoSeconds.name, help: Declared.videoSeconds.argumentHelp)
+    var videoSeconds: Double = Declared.videoSeconds.defaultValue
 
-    @Option(name: .customLong("video-max-bytes"), help: "Largest video output in bytes (at most Apple's 50000000).")
-    var videoMaxBytes: Int = ProcessingSettings().videoMaxBytes
+    @Option(name: Declared.videoWidth.name, help: Declared.videoWidth.argumentHelp)
+    var videoWidth: Int = Declared.videoWidth.defaultValue
 
-    @Option(name: .customLong("audio-seconds"), help: "Length of audio previews in seconds.")
-    var audioSeconds: Double = ProcessingSettings().audioSeconds
+    @Option(name: Declared.videoMaxBytes.name, help: Declared.videoMaxBytes.argumentHelp)
+    var videoMaxBytes: Int = Declared.videoMaxBytes.defaultValue
 
-    @Option(name: .customLong("audio-max-bytes"), help: "Largest audio output in bytes (at most Apple's 5000000).")
-    var audioMaxBytes: Int = ProcessingSettings().audioMaxBytes
+    @Option(name: Declared.audioSeconds.name, help: Declared.audioSeconds.argumentHelp)
+    var audioSeconds: Double = Declared.audioSeconds.defaultValue
 
-    @Option(name: .long, help: "Deadline for processing one video or audio input, in seconds.")
-    var timeout: Double = ProcessingSettings().timeout
+    @Option(name: Declared.audioMaxBytes.name, help: Declared.audioMaxBytes.argumentHelp)
+    var audioMaxBytes: Int = Declared.audioMaxBytes.defaultValue
 
-    @Option(
-        name: .customLong("gif-as-video"),
-        help: "When an animated GIF/WebP becomes an MP4: auto (when it cannot fit as an image), always, never.")
-    var gifAsVideo: ProcessingSettings.GIFAsVideo = .auto
+    @Option(name: Declared.timeout.name, help: Declared.timeout.argumentHelp)
+    var timeout: Double = Declared.timeout.defaultValue
 
-    @Option(
-        name: .customLong("gif-max-memory"),
-        help: "Largest decoded size of an animated GIF output in bytes, width x height x 4 x frames (at most 24000000)."
-    )
-    var gifMaxMemory: Int = ProcessingSettings().gifMaxMemory
+    @Option(name: Declared.gifAsVideo.name, help: Declared.gifAsVideo.argumentHelp)
+    var gifAsVideo: ProcessingSettings.GIFAsVideo = Declared.gifAsVideo.defaultValue
 
+    @Option(name: Declared.gifMaxMemory.name, help: Declared.gifMaxMemory.argumentHelp)
+    var gifMaxMemory: Int = Declared.gifMaxMemory.defaultValue
+
+    /// The options as settings; `jobs` and `baseURL` are the commands' own.
     var settings: ProcessingSettings {
         var settings = ProcessingSettings()
+        settings.width = width
+        settings.quality = quality
+        settings.imageMaxBytes = imageMaxBytes
+        settings.maxPixels = maxPixels
+        settings.maxInputBytes = maxInputBytes
         settings.videoStart = videoStart
         settings.videoSeconds = videoSeconds
         settings.videoWidth = videoWidth
@@ -65,13 +68,19 @@ struct ImageOptions: ParsableArguments {
         settings.timeout = timeout
         settings.gifAsVideo = gifAsVideo
         settings.gifMaxMemory = gifMaxMemory
-        settings.width = width
-        settings.quality = quality
-        settings.imageMaxBytes = imageMaxBytes
-        settings.maxPixels = maxPixels
-        settings.maxInputBytes = maxInputBytes
         return settings
     }
+}
+
+extension ProcessingSettings.Setting {
+    /// `--option`, as declared.
+    var name: NameSpecification { .customLong(option) }
+
+    /// The declared help: what the setting does and what it accepts.
+    var argumentHelp: ArgumentHelp { ArgumentHelp(help) }
+
+    /// A command's own words for what the setting does, then what it accepts, as declared.
+    func argumentHelp(_ summary: String) -> ArgumentHelp { ArgumentHelp(help(summary: summary)) }
 }
 
 /// `--log-level`, shared by every command.

@@ -82,7 +82,10 @@ struct PreflightCommand: AsyncParsableCommand {
     @Option(name: .long, help: "With --fix: where processed attachments are written.")
     var out: String = "./pushprep-out"
 
-    @Option(name: .customLong("base-url"), help: "With --fix: URL prefix of --out; processed attachments' URLs.")
+    @Option(
+        name: ProcessingSettings.Declared.baseURL.name,
+        help: ProcessingSettings.Declared.baseURL.argumentHelp(
+            "With --fix: URL prefix of --out; processed attachments' URLs."))
     var baseURL: String?
 
     @OptionGroup(title: "Processing (--fix)") var options: ImageOptions

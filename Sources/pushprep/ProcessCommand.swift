@@ -36,11 +36,10 @@ struct ProcessCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Where to write the manifest (- for standard output). Default: <out>/manifest.json.")
     var manifest: String?
 
-    @Option(name: .long, help: "How many inputs to process at once (default: the number of cores).")
-    var jobs: Int = ProcessingSettings.defaultJobs
+    @Option(name: ProcessingSettings.Declared.jobs.name, help: ProcessingSettings.Declared.jobs.argumentHelp)
+    var jobs: Int = ProcessingSettings.Declared.jobs.defaultValue
 
-    @Option(
-        name: .customLong("base-url"), help: "URL prefix of the out directory; each entry's url is this + its file.")
+    @Option(name: ProcessingSettings.Declared.baseURL.name, help: ProcessingSettings.Declared.baseURL.argumentHelp)
     var baseURL: String?
 
     @Flag(name: .long, help: "Print one line per input after the run (source, output, size).")

@@ -178,8 +178,14 @@ struct WorkerCommand: AsyncParsableCommand {
         var configuration = try workerConfiguration
         configuration.recordsQueueStats = metricsPort != nil
         let url = try queue.url
-        let session = ProcessingSession(
-            threads: concurrency, remote: remote.settings, sources: try sourcePolicy(for: url), logger: logger)
+        let sources = try sourcePolicy(for: url)
+        let session: ProcessingSession
+        do {
+            session = try ProcessingSession(
+                threads: concurrency, remote: remote.settings, sources: sources, logger: logger)
+        } catch {
+            throw CommandFailure(message: error.description)
+        }
         let handler = ProcessingJobHandler(session: session, outputDirectory: out)
         handler.removeAbandonedStaging(workerID: configuration.workerID)
         let worker = QueueWorker(url: url, configuration: configuration, handler: handler, logger: logger)

@@ -29,11 +29,14 @@ import Testing
         #expect(decoded.videoWidth == ProcessingSettings().videoWidth)
     }
 
+    /// The worker fails such a job with the error's text, which names the key.
     @Test("a key of the wrong type is still an error")
     func wrongType() {
-        #expect(throws: DecodingError.self) {
+        let error = #expect(throws: DecodingError.self) {
             try JSONDecoder().decode(ProcessingSettings.self, from: Data(#"{"gifMaxMemory":"big"}"#.utf8))
         }
+        let text = error.map { "\($0)" } ?? ""
+        #expect(text.contains("gifMaxMemory"), "\(text)")
     }
 
     /// Queued settings are JSON anyone could write: every number must be finite and bounded,
@@ -75,16 +78,178 @@ import Testing
         #expect(throws: Never.self) { try settings.validate() }
     }
 
-    @Test("the GIF memory budget changes image ids; the base URL and jobs do not")
-    func fingerprints() {
+    /// Which kinds of output each setting changes, so which ids: a setting added without a
+    /// decision here fails the test.
+    static let changes: [String: Set<String>] = [
+        "width": ["image", "animation"], "quality": ["image", "animation"], "imageMaxBytes": ["image", "animation"],
+        "maxPixels": ["image", "video", "animation"], "maxInputBytes": ["image", "video", "audio", "animation"],
+        "jobs": [], "baseURL": [], "videoStart": ["video"], "videoSeconds": ["video"],
+        "videoWidth": ["video", "animation"], "videoMaxBytes": ["video", "animation"], "audioSeconds": ["audio"],
+        "audioMaxBytes": ["audio"], "timeout": [], "gifAsVideo": ["animation"], "gifMaxMemory": ["image", "animation"],
+    ]
+
+    /// Each setting alone changed from its default (through the JSON a queued job carries, so
+    /// the others keep their defaults) changes exactly the fingerprints of the kinds it decides.
+    @Test("each setting changes the ids of the outputs it decides, and only those")
+    func fingerprints() throws {
+        func fingerprints(_ settings: ProcessingSettings) -> [String: String] {
+            [
+                "image": settings.imageFingerprint, "video": settings.videoFingerprint,
+                "audio": settings.audioFingerprint, "animation": settings.animationVideoFingerprint,
+            ]
+        }
+        let base = fingerprints(ProcessingSettings())
+        let changed = try #require(
+            try JSONSerialization.jsonObject(with: try JSONEncoder().encode(SettingsFixtures.changed)) as? [String: Any]
+        )
+        #expect(Set(changed.keys) == Set(Self.changes.keys))
+        for setting in ProcessingSettings.Declared.all {
+            let value = try #require(changed[setting.key], "\(setting.key) is encoded")
+            let one = try JSONSerialization.data(withJSONObject: [setting.key: value])
+            let alone = fingerprints(try JSONDecoder().decode(ProcessingSettings.self, from: one))
+            let kinds = Set(base.keys.filter { base[$0] != alone[$0] })
+            #expect(kinds == Self.changes[setting.key], "\(setting.key) changes the ids of \(kinds.sorted())")
+        }
+    }
+
+    /// The table is the one list of settings: a stored property missing from it would be left
+    /// out of the JSON, the validation and the CLI.
+    @Test("every stored setting is declared, once, under its property's name and its own CLI option")
+    func everySettingIsDeclared() {
+        let properties = Mirror(reflecting: ProcessingSettings()).children.compactMap(\.label)
+        let declared = ProcessingSettings.Declared.all
+        #expect(declared.map(\.key).sorted() == properties.sorted())
+        #expect(Set(declared.map(\.option)).count == declared.count, "every option is its own")
+        for setting in declared {
+            #expect(
+                "\(setting.value(in: SettingsFixtures.changed))" != "\(setting.value(in: ProcessingSettings()))",
+                "the test settings change \(setting.key), or the CLI tests could not see it copied")
+        }
+    }
+
+    /// The help shows what the validation accepts, in the words of its error.
+    @Test func helpSaysWhatIsAccepted() throws {
+        #expect(ProcessingSettings.Declared.quality.help == "JPEG quality to start from. Must be between 1 and 100.")
+        #expect(
+            ProcessingSettings.Declared.videoStart.help
+                == "Where video previews start, in seconds. Must be in 0...86400 seconds.")
+        #expect(
+            ProcessingSettings.Declared.baseURL.help(summary: "Prefix.")
+                == "Prefix. Must be an http(s) URL with a host and no fragment.")
+        #expect(!ProcessingSettings.Declared.gifAsVideo.help.contains("Must be"), "its values are its type's")
+    }
+
+    @Test("validated settings are the settings; invalid ones throw instead")
+    func validated() throws {
+        #expect(try SettingsFixtures.changed.validated().settings == SettingsFixtures.changed)
+        var settings = SettingsFixtures.changed
+        settings.quality = 0
+        let error = #expect(throws: PushPrepError.self) { try settings.validated() }
+        #expect(error?.message == "--quality must be between 1 and 100, got 0")
+    }
+
+    /// Attachment ids are SHA-256 over these strings: a changed label, order or number format
+    /// would give every output a new id (and orphan every published file). Written from the
+    /// code before the settings were declared once.
+    @Test("the fingerprint strings are frozen")
+    func frozenFingerprints() {
         let base = ProcessingSettings()
-        var budget = base
-        budget.gifMaxMemory = 6_000_000
-        #expect(budget.imageFingerprint != base.imageFingerprint)
-        var hosting = base
-        hosting.baseURL = "https://cdn.example.com/push"
-        hosting.jobs = base.jobs + 1
-        #expect(hosting.imageFingerprint == base.imageFingerprint)
+        #expect(
+            base.imageFingerprint
+                == "pipeline=2;kind=image;width=1290;quality=82;imageMaxBytes=10000000;maxPixels=100000000;"
+                + "maxInputBytes=200000000;gifMaxMemory=12000000")
+        #expect(
+            base.videoFingerprint
+                == "pipeline=2;kind=video;start=0.0;seconds=15.0;width=720;videoMaxBytes=50000000;maxPixels=100000000;"
+                + "maxInputBytes=200000000")
+        #expect(
+            base.audioFingerprint == "pipeline=2;kind=audio;seconds=30.0;audioMaxBytes=5000000;maxInputBytes=200000000")
+        #expect(
+            base.animationVideoFingerprint
+                == "pipeline=2;kind=image;width=1290;quality=82;imageMaxBytes=10000000;maxPixels=100000000;"
+                + "maxInputBytes=200000000;gifMaxMemory=12000000;asVideo=auto;videoWidth=720;videoMaxBytes=50000000")
+
+        let changed = SettingsFixtures.changed
+        #expect(
+            changed.imageFingerprint
+                == "pipeline=2;kind=image;width=1179;quality=70;imageMaxBytes=2000000;maxPixels=50000000;"
+                + "maxInputBytes=1000000;gifMaxMemory=6000000")
+        #expect(
+            changed.videoFingerprint
+                == "pipeline=2;kind=video;start=2.5;seconds=10.0;width=640;videoMaxBytes=20000000;maxPixels=50000000;"
+                + "maxInputBytes=1000000")
+        #expect(
+            changed.audioFingerprint
+                == "pipeline=2;kind=audio;seconds=12.25;audioMaxBytes=1000000;maxInputBytes=1000000")
+        #expect(
+            changed.animationVideoFingerprint
+                == "pipeline=2;kind=image;width=1179;quality=70;imageMaxBytes=2000000;maxPixels=50000000;"
+                + "maxInputBytes=1000000;gifMaxMemory=6000000;asVideo=never;videoWidth=640;videoMaxBytes=20000000")
+    }
+
+    /// Manifests carry the settings and a job's dedup key hashes them (both with sorted keys,
+    /// `baseURL` as an explicit null when unset): their JSON is frozen too.
+    @Test("the settings' JSON is frozen")
+    func frozenJSON() throws {
+        var base = ProcessingSettings()
+        base.jobs = 2
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        #expect(
+            String(decoding: try encoder.encode(base), as: UTF8.self)
+                == #"{"audioMaxBytes":5000000,"audioSeconds":30,"baseURL":null,"gifAsVideo":"auto","#
+                + #""gifMaxMemory":12000000,"imageMaxBytes":10000000,"jobs":2,"maxInputBytes":200000000,"#
+                + #""maxPixels":100000000,"quality":82,"timeout":120,"videoMaxBytes":50000000,"videoSeconds":15,"#
+                + #""videoStart":0,"videoWidth":720,"width":1290}"#)
+        #expect(
+            String(decoding: try encoder.encode(SettingsFixtures.changed), as: UTF8.self)
+                == #"{"audioMaxBytes":1000000,"audioSeconds":12.25,"baseURL":"https://cdn.example.com/push","#
+                + #""gifAsVideo":"never","gifMaxMemory":6000000,"imageMaxBytes":2000000,"jobs":13,"maxInputBytes":1000000,"#
+                + #""maxPixels":50000000,"quality":70,"timeout":30,"videoMaxBytes":20000000,"videoSeconds":10,"#
+                + #""videoStart":2.5,"videoWidth":640,"width":1179}"#)
+        let decoded = try JSONDecoder().decode(
+            ProcessingSettings.self, from: try encoder.encode(SettingsFixtures.changed))
+        #expect(decoded == SettingsFixtures.changed)
+    }
+
+    /// The messages name the CLI option, the accepted range and the value; the CLI prints them
+    /// as usage errors and the worker as a job's `invalid_settings` message.
+    @Test(
+        "each out-of-range setting is refused with its message",
+        arguments: [
+            (#"{"width":15}"#, "--width must be between 16 and 16384, got 15"),
+            (#"{"quality":101}"#, "--quality must be between 1 and 100, got 101"),
+            (
+                #"{"imageMaxBytes":9999}"#,
+                "--image-max-bytes must be between 10000 and 10000000 (Apple's limit), got 9999"
+            ),
+            (#"{"maxPixels":0}"#, "--max-pixels must be between 1 and 1000000000, got 0"),
+            (#"{"maxInputBytes":0}"#, "--max-input-bytes must be between 1 and 10000000000, got 0"),
+            (#"{"jobs":257}"#, "--jobs must be between 1 and 256, got 257"),
+            (#"{"baseURL":"ftp://cdn"}"#, "--base-url must start with https:// (or http://), got ftp://cdn"),
+            (#"{"videoStart":-0.5}"#, "--video-start must be in 0...86400 seconds, got -0.5"),
+            (#"{"videoSeconds":0}"#, "--video-seconds must be in (0, 3600], got 0.0"),
+            (#"{"videoWidth":3841}"#, "--video-width must be between 16 and 3840, got 3841"),
+            (
+                #"{"videoMaxBytes":99999}"#,
+                "--video-max-bytes must be between 100000 and 50000000 (Apple's limit), got 99999"
+            ),
+            (#"{"audioSeconds":3600.5}"#, "--audio-seconds must be in (0, 3600], got 3600.5"),
+            (
+                #"{"audioMaxBytes":49999}"#,
+                "--audio-max-bytes must be between 50000 and 5000000 (Apple's limit), got 49999"
+            ),
+            (#"{"timeout":1e300}"#, "--timeout must be in (0, 86400] seconds, got 1e+300"),
+            (
+                #"{"gifMaxMemory":999999}"#,
+                "--gif-max-memory must be between 1000000 and 24000000 (the service extension's budget), got 999999"
+            ),
+        ])
+    func outOfRangeMessages(_ json: String, _ message: String) throws {
+        let settings = try JSONDecoder().decode(ProcessingSettings.self, from: Data(json.utf8))
+        let error = #expect(throws: PushPrepError.self) { try settings.validate() }
+        #expect(error?.code == .invalidSettings)
+        #expect(error?.message == message)
     }
 
     /// `--base-url` with a query was joined by concatenation (`https://cdn/x?sig=1/<id>.jpg`);

@@ -52,6 +52,27 @@ import Testing
         #expect(infinite?.code == .invalidSettings)
     }
 
+    /// `enqueue` makes the specs of all its inputs with one call: the settings are validated
+    /// and encoded once, and each spec is the one `spec(source:settings:)` makes.
+    @Test func specsForManySources() throws {
+        var settings = ProcessingSettings()
+        settings.quality = 70
+        let sources = ["/a.jpg", "b.mov", "https://cdn.example.com/c.png"]
+        let specs = try ProcessingJobs.specs(
+            sources: sources, settings: settings, priority: 3, currentDirectory: "/in")
+        let one = try sources.map {
+            try ProcessingJobs.spec(source: $0, settings: settings, priority: 3, currentDirectory: "/in")
+        }
+        #expect(specs == one)
+        #expect(specs.map(\.source) == ["/a.jpg", "/in/b.mov", "https://cdn.example.com/c.png"])
+        #expect(Set(specs.map(\.payload)).count == 1 && specs[0].payload.contains(#""quality":70"#))
+        settings.quality = 0
+        let error = #expect(throws: PushPrepError.self) {
+            try ProcessingJobs.specs(sources: sources, settings: settings)
+        }
+        #expect(error?.message == "--quality must be between 1 and 100, got 0")
+    }
+
     /// A row's timeout becomes a duration only when it is finite and in range; otherwise the
     /// job carries why, for the worker to fail it.
     @Test func claimedJobsChecksItsStoredTimeout() {

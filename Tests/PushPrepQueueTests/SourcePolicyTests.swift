@@ -27,11 +27,11 @@ struct SourcePolicyTests {
         return (root, outside)
     }
 
-    private static func process(_ source: String, policy: SourcePolicy, out: URL) async -> ManifestEntry {
-        let session = ProcessingSession(threads: 1, remote: RemoteSettings(), sources: policy, logger: .quiet)
+    private static func process(_ source: String, policy: SourcePolicy, out: URL) async throws -> ManifestEntry {
+        let session = try ProcessingSession(threads: 1, remote: RemoteSettings(), sources: policy, logger: .quiet)
         let entry = await session.process(
-            InputItem(source: source, path: source), settings: ProcessingSettings(), outputDirectory: out.path,
-            control: nil)
+            InputItem(source: source, path: source), settings: try ProcessingSettings().validated(),
+            outputDirectory: out.path, control: nil)
         await session.shutdown()
         return entry
     }
@@ -47,7 +47,7 @@ struct SourcePolicyTests {
         let (root, outside) = try Self.layout(in: dir)
         let policy = try SourcePolicy(kinds: .any, root: root.path)
         let out = dir.appendingPathComponent("out")
-        let inside = await Self.process(root.appendingPathComponent("in.bmp").path, policy: policy, out: out)
+        let inside = try await Self.process(root.appendingPathComponent("in.bmp").path, policy: policy, out: out)
         #expect(Self.code(inside) == nil, "\(inside)")
         for source in [
             outside.appendingPathComponent("out.bmp").path,  // plainly outside
@@ -56,7 +56,7 @@ struct SourcePolicyTests {
             root.appendingPathComponent("../outside/out.bmp").path,  // dot-dot
             "/etc/hostname",
         ] {
-            let entry = await Self.process(source, policy: policy, out: out)
+            let entry = try await Self.process(source, policy: policy, out: out)
             #expect(Self.code(entry) == .sourceNotAllowed, "\(source): \(entry)")
         }
         // The root's own spelling may be a link or have a trailing slash; it is resolved once.
@@ -64,7 +64,7 @@ struct SourcePolicyTests {
             atPath: dir.appendingPathComponent("alias").path, withDestinationPath: root.path)
         let aliased = try SourcePolicy(kinds: .local, root: dir.appendingPathComponent("alias").path + "/")
         #expect(aliased.root == policy.root)
-        let viaAlias = await Self.process(
+        let viaAlias = try await Self.process(
             dir.appendingPathComponent("alias/in.bmp").path, policy: aliased, out: out)
         #expect(Self.code(viaAlias) == nil, "\(viaAlias)")
     }
@@ -74,11 +74,11 @@ struct SourcePolicyTests {
         defer { TestTools.removeDirectory(dir) }
         let (root, _) = try Self.layout(in: dir)
         let out = dir.appendingPathComponent("out")
-        let local = await Self.process(
+        let local = try await Self.process(
             root.appendingPathComponent("in.bmp").path, policy: try SourcePolicy(kinds: .remote, root: nil), out: out)
         #expect(Self.code(local) == .sourceNotAllowed)
         // Refused before any connection: nothing listens on port 9 of 127.0.0.1.
-        let remote = await Self.process(
+        let remote = try await Self.process(
             "http://127.0.0.1:9/a.jpg", policy: try SourcePolicy(kinds: .local, root: nil), out: out)
         #expect(Self.code(remote) == .sourceNotAllowed)
         #expect(PushPrepError.Code.sourceNotAllowed.isPermanent)

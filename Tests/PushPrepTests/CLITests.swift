@@ -2,6 +2,10 @@ import Foundation
 import PushPrepTestSupport
 import Testing
 
+@testable import PushPrep
+@testable import PushPrepCore
+@testable import PushPrepQueue
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -369,6 +373,64 @@ struct CLITests {
         #expect(overview.contains("images, movies and sounds"), "overview: \(overview)")
     }
 
+    // MARK: - Every setting an option
+
+    /// Every declared setting is an option of `process` and `enqueue` (but `--jobs`, which
+    /// workers decide), named and explained as declared, the accepted values included.
+    @Test(arguments: ["process", "enqueue"])
+    func helpShowsEverySetting(_ command: String) throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let result = try CLI.pushprep([command, "--help"], in: dir)
+        #expect(result.status == 0, "stderr: \(result.stderrText)")
+        // ArgumentParser wraps the help: compare with the line breaks and indents as spaces.
+        let help = result.stdoutText.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        for setting in ProcessingSettings.Declared.all where !(command == "enqueue" && setting.key == "jobs") {
+            #expect(help.contains("--\(setting.option) <\(setting.option)>"), "\(command) has --\(setting.option)")
+            // enqueue says whose out directory --base-url is about.
+            let text = command == "enqueue" && setting.key == "baseURL" ? "Must be an http(s) URL" : setting.help
+            #expect(help.contains(text), "\(command) --\(setting.option) says: \(text)")
+        }
+    }
+
+    /// `process` takes every declared setting from its option: a value unlike the default for
+    /// each comes back in the manifest's settings.
+    @Test func processCopiesEveryOption() throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        try Data([0xFF, 0xD8, 0xFF]).write(to: dir.appendingPathComponent("photo.jpg"))
+        let expected = SettingsFixtures.changed
+        let result = try CLI.pushprep(
+            ["process", "photo.jpg", "--out", "out", "--manifest", "-"] + CLI.options(expected), in: dir)
+        #expect(result.status == 1, "a cut JPEG fails, the run completes: \(result.stderrText)")
+        let manifest = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
+        let settings = try JSONSerialization.data(withJSONObject: try #require(manifest["settings"]))
+        #expect(try JSONDecoder().decode(ProcessingSettings.self, from: settings) == expected)
+    }
+
+    /// `enqueue` queues every declared setting from its option (`jobs` is 1 in a job: workers
+    /// decide), the same for every input.
+    @Test func enqueueCopiesEveryOption() throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        var expected = SettingsFixtures.changed
+        expected.jobs = 1
+        let queue = ["--queue", "sqlite:\(dir.appendingPathComponent("queue.db").path)"]
+        for name in ["a.jpg", "b.jpg"] { try Data([0xFF, 0xD8, 0xFF]).write(to: dir.appendingPathComponent(name)) }
+        let enqueued = try CLI.pushprep(
+            ["enqueue", "a.jpg", "b.jpg"] + queue + CLI.options(expected, except: ["jobs"]), in: dir)
+        #expect(enqueued.status == 0, "stderr: \(enqueued.stderrText)")
+        let ids = enqueued.stdoutText.split(separator: "\n").map(String.init)
+        #expect(ids.count == 2, "one job per input: \(enqueued.stdoutText)")
+        for id in ids {
+            let shown = try CLI.pushprep(["jobs", "show", id, "--json"] + queue, in: dir)
+            #expect(shown.status == 0, "stderr: \(shown.stderrText)")
+            let job = try #require(try JSONSerialization.jsonObject(with: shown.stdout) as? [String: Any])
+            let settings = try JSONSerialization.data(withJSONObject: try #require(job["settings"], "job \(id)"))
+            #expect(try JSONDecoder().decode(ProcessingSettings.self, from: settings) == expected, "job \(id)")
+        }
+    }
+
     @Test func versionPrintsAVersion() throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
@@ -401,6 +463,15 @@ private enum CLI {
     static func pushprep(_ arguments: [String], in directory: URL, stdin: Data? = nil) throws -> Result {
         let result = try TestTools.run(try binary().path, arguments, stdin: stdin, currentDirectory: directory)
         return Result(status: result.status, stdout: result.stdout, stderr: result.stderr)
+    }
+
+    /// `--option value` for every declared setting but those with a key in `except`, with its
+    /// value in `settings`.
+    static func options(_ settings: ProcessingSettings, except: Set<String> = []) -> [String] {
+        ProcessingSettings.Declared.all.filter { !except.contains($0.key) }.flatMap { setting in
+            let value = setting.value(in: settings)
+            return ["--\(setting.option)", value as? String ?? "\(value)"]
+        }
     }
 
     /// Writes small, distinct JPEGs (paths relative to `directory`).

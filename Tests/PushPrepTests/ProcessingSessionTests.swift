@@ -74,11 +74,12 @@ final class ProcessingSessionTests {
         settings.jobs = 2
 
         let manifest = try await Processor(settings: settings, outputDirectory: path("run"), logger: .quiet).run(inputs)
-        let session = ProcessingSession(threads: 2, remote: RemoteSettings(), logger: .quiet)
+        let session = try ProcessingSession(threads: 2, remote: RemoteSettings(), logger: .quiet)
         var entries: [ManifestEntry] = []
         for input in inputs {
             entries.append(
-                await session.process(input, settings: settings, outputDirectory: path("session"), control: nil))
+                await session.process(
+                    input, settings: try settings.validated(), outputDirectory: path("session"), control: nil))
         }
         await session.shutdown()
 
@@ -100,12 +101,13 @@ final class ProcessingSessionTests {
 
         let first = CapturedLog()
         let second = CapturedLog()
-        let session = ProcessingSession(threads: 1, remote: RemoteSettings(), logger: first.logger())
+        let session = try ProcessingSession(threads: 1, remote: RemoteSettings(), logger: first.logger())
         // A later session (another worker's in the same process, a test's) no longer takes
         // the lines of inputs it does not process.
-        let other = ProcessingSession(threads: 1, remote: RemoteSettings(), logger: second.logger())
+        let other = try ProcessingSession(threads: 1, remote: RemoteSettings(), logger: second.logger())
         let entry = await session.process(
-            InputItem(source: cut, path: cut), settings: ProcessingSettings(), outputDirectory: path("out"),
+            InputItem(source: cut, path: cut), settings: try ProcessingSettings().validated(),
+            outputDirectory: path("out"),
             control: nil, metadata: ["job": "42"])
         await session.shutdown()
         await other.shutdown()
@@ -119,14 +121,15 @@ final class ProcessingSessionTests {
 
     @Test("a control stopped before processing gives a cancelled entry and no output")
     func stoppedBefore() async throws {
-        let session = ProcessingSession(threads: 1, remote: RemoteSettings(), logger: .quiet)
+        let session = try ProcessingSession(threads: 1, remote: RemoteSettings(), logger: .quiet)
         let control = ProcessingControl()
         control.stop(.cancelled)
         control.stop(.timedOut(.seconds(1)))
         #expect(control.reason == .cancelled)
         let photo = try photo()
         let entry = await session.process(
-            InputItem(source: photo, path: photo), settings: ProcessingSettings(), outputDirectory: path("out"),
+            InputItem(source: photo, path: photo), settings: try ProcessingSettings().validated(),
+            outputDirectory: path("out"),
             control: control)
         await session.shutdown()
         #expect(entry.failure?.error.code == .cancelled)
@@ -136,12 +139,13 @@ final class ProcessingSessionTests {
 
     @Test(".timedOut gives a timeout entry naming the job's timeout")
     func timedOut() async throws {
-        let session = ProcessingSession(threads: 1, remote: RemoteSettings(), logger: .quiet)
+        let session = try ProcessingSession(threads: 1, remote: RemoteSettings(), logger: .quiet)
         let control = ProcessingControl()
         control.stop(.timedOut(.milliseconds(1500)))
         let photo = try photo()
         let entry = await session.process(
-            InputItem(source: photo, path: photo), settings: ProcessingSettings(), outputDirectory: path("out"),
+            InputItem(source: photo, path: photo), settings: try ProcessingSettings().validated(),
+            outputDirectory: path("out"),
             control: control)
         await session.shutdown()
         #expect(entry.failure?.error.code == .timeout)
@@ -159,11 +163,12 @@ final class ProcessingSessionTests {
         var settings = ProcessingSettings()
         settings.videoSeconds = 30
         let out = path("out")
-        let session = ProcessingSession(threads: 1, remote: RemoteSettings(), logger: .quiet)
+        let session = try ProcessingSession(threads: 1, remote: RemoteSettings(), logger: .quiet)
         let control = ProcessingControl()
+        let validated = try settings.validated()
         let job = Task {
             await session.process(
-                InputItem(source: clip, path: clip), settings: settings, outputDirectory: out, control: control)
+                InputItem(source: clip, path: clip), settings: validated, outputDirectory: out, control: control)
         }
         // Wait until the muxer has created its temporary output: the transcode is under way.
         let writing = await waitUntil { leftovers(in: out).contains { $0.hasPrefix(AtomicFile.temporaryPrefix) } }
@@ -188,15 +193,15 @@ final class ProcessingSessionTests {
         var remote = RemoteSettings()
         remote.allowedHosts = ["127.0.0.1"]
         remote.totalTimeout = .seconds(60)
-        let session = ProcessingSession(threads: 1, remote: remote, logger: .quiet)
+        let session = try ProcessingSession(threads: 1, remote: remote, logger: .quiet)
         let out = path("out")
         // One byte every 100 ms: the download stays in progress, its temporary file open.
         let url = server.url("/trickle/photo.jpg")
         let control = ProcessingControl()
+        let settings = try ProcessingSettings().validated()
         let job = Task {
             await session.process(
-                InputItem(source: url, path: url), settings: ProcessingSettings(), outputDirectory: out,
-                control: control)
+                InputItem(source: url, path: url), settings: settings, outputDirectory: out, control: control)
         }
         let downloading = await waitUntil {
             self.leftovers(in: out).contains {
@@ -249,14 +254,33 @@ final class ProcessingSessionTests {
         #expect(limiter.running == 0)
     }
 
+    /// Remote settings are checked once, when the session is made, not for each URL; a run
+    /// refuses them before it writes anything.
+    @Test("invalid remote settings are refused by the session's initializer and before a run writes")
+    func invalidRemoteSettings() async throws {
+        var remote = RemoteSettings()
+        remote.maxTries = 0
+        let error = #expect(throws: PushPrepError.self) {
+            try ProcessingSession(threads: 1, remote: remote, logger: .quiet)
+        }
+        #expect(error?.code == .invalidSettings)
+        #expect(error?.message == "tries must be between 1 and 10, got 0")
+        let out = path("never")
+        let processor = Processor(settings: ProcessingSettings(), outputDirectory: out, logger: .quiet, remote: remote)
+        let photo = try photo()
+        await #expect(throws: PushPrepError.self) { try await processor.run([InputItem(source: photo, path: photo)]) }
+        #expect(!FileManager.default.fileExists(atPath: out), "nothing written")
+    }
+
     @Test("after shutdown a session fails inputs with io_error instead of hanging")
     func afterShutdown() async throws {
-        let session = ProcessingSession(threads: 1, remote: RemoteSettings(), logger: .quiet)
+        let session = try ProcessingSession(threads: 1, remote: RemoteSettings(), logger: .quiet)
         await session.shutdown()
         await session.shutdown()
         let photo = try photo()
         let entry = await session.process(
-            InputItem(source: photo, path: photo), settings: ProcessingSettings(), outputDirectory: path("out"),
+            InputItem(source: photo, path: photo), settings: try ProcessingSettings().validated(),
+            outputDirectory: path("out"),
             control: nil)
         #expect(entry.failure?.error.code == .ioError)
         #expect(entry.failure?.error.message.contains("shut down") == true)

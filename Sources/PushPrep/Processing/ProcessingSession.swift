@@ -24,8 +24,12 @@ public final class ProcessingSession: Sendable {
     /// A session whose pool has `threads` threads (at least one: as many inputs are processed
     /// at once), fetching URLs with `remote`, reading the sources `sources` allows (a failed
     /// entry `source_not_allowed` for the others). libvips' and libav's lines about its inputs go to
-    /// `logger`.
-    public init(threads: Int, remote: RemoteSettings, sources: SourcePolicy = .any, logger: Logger) {
+    /// `logger`. Throws `invalid_settings` when `remote` does not validate: it is checked here,
+    /// once, not for each URL.
+    public init(
+        threads: Int, remote: RemoteSettings, sources: SourcePolicy = .any, logger: Logger
+    ) throws(PushPrepError) {
+        try remote.validate()
         pool = NIOThreadPool(numberOfThreads: max(1, threads))
         pool.start()
         fetcher = RemoteFetcher(settings: remote, logger: logger)
@@ -42,23 +46,23 @@ public final class ProcessingSession: Sendable {
     /// job's timeout of N s passed"), and leaves no output (nor temporary) behind. Its log
     /// lines, libvips' and libav's included, carry `metadata` (a job's id, say).
     ///
-    /// Never throws: invalid settings, an out directory that cannot be created and a session
-    /// already shut down are failed entries too. Temporaries left by dead processes are not
-    /// swept here (that would list the directory for every job); see
+    /// Never throws: an out directory that cannot be created and a session already shut down
+    /// are failed entries too. The settings are ``ProcessingSettings/Validated``: checked once
+    /// where they came in (a run's start, a job's pickup), not for each input. Temporaries left
+    /// by dead processes are not swept here (that would list the directory for every job); see
     /// ``Processor/run(_:progress:)``.
     public func process(
-        _ item: InputItem, settings: ProcessingSettings, outputDirectory: String, control: ProcessingControl?,
-        metadata: Logger.Metadata = [:]
+        _ item: InputItem, settings: ProcessingSettings.Validated, outputDirectory: String,
+        control: ProcessingControl?, metadata: Logger.Metadata = [:]
     ) async -> ManifestEntry {
         var logger = self.logger
         for (key, value) in metadata { logger[metadataKey: key] = value }
         let processor = InputProcessor(
-            settings: settings, outputDirectory: outputDirectory, logger: logger, control: control, sources: sources)
+            settings: settings.settings, outputDirectory: outputDirectory, logger: logger, control: control,
+            sources: sources)
         do throws(PushPrepError) {
             try control?.check()
             try sources.admit(item)
-            try settings.validate()
-            if item.isRemote { try remote.validate() }
             try Directories.create(outputDirectory, name: "the out directory \(outputDirectory)")
         } catch {
             return processor.failed(item, error)

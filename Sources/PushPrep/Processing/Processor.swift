@@ -36,7 +36,8 @@ public struct Processor: Sendable {
     }
 
     /// Processes every input; never throws for a bad input (that is a failed entry). Throws
-    /// only when the settings are invalid or the out directory cannot be used.
+    /// only when the settings are invalid (checked once, here) or the out directory cannot be
+    /// used.
     ///
     /// Runs a ``ProcessingSession`` of `settings.jobs` threads for the run, with a window of
     /// twice that many inputs in flight.
@@ -44,10 +45,14 @@ public struct Processor: Sendable {
         _ inputs: [InputItem],
         progress: (@Sendable (Progress) -> Void)? = nil
     ) async throws(PushPrepError) -> Manifest {
-        try settings.validate()
-        try remote.validate()
-        try prepareOutputDirectory()
-        let session = ProcessingSession(threads: settings.jobs, remote: remote, logger: logger)
+        let validated = try settings.validated()
+        let session = try ProcessingSession(threads: settings.jobs, remote: remote, logger: logger)
+        do throws(PushPrepError) {
+            try prepareOutputDirectory()
+        } catch {
+            await session.shutdown()
+            throw error
+        }
 
         var entries = [ManifestEntry?](repeating: nil, count: inputs.count)
         var failed = 0
@@ -61,7 +66,7 @@ public struct Processor: Sendable {
                 next += 1
                 group.addTask {
                     let entry = await session.process(
-                        item, settings: self.settings, outputDirectory: self.outputDirectory, control: nil)
+                        item, settings: validated, outputDirectory: self.outputDirectory, control: nil)
                     return (index, entry)
                 }
             }

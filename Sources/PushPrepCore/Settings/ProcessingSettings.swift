@@ -2,51 +2,59 @@ import Foundation
 
 /// The effective settings of a run. Everything here that changes the output also changes
 /// the attachment ids (see ``AttachmentID``).
+///
+/// Each setting is declared once, in ``Declared``: its JSON key, CLI option, help, default and
+/// the values it accepts. The JSON coding, ``validate()`` and the CLI's options follow from that
+/// table, so the CLI, the library and queued jobs cannot drift apart; the fingerprints at the
+/// end name the settings that enter each kind of output's id.
 public struct ProcessingSettings: Sendable, Codable, Equatable {
     /// Target width of images in pixels; images are never upscaled.
-    public var width: Int = 1290
+    public var width: Int = Declared.width.defaultValue
     /// JPEG quality to start from (1...100).
-    public var quality: Int = 82
+    public var quality: Int = Declared.quality.defaultValue
     /// The largest image output in bytes; never more than Apple's limit.
-    public var imageMaxBytes: Int = AppleLimits.imageBytes
+    public var imageMaxBytes: Int = Declared.imageMaxBytes.defaultValue
     /// Images with more pixels than this (all frames counted) are refused before decoding.
-    public var maxPixels: Int = 100_000_000
+    public var maxPixels: Int = Declared.maxPixels.defaultValue
     /// Inputs larger than this many bytes are refused before reading them.
-    public var maxInputBytes: Int = 200_000_000
+    public var maxInputBytes: Int = Declared.maxInputBytes.defaultValue
     /// How many inputs are processed at once.
-    public var jobs: Int = ProcessingSettings.defaultJobs
+    public var jobs: Int = Declared.jobs.defaultValue
     /// Prefix for the `url` of each output, or nil.
-    public var baseURL: String?
+    public var baseURL: String? = Declared.baseURL.defaultValue
     /// Where video previews start, in seconds.
-    public var videoStart: Double = 0
+    public var videoStart: Double = Declared.videoStart.defaultValue
     /// Length of video previews in seconds (the whole clip when shorter).
-    public var videoSeconds: Double = 15
+    public var videoSeconds: Double = Declared.videoSeconds.defaultValue
     /// Width of transcoded video in pixels; never upscaled.
-    public var videoWidth: Int = 720
+    public var videoWidth: Int = Declared.videoWidth.defaultValue
     /// The largest video output in bytes; never more than Apple's limit.
-    public var videoMaxBytes: Int = AppleLimits.videoBytes
+    public var videoMaxBytes: Int = Declared.videoMaxBytes.defaultValue
     /// Length of audio previews in seconds.
-    public var audioSeconds: Double = 30
+    public var audioSeconds: Double = Declared.audioSeconds.defaultValue
     /// The largest audio output in bytes; never more than Apple's limit.
-    public var audioMaxBytes: Int = AppleLimits.audioBytes
+    public var audioMaxBytes: Int = Declared.audioMaxBytes.defaultValue
     /// Deadline for processing one video or audio input, in seconds.
-    public var timeout: Double = 120
+    public var timeout: Double = Declared.timeout.defaultValue
     /// Whether animated images that cannot fit as an image become a silent MP4.
-    public var gifAsVideo: GIFAsVideo = .auto
+    public var gifAsVideo: GIFAsVideo = Declared.gifAsVideo.defaultValue
     /// The largest decoded size of an animated GIF output (width × height × 4 × frames): the
     /// service extension holds every frame decoded, and is killed above about 24 MB (12 MB on
     /// older iOS). Larger animations are shrunk, sent as a movie (`--gif-as-video auto`), thinned
     /// or sent as a still, exactly as for the byte limit.
-    public var gifMaxMemory: Int = AppleLimits.olderExtensionMemoryBytes
+    public var gifMaxMemory: Int = Declared.gifMaxMemory.defaultValue
 
     /// When an animated GIF or WebP becomes a movie attachment.
-    public enum GIFAsVideo: String, Sendable, Codable, CaseIterable {
+    public enum GIFAsVideo: String, Sendable, Codable, CaseIterable, CustomStringConvertible {
         /// Only when it cannot fit as an animated GIF.
         case auto
         /// Always.
         case always
         /// Never: reduce it, or fall back to its first frame.
         case never
+
+        /// The raw value, as the CLI, the JSON and the fingerprints spell it.
+        public var description: String { rawValue }
     }
 
     /// The number of active cores.
@@ -54,57 +62,6 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
 
     /// The defaults.
     public init() {}
-
-    private enum CodingKeys: String, CodingKey {
-        case width, quality, imageMaxBytes, maxPixels, maxInputBytes, jobs, baseURL, videoStart, videoSeconds
-        case videoWidth, videoMaxBytes, audioSeconds, audioMaxBytes, timeout, gifAsVideo, gifMaxMemory
-    }
-
-    /// Reads settings written by this or an earlier version: a key an earlier version did not
-    /// write (a job queued before an upgrade) keeps its default.
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        func read<T: Decodable>(_ key: CodingKeys, _ value: inout T) throws {
-            if let decoded = try c.decodeIfPresent(T.self, forKey: key) { value = decoded }
-        }
-        try read(.width, &width)
-        try read(.quality, &quality)
-        try read(.imageMaxBytes, &imageMaxBytes)
-        try read(.maxPixels, &maxPixels)
-        try read(.maxInputBytes, &maxInputBytes)
-        try read(.jobs, &jobs)
-        baseURL = try c.decodeIfPresent(String.self, forKey: .baseURL)
-        try read(.videoStart, &videoStart)
-        try read(.videoSeconds, &videoSeconds)
-        try read(.videoWidth, &videoWidth)
-        try read(.videoMaxBytes, &videoMaxBytes)
-        try read(.audioSeconds, &audioSeconds)
-        try read(.audioMaxBytes, &audioMaxBytes)
-        try read(.timeout, &timeout)
-        try read(.gifAsVideo, &gifAsVideo)
-        try read(.gifMaxMemory, &gifMaxMemory)
-    }
-
-    /// Writes `baseURL` as an explicit null when unset, as the manifest format requires.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(width, forKey: .width)
-        try c.encode(quality, forKey: .quality)
-        try c.encode(imageMaxBytes, forKey: .imageMaxBytes)
-        try c.encode(maxPixels, forKey: .maxPixels)
-        try c.encode(maxInputBytes, forKey: .maxInputBytes)
-        try c.encode(jobs, forKey: .jobs)
-        try c.encode(baseURL, forKey: .baseURL)
-        try c.encode(videoStart, forKey: .videoStart)
-        try c.encode(videoSeconds, forKey: .videoSeconds)
-        try c.encode(videoWidth, forKey: .videoWidth)
-        try c.encode(videoMaxBytes, forKey: .videoMaxBytes)
-        try c.encode(audioSeconds, forKey: .audioSeconds)
-        try c.encode(audioMaxBytes, forKey: .audioMaxBytes)
-        try c.encode(timeout, forKey: .timeout)
-        try c.encode(gifAsVideo, forKey: .gifAsVideo)
-        try c.encode(gifMaxMemory, forKey: .gifMaxMemory)
-    }
 
     /// The latest `videoStart`: 24 hours, longer than any clip a preview is cut from.
     public static let maxVideoStart: Double = 86_400
@@ -114,50 +71,115 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
     /// The highest `maxInputBytes`: 10 GB, fifty times the default.
     public static let maxMaxInputBytes = 10_000_000_000
 
-    /// Checks ranges (each number finite and bounded); the CLI reports a failure as a usage
-    /// error, the worker fails a queued job whose settings fail it with `invalid_settings`.
+    /// Every setting, declared once. ``validate()`` checks them, and ``init(from:)`` reads
+    /// them, in this order: the first failure is the one reported.
+    ///
+    /// Every number is bounded and every comparison is false for NaN: a non-finite or huge
+    /// number (a queued job's settings are JSON anyone could write) is refused before it
+    /// reaches a conversion to an integer time stamp that would trap.
+    public enum Declared {
+        public static let width = Setting(
+            \.width, key: "width", option: "width", default: 1290,
+            help: "Target image width in pixels; never upscaled.", accepts: .between(16...16384))
+        public static let quality = Setting(
+            \.quality, key: "quality", option: "quality", default: 82,
+            help: "JPEG quality to start from.", accepts: .between(1...100))
+        public static let imageMaxBytes = Setting(
+            \.imageMaxBytes, key: "imageMaxBytes", option: "image-max-bytes", default: AppleLimits.imageBytes,
+            help: "Largest image output in bytes.",
+            accepts: .between(10_000...AppleLimits.imageBytes, "Apple's limit"))
+        public static let videoStart = Setting(
+            \.videoStart, key: "videoStart", option: "video-start", default: 0,
+            help: "Where video previews start, in seconds.", accepts: .within(0...maxVideoStart, "seconds"))
+        public static let videoSeconds = Setting(
+            \.videoSeconds, key: "videoSeconds", option: "video-seconds", default: 15,
+            help: "Length of video previews in seconds (whole clip if shorter).", accepts: .positive(atMost: 3600))
+        public static let videoWidth = Setting(
+            \.videoWidth, key: "videoWidth", option: "video-width", default: 720,
+            help: "Width of transcoded video in pixels; never upscaled.", accepts: .between(16...3840))
+        public static let videoMaxBytes = Setting(
+            \.videoMaxBytes, key: "videoMaxBytes", option: "video-max-bytes", default: AppleLimits.videoBytes,
+            help: "Largest video output in bytes.",
+            accepts: .between(100_000...AppleLimits.videoBytes, "Apple's limit"))
+        public static let audioSeconds = Setting(
+            \.audioSeconds, key: "audioSeconds", option: "audio-seconds", default: 30,
+            help: "Length of audio previews in seconds.", accepts: .positive(atMost: 3600))
+        public static let audioMaxBytes = Setting(
+            \.audioMaxBytes, key: "audioMaxBytes", option: "audio-max-bytes", default: AppleLimits.audioBytes,
+            help: "Largest audio output in bytes.",
+            accepts: .between(50_000...AppleLimits.audioBytes, "Apple's limit"))
+        public static let gifAsVideo = Setting(
+            \.gifAsVideo, key: "gifAsVideo", option: "gif-as-video", default: GIFAsVideo.auto,
+            help: "When an animated GIF/WebP becomes an MP4: auto (when it cannot fit as an image), always, never.")
+        public static let gifMaxMemory = Setting(
+            \.gifMaxMemory, key: "gifMaxMemory", option: "gif-max-memory",
+            default: AppleLimits.olderExtensionMemoryBytes,
+            help: "Largest decoded size of an animated GIF output in bytes, width x height x 4 x frames.",
+            accepts: .between(1_000_000...AppleLimits.extensionMemoryBytes, "the service extension's budget"))
+        public static let timeout = Setting(
+            \.timeout, key: "timeout", option: "timeout", default: 120,
+            help: "Deadline for processing one video or audio input, in seconds.",
+            accepts: .positive(atMost: 86_400, "seconds"))
+        public static let maxPixels = Setting(
+            \.maxPixels, key: "maxPixels", option: "max-pixels", default: 100_000_000,
+            help: "Refuse images with more pixels than this, all frames counted.",
+            accepts: .between(1...maxMaxPixels))
+        public static let maxInputBytes = Setting(
+            \.maxInputBytes, key: "maxInputBytes", option: "max-input-bytes", default: 200_000_000,
+            help: "Refuse inputs larger than this many bytes.", accepts: .between(1...maxMaxInputBytes))
+        public static let jobs = Setting(
+            \.jobs, key: "jobs", option: "jobs", default: defaultJobs,
+            help: "How many inputs to process at once (default: the number of cores).", accepts: .between(1...256))
+        public static let baseURL = Setting<String?>(
+            \.baseURL, key: "baseURL", option: "base-url", default: nil,
+            help: "URL prefix of the out directory; each entry's url is this + its file.",
+            accepts: Accepted(text: "an http(s) URL with a host and no fragment") { (url, _) throws(PushPrepError) in
+                if let url { try ProcessingSettings.validate(baseURL: url) }
+            })
+
+        /// Every setting above, in order: what the coding, the validation and the tests go through.
+        package static let all: [any AnySetting] = [
+            width, quality, imageMaxBytes, videoStart, videoSeconds, videoWidth, videoMaxBytes, audioSeconds,
+            audioMaxBytes, gifAsVideo, gifMaxMemory, timeout, maxPixels, maxInputBytes, jobs, baseURL,
+        ]
+    }
+
+    /// Reads settings written by this or an earlier version: a key an earlier version did not
+    /// write (a job queued before an upgrade), or a null, keeps its default.
+    public init(from decoder: any Decoder) throws {
+        self.init()
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        for setting in Declared.all { try setting.decode(from: container, into: &self) }
+    }
+
+    /// Writes every setting, `baseURL` as an explicit null when unset, as the manifest format
+    /// requires.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        for setting in Declared.all { try setting.encode(self, into: &container) }
+    }
+
+    /// Checks every setting against what it accepts (see ``Declared``); the CLI reports a
+    /// failure as a usage error, the worker fails a queued job whose settings fail it with
+    /// `invalid_settings`. Processing takes ``Validated`` settings, so this runs once where
+    /// settings come in (a run, a job), not for each input.
     public func validate() throws(PushPrepError) {
-        func require(_ condition: Bool, _ message: String) throws(PushPrepError) {
-            if !condition { throw PushPrepError(.invalidSettings, message) }
-        }
-        try require((16...16384).contains(width), "--width must be between 16 and 16384, got \(width)")
-        try require((1...100).contains(quality), "--quality must be between 1 and 100, got \(quality)")
-        try require(
-            (10_000...AppleLimits.imageBytes).contains(imageMaxBytes),
-            "--image-max-bytes must be between 10000 and \(AppleLimits.imageBytes) (Apple's limit), got \(imageMaxBytes)"
-        )
-        // Every comparison is false for NaN, and each range has an upper bound: a non-finite or
-        // huge number (a queued job's settings are JSON anyone could write) is refused here,
-        // before it reaches a conversion to an integer time stamp that would trap.
-        try require(
-            videoStart >= 0 && videoStart <= Self.maxVideoStart,
-            "--video-start must be in 0...\(Int(Self.maxVideoStart)) seconds, got \(videoStart)")
-        try require(
-            videoSeconds > 0 && videoSeconds <= 3600, "--video-seconds must be in (0, 3600], got \(videoSeconds)")
-        try require((16...3840).contains(videoWidth), "--video-width must be between 16 and 3840, got \(videoWidth)")
-        try require(
-            (100_000...AppleLimits.videoBytes).contains(videoMaxBytes),
-            "--video-max-bytes must be between 100000 and \(AppleLimits.videoBytes) (Apple's limit), got \(videoMaxBytes)"
-        )
-        try require(
-            audioSeconds > 0 && audioSeconds <= 3600, "--audio-seconds must be in (0, 3600], got \(audioSeconds)")
-        try require(
-            (50_000...AppleLimits.audioBytes).contains(audioMaxBytes),
-            "--audio-max-bytes must be between 50000 and \(AppleLimits.audioBytes) (Apple's limit), got \(audioMaxBytes)"
-        )
-        try require(
-            (1_000_000...AppleLimits.extensionMemoryBytes).contains(gifMaxMemory),
-            "--gif-max-memory must be between 1000000 and \(AppleLimits.extensionMemoryBytes) (the service extension's"
-                + " budget), got \(gifMaxMemory)")
-        try require(timeout > 0 && timeout <= 86_400, "--timeout must be in (0, 86400] seconds, got \(timeout)")
-        try require(
-            (1...Self.maxMaxPixels).contains(maxPixels),
-            "--max-pixels must be between 1 and \(Self.maxMaxPixels), got \(maxPixels)")
-        try require(
-            (1...Self.maxMaxInputBytes).contains(maxInputBytes),
-            "--max-input-bytes must be between 1 and \(Self.maxMaxInputBytes), got \(maxInputBytes)")
-        try require((1...256).contains(jobs), "--jobs must be between 1 and 256, got \(jobs)")
-        if let baseURL { try Self.validate(baseURL: baseURL) }
+        for setting in Declared.all { try setting.validate(self) }
+    }
+
+    /// These settings, once ``validate()`` has passed them.
+    public func validated() throws(PushPrepError) -> Validated {
+        try validate()
+        return Validated(self)
+    }
+
+    /// Settings that passed ``validate()``: what processing an input takes, so that a run or a
+    /// job checks its settings once and every input after that relies on them.
+    public struct Validated: Sendable, Equatable {
+        /// The settings.
+        public let settings: ProcessingSettings
+
+        fileprivate init(_ settings: ProcessingSettings) { self.settings = settings }
     }
 
     /// Checks a `--base-url` (also `payload`'s, which has no other settings): an http(s) URL
@@ -177,30 +199,52 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
         }
     }
 
-    /// The settings that decide an image's output bytes, in a fixed textual form. `jobs` and
-    /// `baseURL` are left out: they change neither the pixels nor the encoding.
-    package var imageFingerprint: String {
-        "pipeline=\(Self.pipelineVersion);kind=image;width=\(width);quality=\(quality);"
-            + "imageMaxBytes=\(imageMaxBytes);maxPixels=\(maxPixels);maxInputBytes=\(maxInputBytes);"
-            + "gifMaxMemory=\(gifMaxMemory)"
-    }
+    // MARK: - Fingerprints
+
+    /// The settings that decide an image's output bytes. Attachment ids hash the fingerprint
+    /// text, so each list keeps the order and the labels the ids were first made with; a
+    /// setting that changes no output (`jobs`, `baseURL`, `timeout`) is in none.
+    static let imageFields = [
+        Declared.width.field(), Declared.quality.field(), Declared.imageMaxBytes.field(),
+        Declared.maxPixels.field(), Declared.maxInputBytes.field(), Declared.gifMaxMemory.field(),
+    ]
 
     /// The settings that decide a video's output bytes (its audio track included).
-    package var videoFingerprint: String {
-        "pipeline=\(Self.pipelineVersion);kind=video;start=\(videoStart);seconds=\(videoSeconds);width=\(videoWidth);"
-            + "videoMaxBytes=\(videoMaxBytes);maxPixels=\(maxPixels);maxInputBytes=\(maxInputBytes)"
-    }
+    static let videoFields = [
+        Declared.videoStart.field("start"), Declared.videoSeconds.field("seconds"), Declared.videoWidth.field("width"),
+        Declared.videoMaxBytes.field(), Declared.maxPixels.field(), Declared.maxInputBytes.field(),
+    ]
 
     /// The settings that decide an audio preview's bytes.
-    package var audioFingerprint: String {
-        "pipeline=\(Self.pipelineVersion);kind=audio;seconds=\(audioSeconds);audioMaxBytes=\(audioMaxBytes);"
-            + "maxInputBytes=\(maxInputBytes)"
+    static let audioFields = [
+        Declared.audioSeconds.field("seconds"), Declared.audioMaxBytes.field(), Declared.maxInputBytes.field(),
+    ]
+
+    /// The settings that decide an animated image turned into a movie: the image's, then the
+    /// movie's.
+    static let animationVideoFields =
+        imageFields + [
+            Declared.gifAsVideo.field("asVideo"), Declared.videoWidth.field(), Declared.videoMaxBytes.field(),
+        ]
+
+    /// `pipeline=…;kind=…;label=value;…`: the settings that decide an output, in a fixed textual
+    /// form.
+    private func fingerprint(kind: String, _ fields: [FingerprintField]) -> String {
+        (["pipeline=\(Self.pipelineVersion)", "kind=\(kind)"] + fields.map { "\($0.label)=\($0.text(self))" })
+            .joined(separator: ";")
     }
 
-    /// The settings that decide an animated image turned into a movie.
-    package var animationVideoFingerprint: String {
-        "\(imageFingerprint);asVideo=\(gifAsVideo.rawValue);videoWidth=\(videoWidth);videoMaxBytes=\(videoMaxBytes)"
-    }
+    /// An image's fingerprint.
+    package var imageFingerprint: String { fingerprint(kind: "image", Self.imageFields) }
+
+    /// A video's fingerprint.
+    package var videoFingerprint: String { fingerprint(kind: "video", Self.videoFields) }
+
+    /// An audio preview's fingerprint.
+    package var audioFingerprint: String { fingerprint(kind: "audio", Self.audioFields) }
+
+    /// The fingerprint of an animated image turned into a movie: the image's, extended.
+    package var animationVideoFingerprint: String { fingerprint(kind: "image", Self.animationVideoFields) }
 
     /// Bumped whenever the processing changes in a way that changes outputs, so that ids of
     /// old outputs are not reused for new ones.

@@ -16,19 +16,50 @@ public enum ProcessingJobs {
         maxAttempts: Int = 5, timeout: Duration? = nil,
         currentDirectory: String = FileManager.default.currentDirectoryPath
     ) throws(PushPrepError) -> JobSpec {
+        try spec(
+            source: source, payload: try payload(settings), priority: priority, delay: delay, maxAttempts: maxAttempts,
+            timeout: timeout, currentDirectory: currentDirectory)
+    }
+
+    /// One spec per source, as ``spec(source:settings:priority:delay:maxAttempts:timeout:currentDirectory:)``
+    /// makes it, with the settings validated and encoded once for all of them.
+    public static func specs(
+        sources: [String], settings: ProcessingSettings, priority: Int = 0, delay: Duration = .zero,
+        maxAttempts: Int = 5, timeout: Duration? = nil,
+        currentDirectory: String = FileManager.default.currentDirectoryPath
+    ) throws(PushPrepError) -> [JobSpec] {
+        let payload = try payload(settings)
+        var specs: [JobSpec] = []
+        for source in sources {
+            specs.append(
+                try spec(
+                    source: source, payload: payload, priority: priority, delay: delay, maxAttempts: maxAttempts,
+                    timeout: timeout, currentDirectory: currentDirectory))
+        }
+        return specs
+    }
+
+    /// The job's payload: `settings`, validated, with `jobs` 1, as JSON with sorted keys (the
+    /// dedup key hashes it).
+    private static func payload(_ settings: ProcessingSettings) throws(PushPrepError) -> String {
         var settings = settings
         // How many inputs run at once does not change an output; workers decide.
         settings.jobs = 1
         try settings.validate()
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let encoded: Data
         do {
-            encoded = try encoder.encode(settings)
+            return String(decoding: try encoder.encode(settings), as: UTF8.self)
         } catch {
             throw PushPrepError(.invalidSettings, "cannot encode the job's settings: \(error)")
         }
-        let payload = String(decoding: encoded, as: UTF8.self)
+    }
+
+    /// The spec for `source` with a payload made by ``payload(_:)``.
+    private static func spec(
+        source: String, payload: String, priority: Int, delay: Duration, maxAttempts: Int, timeout: Duration?,
+        currentDirectory: String
+    ) throws(PushPrepError) -> JobSpec {
         let source = absoluteSource(source, currentDirectory: currentDirectory)
         let key = SHA256.hash(data: Data("\(source)\n\(payload)".utf8)).hexString
         let spec = JobSpec(
@@ -70,10 +101,10 @@ public struct ProcessingJobHandler: JobHandler {
     }
 
     public func handle(_ job: ClaimedJob, context: JobContext) async -> JobOutcome.Kind {
-        let settings: ProcessingSettings
+        // The job's settings are checked here, once, as they come in.
+        let settings: ProcessingSettings.Validated
         do {
-            settings = try JSONDecoder().decode(ProcessingSettings.self, from: Data(job.payload.utf8))
-            try settings.validate()
+            settings = try JSONDecoder().decode(ProcessingSettings.self, from: Data(job.payload.utf8)).validated()
         } catch {
             return .failed(code: PushPrepError.Code.invalidSettings.rawValue, message: "the job's settings: \(error)")
         }

@@ -8,9 +8,9 @@ import PushPrepCore
 /// 0.0.0.0/8, multicast, broadcast, reserved and documentation ranges, and anything outside
 /// IPv6 global unicast (2000::/3). IPv4 carried inside IPv6 (IPv4-mapped, IPv4-compatible,
 /// SIIT, 6to4, NAT64 and Teredo) is judged by the IPv4 address it carries.
-public struct AddressPolicy: Sendable, Equatable {
+package struct AddressPolicy: Sendable, Equatable {
     /// Why an address is refused.
-    public enum Category: String, Sendable, Equatable {
+    package enum Category: String, Sendable, Equatable {
         case unspecified = "an unspecified (this-network) address"
         case loopback = "a loopback address"
         case privateNetwork = "a private-network address"
@@ -23,22 +23,22 @@ public struct AddressPolicy: Sendable, Equatable {
     }
 
     /// The outcome for one address.
-    public enum Verdict: Sendable, Equatable {
+    package enum Verdict: Sendable, Equatable {
         case allowed
         case blocked(Category)
     }
 
     /// Loopback, private networks and CGNAT become allowed (`--allow-private-networks`);
     /// link-local, multicast, reserved and the rest stay blocked.
-    public var allowPrivateNetworks: Bool
+    package var allowPrivateNetworks: Bool
 
     /// A policy; private networks are blocked unless asked for.
-    public init(allowPrivateNetworks: Bool = false) {
+    package init(allowPrivateNetworks: Bool = false) {
         self.allowPrivateNetworks = allowPrivateNetworks
     }
 
     /// The verdict for `address` under this policy.
-    public func verdict(for address: IPAddress) -> Verdict {
+    package func verdict(for address: IPAddress) -> Verdict {
         guard let category = Self.category(of: address) else { return .allowed }
         if allowPrivateNetworks, [.loopback, .privateNetwork, .sharedAddressSpace].contains(category) {
             return .allowed
@@ -47,7 +47,7 @@ public struct AddressPolicy: Sendable, Equatable {
     }
 
     /// The special-purpose category of an address, or nil for an ordinary public address.
-    public static func category(of address: IPAddress) -> Category? {
+    package static func category(of address: IPAddress) -> Category? {
         switch address {
         case .v4(let value): category(v4: value)
         case .v6(let address): category(v6: address.bytes)

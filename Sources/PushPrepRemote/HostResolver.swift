@@ -1,22 +1,22 @@
 import Foundation
 import NIOPosix
-public import PushPrepCore
+package import PushPrepCore
 
 /// Turns a host name into the addresses to connect to. The fetcher resolves every hop itself,
 /// checks each answer with ``AddressPolicy`` and then connects to exactly a checked address, so
 /// a DNS answer that changes between check and connect never reaches the network.
-public protocol HostResolver: Sendable {
+package protocol HostResolver: Sendable {
     /// The addresses of `host`, in the order to try them. Throws a `PushPrepError`.
     func resolve(host: String, port: Int) async throws(PushPrepError) -> [IPAddress]
 }
 
 /// The system resolver (`getaddrinfo`, so `/etc/hosts` and `nsswitch.conf` apply), run on a
 /// thread pool because it blocks.
-public struct SystemHostResolver: HostResolver {
+package struct SystemHostResolver: HostResolver {
     /// The system resolver.
-    public init() {}
+    package init() {}
 
-    public func resolve(host: String, port: Int) async throws(PushPrepError) -> [IPAddress] {
+    package func resolve(host: String, port: Int) async throws(PushPrepError) -> [IPAddress] {
         let result: Result<[IPAddress], PushPrepError>
         do {
             result = try await NIOThreadPool.singleton.runIfActive { Self.getaddrinfo(host: host, port: port) }

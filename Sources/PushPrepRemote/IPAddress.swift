@@ -3,14 +3,14 @@ import PushPrepCore
 
 /// An IPv4 or IPv6 address, parsed strictly (`inet_pton`: no shorthand such as `127.1` or
 /// `0x7f.0.0.1`; such hosts are names and go through the resolver, whose answer is checked).
-public enum IPAddress: Sendable, Hashable, CustomStringConvertible {
+package enum IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// An IPv4 address, most significant byte first.
     case v4(UInt32)
     /// An IPv6 address.
     case v6(IPv6Address)
 
     /// Parses a literal address. IPv6 may be written with or without square brackets.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         var literal = text
         if literal.hasPrefix("[") && literal.hasSuffix("]") { literal = String(literal.dropFirst().dropLast()) }
         var v4 = in_addr()
@@ -27,12 +27,12 @@ public enum IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Builds an IPv4 address from its four bytes.
-    public init(_ a: UInt8, _ b: UInt8, _ c: UInt8, _ d: UInt8) {
+    package init(_ a: UInt8, _ b: UInt8, _ c: UInt8, _ d: UInt8) {
         self = .v4(UInt32(a) << 24 | UInt32(b) << 16 | UInt32(c) << 8 | UInt32(d))
     }
 
     /// The address in its canonical textual form (`inet_ntop`), without brackets.
-    public var description: String {
+    package var description: String {
         switch self {
         case .v4(let value):
             return "\(value >> 24).\((value >> 16) & 0xFF).\((value >> 8) & 0xFF).\(value & 0xFF)"
@@ -58,13 +58,13 @@ public enum IPAddress: Sendable, Hashable, CustomStringConvertible {
 /// An IPv6 address, as two 64-bit halves in network order: a value of this type always has
 /// its 16 bytes (an `[UInt8]` could have any length and the address policy trapped on a wrong
 /// one).
-public struct IPv6Address: Sendable, Hashable {
+package struct IPv6Address: Sendable, Hashable {
     /// Bytes 0 to 7, the first byte most significant.
-    public var high: UInt64
+    package var high: UInt64
     /// Bytes 8 to 15, the first byte most significant.
-    public var low: UInt64
+    package var low: UInt64
 
-    public init(high: UInt64, low: UInt64) {
+    package init(high: UInt64, low: UInt64) {
         self.high = high
         self.low = low
     }
@@ -77,7 +77,7 @@ public struct IPv6Address: Sendable, Hashable {
     }
 
     /// The 16 bytes in network order.
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * $0)) }
             + (0..<8).map { UInt8(truncatingIfNeeded: low >> (56 - 8 * $0)) }
     }

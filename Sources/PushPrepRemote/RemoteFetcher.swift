@@ -1,11 +1,11 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
-public import Logging
+package import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-public import PushPrepCore
+package import PushPrepCore
 import SystemPackage
 
 /// Fetches `http://` and `https://` sources into temporary files, safely: every hop is
@@ -13,9 +13,9 @@ import SystemPackage
 /// a checked address (see ``PinnedClients``); at most ``RemoteSettings/maxRedirects`` redirects,
 /// byte caps on `Content-Length` and while streaming, connect/idle-read/total deadlines,
 /// retries with backoff for transient failures, and bounded concurrency overall and per host.
-public final class RemoteFetcher: Sendable {
+package final class RemoteFetcher: Sendable {
     /// What happened during a fetch, for logs and tests.
-    public enum Event: Sendable, Equatable {
+    package enum Event: Sendable, Equatable {
         /// `host` resolved to these addresses (a literal host "resolves" to itself).
         case resolved(host: String, addresses: [IPAddress])
         /// A request to `url` is about to be sent over a connection to `address`.
@@ -27,14 +27,14 @@ public final class RemoteFetcher: Sendable {
     }
 
     /// The validators of an earlier download, sent as `If-None-Match` / `If-Modified-Since`.
-    public struct Validators: Sendable, Codable, Equatable {
+    package struct Validators: Sendable, Codable, Equatable {
         /// The `ETag` the server sent.
-        public var etag: String?
+        package var etag: String?
         /// The `Last-Modified` the server sent.
-        public var lastModified: String?
+        package var lastModified: String?
 
         /// Validators; both nil means none.
-        public init(etag: String? = nil, lastModified: String? = nil) {
+        package init(etag: String? = nil, lastModified: String? = nil) {
             self.etag = etag
             self.lastModified = lastModified
         }
@@ -43,27 +43,27 @@ public final class RemoteFetcher: Sendable {
     }
 
     /// A source downloaded into a temporary file, which the caller removes.
-    public struct Download: Sendable {
+    package struct Download: Sendable {
         /// The temporary file.
-        public var path: String
+        package var path: String
         /// Its size in bytes.
-        public var size: Int
+        package var size: Int
         /// Lowercase hex SHA-256 of the content.
-        public var sha256: String
+        package var sha256: String
         /// The first ``MediaDetector/prefixLength`` bytes.
-        public var prefix: [UInt8]
+        package var prefix: [UInt8]
         /// The final URL, after redirects.
-        public var finalURL: String
+        package var finalURL: String
         /// The final HTTP status.
-        public var status: Int
+        package var status: Int
         /// The `Content-Type` header, if any.
-        public var contentType: String?
+        package var contentType: String?
         /// The response's validators, for the next revalidation.
-        public var validators: Validators
+        package var validators: Validators
     }
 
     /// The outcome of a fetch.
-    public enum Outcome: Sendable {
+    package enum Outcome: Sendable {
         /// The body is in a temporary file.
         case downloaded(Download)
         /// The server answered 304 to the validators sent: the earlier download is current.
@@ -79,7 +79,7 @@ public final class RemoteFetcher: Sendable {
     private let retry: RetryPolicy
 
     /// A fetcher. Call ``shutdown()`` when done with it.
-    public init(
+    package init(
         settings: RemoteSettings,
         resolver: any HostResolver = SystemHostResolver(),
         logger: Logger,
@@ -97,13 +97,13 @@ public final class RemoteFetcher: Sendable {
     }
 
     /// Closes every connection. Fetches after this fail.
-    public func shutdown() async {
+    package func shutdown() async {
         await clients.shutdown()
     }
 
     /// Fetches `source` into a new temporary file in `directory`. `maxInputBytes` caps the
     /// download too; `validators` make the request conditional.
-    public func fetch(
+    package func fetch(
         _ source: String, into directory: String, maxInputBytes: Int = .max, validators: Validators? = nil
     ) async throws(PushPrepError) -> Outcome {
         let start = try RemoteURL(source)

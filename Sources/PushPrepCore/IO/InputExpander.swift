@@ -29,10 +29,10 @@ public struct InputItem: Sendable, Equatable {
 
 /// Turns command-line arguments into inputs: files as they are, directories into their files
 /// (recursively, sorted by path, hidden files skipped), `-` into one path per line of stdin.
-public enum InputExpander {
+package enum InputExpander {
     /// Expands the arguments. A path that does not exist is kept, so that it is reported as
     /// `not_found` in the manifest rather than silently dropped.
-    public static func expand(
+    package static func expand(
         _ arguments: [String], readStandardInput: () -> [String] = InputExpander.standardInputLines
     )
         -> [InputItem]
@@ -81,7 +81,7 @@ public enum InputExpander {
     }
 
     /// Lines of standard input.
-    public static func standardInputLines() -> [String] {
+    package static func standardInputLines() -> [String] {
         var lines: [String] = []
         while let line = readLine() { lines.append(line) }
         return lines

@@ -8,9 +8,9 @@ import Foundation
 /// The host part is the host name followed by a tag of the boot and the PID namespace
 /// (`web1-3k9x2a`): two machines or containers that share a host name still differ, so a PID
 /// is only ever looked up in the PID space it belongs to.
-public enum WorkerHost {
+package enum WorkerHost {
     /// This process's host part.
-    public static let current: String = {
+    package static let current: String = {
         let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "host"
         let boot = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)) ?? ""
         let namespace = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/pid")) ?? ""
@@ -39,7 +39,7 @@ public enum WorkerHost {
     }
 
     /// Whether the worker `workerID` ran on this host (this PID space) and its process is gone.
-    public static func isGoneHolder(_ workerID: String) -> Bool {
+    package static func isGoneHolder(_ workerID: String) -> Bool {
         guard let (host, pid) = parse(workerID), host == current else { return false }
         return isGone(pid)
     }

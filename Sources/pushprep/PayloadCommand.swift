@@ -3,6 +3,7 @@ import Foundation
 import PushPrep
 import PushPrepJSON
 import PushPrepPayload
+import SystemPackage
 
 /// `pushprep payload`: a manifest's attachments in a ready-to-send payload for a provider.
 struct PayloadCommand: ParsableCommand {
@@ -196,7 +197,7 @@ enum PayloadFiles {
         let nsError = error as NSError
         if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain
         {
-            return String(cString: strerror(Int32(underlying.code)))
+            return Errno(rawValue: Int32(underlying.code)).description
         }
         return nsError.localizedDescription
     }

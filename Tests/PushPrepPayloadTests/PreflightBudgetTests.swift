@@ -47,6 +47,23 @@ struct PreflightBudgetTests {
         let stated = last.message.split(separator: " ").dropFirst().first.flatMap { Int($0) }
         let errors = report.findings.filter { $0.code == .invalidURL }.count
         #expect(stated.map { $0 + errors } ?? 0 >= 3000, "\(last.message); \(errors) invalid_url listed")
+        #expect(last.omitted == stated, "the count is a field as well as words")
+    }
+
+    /// A capped list capped again (the fix's re-check adds the downloads' findings) counts what
+    /// both caps left out, from the first summary's field, not from its words.
+    @Test func cappingTwiceCountsBothCuts() throws {
+        let finding = { (n: Int) in
+            PreflightFinding(.warning, .insecureURL, "finding \(n)", at: .root)
+        }
+        let once = Preflight.sorted((0..<1500).map(finding))
+        #expect(once.last?.omitted == 501)
+        var reworded = once
+        reworded[reworded.count - 1].message = "words that carry no number"
+        let twice = Preflight.sorted(reworded + (0..<10).map(finding))
+        let last = try #require(twice.last)
+        #expect(last.code == .findingsTruncated)
+        #expect(last.omitted == 501 + 10, "\(last.message)")
     }
 
     private static func session(_ budget: PreflightSession.FetchBudget) throws -> PreflightSession {

@@ -184,7 +184,7 @@ public enum Preflight {
         let dropped = ordered.dropFirst(maximumFindings - 1)
         // A report already capped counts what its earlier cap dropped too.
         let counted = dropped.reduce(0) { total, finding in
-            total + (finding.code == .findingsTruncated ? Self.truncatedCount(finding) : 1)
+            total + (finding.code == .findingsTruncated ? finding.omitted ?? 1 : 1)
         }
         let counts = PreflightSeverity.allCases.compactMap { severity -> String? in
             let count = dropped.filter { $0.severity == severity && $0.code != .findingsTruncated }.count
@@ -193,13 +193,9 @@ public enum Preflight {
         kept.append(
             PreflightFinding(
                 dropped.map(\.severity).min() ?? .info, .findingsTruncated,
-                "and \(counted) more findings, not listed (\(counts.joined(separator: ", ")))", at: .root))
+                "and \(counted) more findings, not listed (\(counts.joined(separator: ", ")))", at: .root,
+                omitted: counted))
         return kept
-    }
-
-    /// The count a `findings_truncated` finding states.
-    private static func truncatedCount(_ finding: PreflightFinding) -> Int {
-        finding.message.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 1
     }
 }
 

@@ -126,12 +126,18 @@ public struct PreflightFinding: Sendable, Codable, Equatable, Hashable {
     public var code: PreflightCode
     public var message: String
     public var pointer: String
+    /// For `findings_truncated`: how many findings it stands for (absent on every other code).
+    public var omitted: Int?
 
     /// A finding at `path`.
-    public init(_ severity: PreflightSeverity, _ code: PreflightCode, _ message: String, at path: JSONPath) {
+    public init(
+        _ severity: PreflightSeverity, _ code: PreflightCode, _ message: String, at path: JSONPath,
+        omitted: Int? = nil
+    ) {
         self.severity = severity
         self.code = code
         self.message = message
         self.pointer = path.pointer
+        self.omitted = omitted
     }
 }

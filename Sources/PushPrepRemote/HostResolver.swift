@@ -19,19 +19,20 @@ package struct SystemHostResolver: HostResolver {
     package func resolve(host: String, port: Int) async throws(PushPrepError) -> [IPAddress] {
         let result: Result<[IPAddress], PushPrepError>
         do {
-            result = try await NIOThreadPool.singleton.runIfActive { Self.getaddrinfo(host: host, port: port) }
+            result = try await NIOThreadPool.singleton.runIfActive { Self.lookUp(host: host, port: port) }
         } catch {
             throw PushPrepError(.fetchFailed, "cannot resolve \(host): \(error)")
         }
         return try result.get()
     }
 
-    private static func getaddrinfo(host: String, port: Int) -> Result<[IPAddress], PushPrepError> {
+    /// `getaddrinfo` for `host`, each address once, in the order the system gives.
+    private static func lookUp(host: String, port: Int) -> Result<[IPAddress], PushPrepError> {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?
-        let status = Glibc.getaddrinfo(host, String(port), &hints, &list)
+        let status = getaddrinfo(host, String(port), &hints, &list)
         guard status == 0, let first = list else {
             let reason = String(cString: gai_strerror(status))
             return .failure(PushPrepError(.fetchFailed, "cannot resolve \(host): \(reason)"))

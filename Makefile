@@ -13,10 +13,11 @@ SWIFT ?= swift
 # peak memory in `make bench`. libsqlite3-dev is the job queue's embedded database (through
 # GRDB) and sqlite3 its command-line tool (a test edits a database with it); postgresql is the
 # server the queue tests and the queue benchmark start in a temporary directory.
-# python3-jsonschema checks every manifest the tests produce against schema/manifest.schema.json.
+# python3-jsonschema checks every manifest the tests produce against schema/manifest.schema.json;
+# strace counts how often a test's input is opened.
 APT_PACKAGES := pkg-config libvips-dev libvips-tools \
 	libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg time \
-	libsqlite3-dev sqlite3 postgresql python3-jsonschema
+	libsqlite3-dev sqlite3 postgresql python3-jsonschema strace
 
 DEMO_OUT := demo-out
 

@@ -31,7 +31,7 @@ struct VipsRuntimeTests {
             #expect(try TestTools.run("vipsheader", [path]).status == 0)
         }
         // ...but PushPrep's libvips refuses to run the loader.
-        #expect(throws: PushPrepError.self) { _ = try ImageHeaderReader.open(path: path) }
+        #expect(throws: PushPrepError.self) { _ = try ImageHeaderReader.open(ImageSource(path: path)) }
     }
 
     @Test("a libvips .v file, whose loader is blocked, is refused")
@@ -41,7 +41,7 @@ struct VipsRuntimeTests {
         defer { TestTools.removeDirectory(directory) }
         let path = directory.appendingPathComponent("x.v").path
         try TestTools.vips("black", path, "8", "8")
-        #expect(throws: PushPrepError.self) { _ = try ImageHeaderReader.open(path: path) }
+        #expect(throws: PushPrepError.self) { _ = try ImageHeaderReader.open(ImageSource(path: path)) }
         #expect(throws: PushPrepError.self) {
             _ = try MediaDetector.require(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
         }
@@ -56,7 +56,7 @@ struct VipsRuntimeTests {
         for ext in ["jpg", "png", "gif", "webp", "tif"] {
             let path = directory.appendingPathComponent("x.\(ext)").path
             try TestTools.vips("copy", directory.appendingPathComponent("x.v").path, path)
-            let image = try ImageHeaderReader.open(path: path)
+            let image = try ImageHeaderReader.open(ImageSource(path: path))
             #expect(image.width == 8 && image.height == 4, "\(ext)")
         }
     }

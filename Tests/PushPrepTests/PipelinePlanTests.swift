@@ -286,7 +286,7 @@ final class PipelinePlanTests {
     private func processImage(_ path: String, _ type: MediaType, _ settings: ProcessingSettings) throws
         -> ImagePipeline.Outcome
     {
-        try ImagePipeline.run(ImageInput(type: type, payload: .file(path)), settings: settings)
+        try ImagePipeline.run(ImageInput(type: type, payload: .encoded(ImageSource(path: path))), settings: settings)
     }
 
     @Test(

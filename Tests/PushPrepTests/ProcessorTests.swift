@@ -202,7 +202,8 @@ final class ProcessorTests {
         settings.imageMaxBytes = 50
         let error = #expect(throws: PushPrepError.self) {
             _ = try ImagePipeline.process(
-                ImageInput(type: .jpeg, payload: .file(file("noisy.jpg").path)), settings: settings)
+                ImageInput(type: .jpeg, payload: .encoded(ImageSource(path: file("noisy.jpg").path))),
+                settings: settings)
         }
         #expect(error?.code == .cannotFit)
     }

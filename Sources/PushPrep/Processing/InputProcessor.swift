@@ -60,7 +60,7 @@ struct InputProcessor: Sendable {
         let payload: ImageInput.Payload
         switch type {
         case .jpeg, .png, .gif, .webp, .heic, .avif, .tiff:
-            payload = .file(file.decodePath)
+            payload = .encoded(try ImageSource(descriptor: file.descriptor))
         case .bmp:
             guard let bytes = file.contents else { throw PushPrepError(.ioError, "the BMP's bytes were not kept") }
             payload = .bitmap(Bitmap(bytes))

@@ -110,7 +110,7 @@ public enum Inspector {
             throw PushPrepError(
                 .unsupportedType, "svg images are not accepted (only JPEG, PNG, GIF, WebP, HEIF/AVIF, TIFF and BMP)")
         default:
-            input = ImageInput(type: type, payload: .file(item.path))
+            input = ImageInput(type: type, payload: .encoded(try ImageSource(path: item.path)))
         }
         try VipsRuntime.start()
         let header = try ImageHeaderStep.run(input, maxPixels: .max)
@@ -119,8 +119,8 @@ public enum Inspector {
         report.frames = header.isAnimated ? header.frames : 1
         report.hasAlpha = header.hasAlpha
         if header.orientation != 1 { report.orientation = header.orientation }
-        if case .file(let path) = input.payload {
-            report.metadata = ImageMetadata.blocks(path: path)
+        if case .encoded(let source) = input.payload {
+            report.metadata = ImageMetadata.blocks(source)
         }
         try ImageHeaderStep.checkPixels(header, maxPixels: settings.maxPixels)
 
@@ -163,8 +163,8 @@ public enum Inspector {
 
 /// Which metadata blocks an image carries, from its header.
 enum ImageMetadata {
-    static func blocks(path: String) -> [String] {
-        guard let image = try? ImageHeaderReader.open(path: path) else { return [] }
+    static func blocks(_ source: ImageSource) -> [String] {
+        guard let image = try? ImageHeaderReader.open(source) else { return [] }
         let names = image.fieldNames()
         var blocks: [String] = []
         if names.contains("exif-data") { blocks.append("exif") }

@@ -13,7 +13,8 @@ public struct LibvipsImageInspector: ImageInspecting {
     public func frames(ofImageAt path: String, type: MediaType) async -> ImageFrames? {
         try? await NIOThreadPool.singleton.runIfActive {
             try VipsRuntime.start()
-            let header = try ImageHeaderStep.run(ImageInput(type: type, payload: .file(path)), maxPixels: .max)
+            let header = try ImageHeaderStep.run(
+                ImageInput(type: type, payload: .encoded(ImageSource(path: path))), maxPixels: .max)
             return ImageFrames(
                 width: header.uprightWidth, height: header.uprightHeight,
                 frames: header.isAnimated ? header.frames : 1)

@@ -20,8 +20,13 @@ package struct InputFile {
     let opened: OpenFile
 
     /// A path that opens the very file that was hashed (`/proc/self/fd/N`, the same inode),
-    /// for libvips and libav: renaming or replacing `path` after the checks changes nothing.
+    /// for libav: renaming or replacing `path` after the checks changes nothing.
     package var decodePath: String { opened.reopenPath }
+
+    /// The descriptor that was read and hashed, for a decoder that reads through it without
+    /// opening the file again (libvips duplicates it). Valid while this value lives; reading
+    /// through it moves the offset every duplicate shares.
+    package var descriptor: Int32 { opened.fd }
 
     /// Opens a regular file and reads it in chunks, never holding more than one chunk unless
     /// `keepContents` says so: it decides from the first bytes whether to keep the whole content
@@ -97,19 +102,25 @@ package struct InputFile {
 
     /// Reads only the first bytes (for `inspect`, which must not read whole files).
     package static func readPrefix(path: String) throws(PushPrepError) -> (size: Int, prefix: [UInt8]) {
-        let descriptor = try open(path)
-        defer { try? descriptor.close() }
-        let info = try systemCall("cannot read \(path)") { try descriptor.stat() }
-        guard info.type == .regular else { throw PushPrepError(.ioError, "not a regular file: \(path)") }
+        let (file, size) = try openRegular(path: path)
         var buffer = [UInt8](repeating: 0, count: MediaDetector.prefixLength)
         var filled = 0
         while filled < buffer.count {
             let count =
-                (try? buffer.withUnsafeMutableBytes { try descriptor.read(into: .init(rebasing: $0[filled...])) }) ?? 0
+                (try? buffer.withUnsafeMutableBytes { try file.descriptor.read(into: .init(rebasing: $0[filled...])) })
+                ?? 0
             if count <= 0 { break }
             filled += count
         }
-        return (Int(info.size), Array(buffer[0..<filled]))
+        return (size, Array(buffer[0..<filled]))
+    }
+
+    /// Opens a regular file (refusing anything else before reading it) and tells its size.
+    package static func openRegular(path: String) throws(PushPrepError) -> (file: OpenFile, size: Int) {
+        let file = OpenFile(try open(path))
+        let info = try systemCall("cannot read \(path)") { try file.descriptor.stat() }
+        guard info.type == .regular else { throw PushPrepError(.ioError, "not a regular file: \(path)") }
+        return (file, Int(info.size))
     }
 
     /// Opens an input for reading. O_NONBLOCK: opening a FIFO must not wait for a writer (the
@@ -131,9 +142,9 @@ package struct InputFile {
 }
 
 /// An open file descriptor, closed when the last copy of its ``InputFile`` goes.
-final class OpenFile: Sendable {
+package final class OpenFile: Sendable {
     let descriptor: FileDescriptor
-    var fd: Int32 { descriptor.rawValue }
+    package var fd: Int32 { descriptor.rawValue }
 
     init(_ descriptor: FileDescriptor) { self.descriptor = descriptor }
 

@@ -33,16 +33,16 @@ package enum VipsRuntime {
 /// `vips_error_buffer()` + `vips_error_clear()`, which race between concurrent jobs.
 ///
 /// Successful calls of other jobs can also leave lines in the shared buffer (libheif logs
-/// "bad seek" on files it then decodes fine), and those name their file first. Lines that
-/// start with a path are therefore dropped, and only the last three lines are kept: the
-/// failing call's own messages come last.
+/// "bad seek" on files it then decodes fine), and those name their source first: a path, or
+/// `source` for one read from a descriptor, as every input is. Those lines are therefore
+/// dropped, and only the last three lines are kept: the failing call's own messages come last.
 func takeVipsError() -> String {
     guard let copy = cvipsshims_error_copy() else { return "unknown libvips error" }
     defer { g_free(copy) }
     let lines = String(cString: copy)
         .split(separator: "\n")
         .map { $0.trimmingCharacters(in: .whitespaces) }
-        .filter { !$0.isEmpty && !$0.hasPrefix("/") }
+        .filter { !$0.isEmpty && !$0.hasPrefix("/") && !$0.hasPrefix("source: ") }
     return lines.isEmpty ? "unknown libvips error" : lines.suffix(3).joined(separator: "; ")
 }
 
@@ -157,10 +157,12 @@ package final class VipsImageRef {
 final class VipsSourceRef {
     let pointer: UnsafeMutablePointer<VipsSource>
 
-    /// Opens a file as a source. libvips opens the file itself, by descriptor, once.
-    init(path: String) throws(PushPrepError) {
-        guard let source = vips_source_new_from_file(path) else {
-            throw PushPrepError(.ioError, "cannot open \(path): \(takeVipsError())")
+    /// Reads the open file `descriptor` through a duplicate libvips makes of it (and closes
+    /// when the source goes): no path is opened. The duplicate shares the file offset with
+    /// `descriptor` and with any other duplicate, so one file gets one source.
+    init(duplicating descriptor: Int32) throws(PushPrepError) {
+        guard let source = vips_source_new_from_descriptor(descriptor) else {
+            throw PushPrepError(.ioError, "cannot read the input: \(takeVipsError())")
         }
         pointer = source
     }

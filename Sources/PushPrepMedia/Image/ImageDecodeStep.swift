@@ -24,8 +24,7 @@ enum ImageDecodeStep {
         var operations: [String] = []
         var image: VipsImageRef
         switch input.payload {
-        case .file(let path):
-            let source = try VipsSourceRef(path: path)
+        case .encoded(let source):
             // libvips 8.14 only honours fail_on for source thumbnails through the option string.
             let options = header.isAnimated ? "n=-1,fail_on=error" : "fail_on=error"
             image = try VipsImageRef.make(.corruptInput, "cannot decode the \(input.type.rawValue) image") {

@@ -36,8 +36,8 @@ package enum ImageHeaderStep {
             header = ImageHeader(
                 width: bmp.width, height: bmp.height, frames: 1, orientation: 1, hasAlpha: bmp.hasAlpha,
                 isAnimated: false)
-        case .file(let path):
-            let image = try ImageHeaderReader.open(path: path, type: input.type)
+        case .encoded(let source):
+            let image = try ImageHeaderReader.open(source, type: input.type)
             let frames = max(1, image.int("n-pages") ?? 1)
             let orientation = image.int(VIPS_META_ORIENTATION).flatMap { (1...8).contains($0) ? $0 : nil } ?? 1
             header = ImageHeader(
@@ -66,10 +66,9 @@ package enum ImageHeaderStep {
     }
 }
 
-/// Opens an image file for its header only.
+/// Reads an image's header only, from its source.
 package enum ImageHeaderReader {
-    package static func open(path: String, type: MediaType? = nil) throws(PushPrepError) -> VipsImageRef {
-        let source = try VipsSourceRef(path: path)
+    package static func open(_ source: ImageSource, type: MediaType? = nil) throws(PushPrepError) -> VipsImageRef {
         guard let raw = cvipsshims_header_from_source(source.pointer, "fail_on=error") else {
             throw vipsError(.corruptInput, "cannot read the \(type?.rawValue ?? "image") header")
         }

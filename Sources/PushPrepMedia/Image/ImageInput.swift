@@ -5,8 +5,9 @@ package import PushPrepCore
 package struct ImageInput {
     /// How libvips gets at the pixels.
     package enum Payload {
-        /// A file libvips decodes itself (every allow-listed loader).
-        case file(String)
+        /// An encoded image libvips decodes itself (every allow-listed loader), read through
+        /// one source for the header and every decode.
+        case encoded(ImageSource)
         /// A BMP's whole content, decoded by PushPrep (libvips has no BMP loader of its own).
         case bitmap(Bitmap)
     }
@@ -23,6 +24,32 @@ package struct ImageInput {
         self.type = type
         self.payload = payload
     }
+}
+
+/// One input's encoded bytes as libvips reads them: a single `VipsSource`, made once per input
+/// and used for the header and then for every decode of the fit ladder, one after another.
+///
+/// It reads the descriptor that was hashed (libvips duplicates it; the file is not opened
+/// again), so what is decoded is what the id was made from, whatever the path names by then.
+/// The duplicate shares its file offset with the original, which is why an input has exactly
+/// one source and its reads never overlap: each input's steps run on one thread, in order.
+package final class ImageSource {
+    let source: VipsSourceRef
+
+    /// Reads the open file `descriptor`, which must stay open until this returns.
+    package init(descriptor: Int32) throws(PushPrepError) {
+        source = try VipsSourceRef(duplicating: descriptor)
+    }
+
+    /// Opens the regular file at `path` once, for readers that have not opened it yet
+    /// (`inspect`, pre-flight's image inspector).
+    package convenience init(path: String) throws(PushPrepError) {
+        let opened = try InputFile.openRegular(path: path)
+        try self.init(descriptor: opened.file.fd)
+        withExtendedLifetime(opened.file) {}
+    }
+
+    var pointer: UnsafeMutablePointer<VipsSource> { source.pointer }
 }
 
 /// A BMP's bytes and, once decoded, its pixels: decoded once, on the first width the fit ladder

@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "PushPrepPayload", targets: ["PushPrepPayload"]),
         .library(name: "PushPrepJSON", targets: ["PushPrepJSON"]),
         .library(name: "PushPrepQueue", targets: ["PushPrepQueue"]),
+        .library(name: "PushPrepStorage", targets: ["PushPrepStorage"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -87,6 +88,15 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Object storage: AWS Signature Version 4 for S3 (the signer and the credentials it signs with).
+        .target(
+            name: "PushPrepStorage",
+            dependencies: [
+                "PushPrepCore",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -204,6 +214,7 @@ let package = Package(
             ("PushPrepPayloadTests", ["PushPrepPayload", "PushPrepJSON"]),
             ("PushPrepTests", ["PushPrepMedia", "PushPrepPayload", "PushPrepJSON"]),
             ("PushPrepQueueTests", ["PushPrepQueue"]),
+            ("PushPrepStorageTests", ["PushPrepStorage"]),
         ].map { name, modules in
             // Each source target's tests; every one may drive the whole product (a real processor,
             // the CLI) through the support target.

@@ -15,8 +15,8 @@ package import PushPrepCore
 ///   characters kept, `/` kept between segments, encoded once: S3 does not double-encode), so
 ///   `test$file.text` and `test%24file.text` sign alike; an empty path is `/`;
 /// - the query: each name and value decoded and encoded the same way, sorted by encoded name then
-///   value, an empty value written `name=`; a `+` is a plus sign (RFC 3986), so a space must be
-///   written `%20`;
+///   value, an empty value written `name=`; a bare `+` is refused (a plus sign to RFC 3986, a
+///   space to HTML forms: write `%2B` or `%20`);
 /// - the headers: names lowercased, values trimmed with inner runs of spaces and tabs collapsed,
 ///   repeated names joined with `,`; `host` is always signed, with the port when it is not the
 ///   scheme's default.
@@ -314,7 +314,14 @@ package struct SigV4Signer: Sendable, CustomStringConvertible, CustomDebugString
                 : path.split(separator: "/", omittingEmptySubsequences: false)
                     .map { SigV4Signer.uriEncode(SigV4Signer.percentDecoded($0)) }
                     .joined(separator: "/")
-            query = (components.percentEncodedQuery ?? "").split(separator: "&").map { pair in
+            // RFC 3986 reads a bare + in a query as a plus sign, HTML forms (and some AWS SDKs) as
+            // a space: S3 and the signer could each read it their way and disagree on the signature.
+            let rawQuery = components.percentEncodedQuery ?? ""
+            guard !rawQuery.contains("+") else {
+                throw PushPrepError(
+                    .invalidSettings, "a storage URL's query must write a plus sign as %2B (and a space as %20)")
+            }
+            query = rawQuery.split(separator: "&").map { pair in
                 let name = pair.prefix { $0 != "=" }
                 let value = pair.dropFirst(name.count + 1)
                 return (

@@ -280,7 +280,7 @@ import Testing
             ("https://b.example/?uploads", "uploads="),
             ("https://b.example/?versionId=x&uploadId", "uploadId=&versionId=x"),
             ("https://b.example/?prefix=a%20b&prefix=a", "prefix=a&prefix=a%20b"),
-            ("https://b.example/?k=a+b&k2=%7e*", "k=a%2Bb&k2=~%2A"),
+            ("https://b.example/?k=a%2Bb&k2=%7e*", "k=a%2Bb&k2=~%2A"),
             ("https://b.example/?delimiter=/&list-type=2", "delimiter=%2F&list-type=2"),
             ("https://b.example/?a&&b=1", "a=&b=1"),
             ("https://b.example/x", ""),
@@ -426,6 +426,16 @@ import Testing
             refused {
                 _ = try signer.presignedURL(method: "GET", url: Self.url(url), expires: 60, date: Self.exampleDate)
             }
+        }
+        // A bare + in the query: a plus sign or a space, depending on who reads it.
+        refused {
+            _ = try signer.presignedURL(
+                method: "GET", url: Self.url("https://b.example/k?prefix=a+b"), expires: 60, date: Self.exampleDate)
+        }
+        refused {
+            _ = try signer.authorizationHeaders(
+                method: "GET", url: Self.url("https://b.example/?prefix=a+b"), payloadHash: Self.emptySHA256,
+                date: Self.exampleDate)
         }
         // A URL already presigned.
         refused {

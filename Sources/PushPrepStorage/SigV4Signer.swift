@@ -63,10 +63,11 @@ package struct SigV4Signer: Sendable, CustomStringConvertible, CustomDebugString
             }
         }
         guard Self.isScopePart(region) else {
-            throw PushPrepError(.invalidSettings, "\"\(region)\" is not an AWS region name (like us-east-1)")
+            throw PushPrepError(
+                .invalidSettings, "\(String(reflecting: region)) is not an AWS region name (like us-east-1)")
         }
         guard Self.isScopePart(service) else {
-            throw PushPrepError(.invalidSettings, "\"\(service)\" is not an AWS service name (like s3)")
+            throw PushPrepError(.invalidSettings, "\(String(reflecting: service)) is not an AWS service name (like s3)")
         }
         self.credentials = credentials
         self.region = region
@@ -133,7 +134,7 @@ package struct SigV4Signer: Sendable, CustomStringConvertible, CustomDebugString
         for (name, value) in headers {
             let lowercased = name.lowercased()
             guard Self.isToken(name) else {
-                throw PushPrepError(.invalidSettings, "\"\(name)\" is not a valid HTTP header name")
+                throw PushPrepError(.invalidSettings, "\(String(reflecting: name)) is not a valid HTTP header name")
             }
             guard !Self.headersSetBySigner.contains(lowercased) else {
                 throw PushPrepError(.invalidSettings, "the \(lowercased) header is set by the request signer itself")
@@ -407,7 +408,7 @@ package struct SigV4Signer: Sendable, CustomStringConvertible, CustomDebugString
 
     private static func checkedMethod(_ method: String) throws(PushPrepError) -> String {
         guard !method.isEmpty, method.utf8.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else {
-            throw PushPrepError(.invalidSettings, "\"\(method)\" is not an HTTP method (GET, PUT, …)")
+            throw PushPrepError(.invalidSettings, "\(String(reflecting: method)) is not an HTTP method (GET, PUT, …)")
         }
         return method
     }

@@ -394,9 +394,13 @@ import Testing
         func refused(_ body: () throws -> Void) {
             let error = #expect(throws: PushPrepError.self) { try body() }
             #expect(error?.code == .invalidSettings)
+            // Messages go to logs on one line: what the caller gave is quoted, escapes and all.
+            #expect(error?.message.contains(where: \.isNewline) == false, "\(String(describing: error))")
         }
         // Headers the signer writes itself, invalid names, values with line breaks.
-        for header in ["Host: other.example", "Authorization: x", "X-Amz-Date: 20130524T000000Z", "Bad Name: x"] {
+        for header in [
+            "Host: other.example", "Authorization: x", "X-Amz-Date: 20130524T000000Z", "Bad Name: x", "Bad\nName: x",
+        ] {
             refused {
                 _ = try signer.headerCanonicalRequest(
                     method: "GET", url: Self.url("https://b.example/k"), headers: Self.pairs([header]),
@@ -415,7 +419,7 @@ import Testing
                     method: "GET", url: Self.url("https://b.example/k"), payloadHash: hash, date: Self.exampleDate)
             }
         }
-        for method in ["", "get", "GE T"] {
+        for method in ["", "get", "GE T", "GET\r\nX: y"] {
             refused {
                 _ = try signer.authorizationHeaders(
                     method: method, url: Self.url("https://b.example/k"), payloadHash: Self.emptySHA256,

@@ -14,14 +14,20 @@ SWIFT ?= swift
 # GRDB) and sqlite3 its command-line tool (a test edits a database with it); postgresql is the
 # server the queue tests and the queue benchmark start in a temporary directory.
 # python3-jsonschema checks every manifest the tests produce against schema/manifest.schema.json;
+# python3-venv makes the virtualenv `make pyenv` installs the tests' Python references into;
 # strace counts how often a test's input is opened.
 APT_PACKAGES := pkg-config libvips-dev libvips-tools \
 	libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg time \
-	libsqlite3-dev sqlite3 postgresql python3-jsonschema strace
+	libsqlite3-dev sqlite3 postgresql python3-jsonschema python3-venv strace
+
+# The SigV4 signer's test compares it with botocore's (scripts/sigv4_reference.py): a pinned
+# botocore in a virtualenv of Debian's python3 under .build, so no system Python is touched.
+PYENV := .build/pyenv
+BOTOCORE_VERSION := 1.43.11
 
 DEMO_OUT := demo-out
 
-.PHONY: deps build release test demo lint format bench samples clean fuzz fuzz-seeds test-sanitize
+.PHONY: deps pyenv build release test demo lint format bench samples clean fuzz fuzz-seeds test-sanitize
 
 ## deps: install the missing Debian packages (apt-get update first, only when something is missing)
 deps:
@@ -37,6 +43,14 @@ deps:
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
+## pyenv: the Python packages the tests compare against (botocore), in .build/pyenv; once
+pyenv: deps
+	@$(PYENV)/bin/python -c 'import sys, botocore; sys.exit(botocore.__version__ != "$(BOTOCORE_VERSION)")' \
+		2>/dev/null || { \
+		echo "Installing botocore $(BOTOCORE_VERSION) into $(PYENV)"; \
+		/usr/bin/python3 -m venv $(PYENV) && \
+		$(PYENV)/bin/python -m pip install --quiet --disable-pip-version-check "botocore==$(BOTOCORE_VERSION)"; }
+
 ## build: debug build of the library, the CLI and the tests
 build: deps
 	$(SWIFT) build --build-tests
@@ -51,7 +65,7 @@ release: deps
 # seconds (a worker test then misses what it watches for). In parallel the suite saved only ~90 s.
 # The log is kept in .build/test.log; on failure the failing tests' lines are repeated at the end,
 # where a CI log's tail shows them. `make test TEST_ARGS="--filter Preflight"` runs a subset.
-test: build
+test: build pyenv
 	@set -o pipefail; $(SWIFT) test --skip-build --no-parallel $(TEST_ARGS) 2>&1 | tee .build/test.log; status=$$?; \
 	if [ $$status -ne 0 ]; then \
 		echo; echo "Failing tests (whole log: .build/test.log):"; \

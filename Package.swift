@@ -90,6 +90,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Object storage: AWS Signature Version 4 for S3 (the signer and the credentials it signs with).
+        .target(
+            name: "PushPrepStorage",
+            dependencies: [
+                "PushPrepCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Images (libvips), movies and sounds (FFmpeg's libraries): every C handle, shim call and
         // pointer stays behind this module's API.
         .target(
@@ -204,6 +213,7 @@ let package = Package(
             ("PushPrepPayloadTests", ["PushPrepPayload", "PushPrepJSON"]),
             ("PushPrepTests", ["PushPrepMedia", "PushPrepPayload", "PushPrepJSON"]),
             ("PushPrepQueueTests", ["PushPrepQueue"]),
+            ("PushPrepStorageTests", ["PushPrepStorage"]),
         ].map { name, modules in
             // Each source target's tests; every one may drive the whole product (a real processor,
             // the CLI) through the support target.

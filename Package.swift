@@ -7,6 +7,27 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// Dependencies only one test target needs: the storage tests run an S3-speaking NIO server that
+/// hashes what it receives.
+let testOnlyDependencies: [String: [Target.Dependency]] = [
+    "PushPrepStorageTests": [
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "Crypto", package: "swift-crypto"),
+    ]
+]
+
+/// A test target's dependencies: its source targets, the support target, and what it alone needs.
+func testDependencies(_ name: String, _ modules: [String]) -> [Target.Dependency] {
+    let shared: [Target.Dependency] = [
+        "PushPrep", "PushPrepTestSupport",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+    ]
+    let own: [Target.Dependency] = modules.map { .target(name: $0) }
+    return own + shared + (testOnlyDependencies[name] ?? [])
+}
+
 let package = Package(
     name: "PushPrep",
     platforms: [.macOS(.v15)],
@@ -90,12 +111,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Object storage: AWS Signature Version 4 for S3 (the signer and the credentials it signs with).
+        // Object storage: AWS Signature Version 4 for S3 (the signer and the credentials it signs with)
+        // and the S3 client that publishes outputs (HEAD, streamed PUT, parallel multipart, retries).
+        // NIOFileSystem (only offered as `_NIOFileSystem`, already built for hummingbird) reads file
+        // ranges off the event loops, so request bodies stream from disk.
         .target(
             name: "PushPrepStorage",
             dependencies: [
                 "PushPrepCore",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "_NIOFileSystem", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -219,12 +249,7 @@ let package = Package(
             // the CLI) through the support target.
             .testTarget(
                 name: name,
-                dependencies: modules.map { .target(name: $0) } + [
-                    "PushPrep", "PushPrepTestSupport",
-                    .product(name: "Logging", package: "swift-log"),
-                    .product(name: "NIOCore", package: "swift-nio"),
-                    .product(name: "NIOPosix", package: "swift-nio"),
-                ],
+                dependencies: testDependencies(name, modules),
                 swiftSettings: swiftSettings
             )
         }

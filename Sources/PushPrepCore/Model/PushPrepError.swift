@@ -69,19 +69,31 @@ public struct PushPrepError: Error, Sendable, CustomStringConvertible {
         /// extra 1912).
         public static let payloadTooLarge = Code("payload_too_large")
 
+        /// Object storage refused PushPrep's requests: a 403, an unknown access key, a signature
+        /// that does not match (a wrong secret), access denied, or the wrong region (the message
+        /// names the region the server says is right). The same request would be refused again.
+        public static let storageDenied = Code("storage_denied")
+        /// Object storage could not be reached or did not store the object: connection refused or
+        /// reset, a connect or request timeout, 5xx or `SlowDown` still after the retries, a missing
+        /// bucket. Worth trying again later.
+        public static let storageUnavailable = Code("storage_unavailable")
+
         /// Every code, in documentation order.
         public static let all: [Code] = [
             .unsupportedType, .corruptInput, .inputTooLarge, .tooManyPixels, .cannotFit, .notFound, .ioError, .timeout,
             .fetchFailed, .blockedAddress, .sourceNotAllowed, .invalidSettings, .cancelled, .queueUnavailable,
             .jobNotFound,
-            .invalidJobState, .invalidPayload, .payloadTooLarge,
+            .invalidJobState, .invalidPayload, .payloadTooLarge, .storageDenied, .storageUnavailable,
         ]
 
         /// Errors that the same input would hit again: a queued job that fails with one of
-        /// these is not retried.
+        /// these is not retried. (`storage_denied` is here: keys, policy or region must change
+        /// first; `storage_unavailable` is not: the store may be back by the next try.)
         public var isPermanent: Bool {
-            [.unsupportedType, .corruptInput, .tooManyPixels, .cannotFit, .blockedAddress, .sourceNotAllowed].contains(
-                self)
+            [
+                .unsupportedType, .corruptInput, .tooManyPixels, .cannotFit, .blockedAddress, .sourceNotAllowed,
+                .storageDenied,
+            ].contains(self)
         }
 
         /// The code with this raw value, if PushPrep has one.

@@ -1,6 +1,6 @@
 import AsyncHTTPClient
 import Crypto
-import Foundation
+package import Foundation
 package import Logging
 package import NIOCore
 import NIOFileSystem
@@ -73,6 +73,8 @@ package final class S3Client: Sendable {
     package let configuration: S3Configuration
     let http: HTTPClient
     let logger: Logger
+    /// The signing time of each try (tests move it on to see that a retry is signed anew).
+    let now: @Sendable () -> Date
 
     /// Chunks a body is read in: large enough that the thread hops are few, small enough that
     /// NIOFileSystem's read-ahead (8 chunks) stays at half a MiB per request.
@@ -80,9 +82,13 @@ package final class S3Client: Sendable {
 
     /// A client for `configuration`'s bucket, with its own connection pool on `eventLoopGroup`
     /// (by default async-http-client's shared one).
-    package init(configuration: S3Configuration, logger: Logger, eventLoopGroup: (any EventLoopGroup)? = nil) {
+    package init(
+        configuration: S3Configuration, logger: Logger, eventLoopGroup: (any EventLoopGroup)? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.configuration = configuration
         self.logger = logger
+        self.now = now
         var settings = HTTPClient.Configuration()
         settings.timeout = HTTPClient.Configuration.Timeout(connect: TimeAmount(configuration.limits.connectTimeout))
         // S3 answers a wrong-region request with a redirect; following it would sign for the

@@ -104,7 +104,7 @@ extension S3Client {
             url = try configuration.url(key: request.key, query: request.query)
             signed = try configuration.signer.authorizationHeaders(
                 method: request.method.rawValue, url: url, headers: request.headers, payloadHash: request.payloadHash,
-                date: Date())
+                date: now())
         } catch {
             throw Failure(error: error, retryable: false)
         }

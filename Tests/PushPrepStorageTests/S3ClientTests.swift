@@ -175,10 +175,36 @@ struct S3ClientTests {
             #expect(result.outcome == .stored && result.retries == 2 && result.attempts == 4)
             let puts = server.requests(.putObject)
             #expect(puts.map(\.bodyBytes) == [200_000, 200_000, 200_000])
-            #expect(Set(puts.compactMap { $0.headers["authorization"] }).count >= 1)
             #expect(server.object("a.jpg")?.writes == 1)
             #expect(server.object("a.jpg")?.bytes?.count == 200_000)
         }
+    }
+
+    @Test("each try is signed anew, at its own time")
+    func retriesAreResigned() async throws {
+        let file = try Self.makeFile(size: 1000)
+        defer { try? FileManager.default.removeItem(atPath: file.path) }
+        let server = try await S3FaultServer.start()
+        server.inject(.init(operation: .putObject, times: 2, action: .error(status: 500, code: "InternalError")))
+        // A clock that moves a minute on each reading: a reused signature would show one date.
+        let ticks = Mutex(0)
+        let clock: @Sendable () -> Date = {
+            Date(timeIntervalSince1970: 1_700_000_000 + 60 * Double(ticks.withLock { tick in
+                tick += 1
+                return tick
+            }))
+        }
+        let client = S3Client(configuration: try Self.configuration(server), logger: CapturedLog().logger(), now: clock)
+        let result = await Self.failure {
+            _ = try await client.publish(file: file.path, key: "r.jpg", contentType: "image/jpeg", sha256: file.sha256)
+        }
+        await client.shutdown()
+        await server.shutdown()
+        #expect(result == nil)
+        let puts = server.requests(.putObject)
+        #expect(puts.count == 3)
+        #expect(Set(puts.compactMap { $0.headers["x-amz-date"] }).count == 3)
+        #expect(Set(puts.compactMap { $0.headers["authorization"] }).count == 3)
     }
 
     @Test("SlowDown on every try: storage_unavailable after the configured tries")

@@ -95,7 +95,8 @@ package struct S3Configuration: Sendable {
                 .invalidSettings, "a bucket name with dots needs path-style addressing over https")
         }
         guard (1...20).contains(limits.maxAttempts) else {
-            throw PushPrepError(.invalidSettings, "storage retries: 1 to 20 tries per request, not \(limits.maxAttempts)")
+            throw PushPrepError(
+                .invalidSettings, "storage retries: 1 to 20 tries per request, not \(limits.maxAttempts)")
         }
         guard limits.connectTimeout > .zero, limits.requestTimeout > .zero else {
             throw PushPrepError(.invalidSettings, "storage timeouts must be positive")
@@ -182,7 +183,8 @@ package struct S3Configuration: Sendable {
         let bytes = Array(name.utf8)
         guard (3...63).contains(bytes.count) else { return false }
         func alphanumeric(_ byte: UInt8) -> Bool {
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
         }
         guard let first = bytes.first, let last = bytes.last, alphanumeric(first), alphanumeric(last) else {
             return false

@@ -68,7 +68,8 @@ struct S3ErrorResponse: Sendable, Equatable {
         if let code, Self.digestCodes.contains(code) {
             return PushPrepError(
                 .ioError,
-                "\(operation): the bytes sent do not match the SHA-256 given for them (did the file change?): \(detail)")
+                "\(operation): the bytes sent do not match the SHA-256 given for them (did the file change?): \(detail)"
+            )
         }
         if isRetryable {
             return PushPrepError(.storageUnavailable, "\(operation): \(detail)")
@@ -104,7 +105,8 @@ struct S3ErrorResponse: Sendable, Equatable {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty, trimmed.count <= 32,
             trimmed.utf8.allSatisfy({
-                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
                     || $0 == UInt8(ascii: "-")
             })
         else { return nil }
@@ -113,8 +115,10 @@ struct S3ErrorResponse: Sendable, Equatable {
 
     /// At most 300 characters, control characters as spaces: the text lands in one log line.
     private static func printable(_ text: String) -> String {
-        let cleaned = String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
-            .trimmingCharacters(in: .whitespaces)
+        let cleaned = String(
+            String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 })
+        )
+        .trimmingCharacters(in: .whitespaces)
         return cleaned.count > 300 ? String(cleaned.prefix(300)) + "…" : cleaned
     }
 }

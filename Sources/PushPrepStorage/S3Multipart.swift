@@ -48,8 +48,9 @@ extension S3Client {
                 method: .POST, key: key, query: "uploads=", headers: headers,
                 operation: "CreateMultipartUpload \(name)", errorMayHide200: true),
             counter: counter)
-        guard let uploadID = S3XML.fields(of: created.body, root: "InitiateMultipartUploadResult", names: ["UploadId"])?[
-            "UploadId"], !uploadID.isEmpty
+        guard
+            let uploadID = S3XML.fields(of: created.body, root: "InitiateMultipartUploadResult", names: ["UploadId"])?[
+                "UploadId"], !uploadID.isEmpty
         else {
             throw PushPrepError(.storageUnavailable, "CreateMultipartUpload \(name): the answer holds no UploadId")
         }
@@ -59,7 +60,8 @@ extension S3Client {
             let etags = try await uploadParts(
                 parts, file: path, key: key, upload: upload, operation: name, counter: counter)
             guard !Task.isCancelled else {
-                throw PushPrepError(.storageUnavailable, "CompleteMultipartUpload \(name): interrupted (the task was cancelled)")
+                throw PushPrepError(
+                    .storageUnavailable, "CompleteMultipartUpload \(name): interrupted (the task was cancelled)")
             }
             var document = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
             for (part, etag) in zip(parts, etags) {
@@ -94,7 +96,12 @@ extension S3Client {
             func start(_ part: Part) {
                 group.addTask {
                     do throws(PushPrepError) {
-                        return (part.number, .success(try await self.uploadPart(part, file: path, key: key, upload: upload, operation: operation, counter: counter)))
+                        return (
+                            part.number,
+                            .success(
+                                try await self.uploadPart(
+                                    part, file: path, key: key, upload: upload, operation: operation, counter: counter))
+                        )
                     } catch {
                         return (part.number, .failure(error))
                     }

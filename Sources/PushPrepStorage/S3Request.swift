@@ -71,7 +71,8 @@ extension S3Client {
             guard failure.retryable, attempt < limits.maxAttempts else {
                 if failure.retryable, attempt > 1 {
                     throw PushPrepError(
-                        failure.error.code, "\(failure.error.message) (after \(attempt) tries)", cause: failure.error.cause)
+                        failure.error.code, "\(failure.error.message) (after \(attempt) tries)",
+                        cause: failure.error.cause)
                 }
                 throw failure.error
             }
@@ -149,7 +150,8 @@ extension S3Client {
 
     private func execute(_ request: HTTPClientRequest, deadline: NIODeadline) async throws -> S3Response {
         let response = try await http.execute(request, deadline: deadline, logger: logger)
-        let limit = (200..<300).contains(response.status.code) ? Self.maximumResponseBytes : S3ErrorResponse.maximumBodyBytes
+        let limit =
+            (200..<300).contains(response.status.code) ? Self.maximumResponseBytes : S3ErrorResponse.maximumBodyBytes
         var body: [UInt8] = []
         // Read to the end (so the connection can be reused) but keep only the first bytes.
         for try await chunk in response.body where body.count < limit {
@@ -161,7 +163,8 @@ extension S3Client {
     /// A transport failure as a code, and whether another try may succeed.
     private func classify(_ error: any Error, request: S3Request) -> Failure {
         let operation = request.operation
-        let server = configuration.endpoint.host.map { "\($0)\(configuration.endpoint.port.map { ":\($0)" } ?? "")" } ?? "?"
+        let server =
+            configuration.endpoint.host.map { "\($0)\(configuration.endpoint.port.map { ":\($0)" } ?? "")" } ?? "?"
         if error is CancellationError || Task.isCancelled {
             return Failure(error: Self.interrupted(request), retryable: false)
         }
@@ -169,7 +172,8 @@ extension S3Client {
         if let error = error as? FileSystemError {
             let path: String
             if case .file(let file, _) = request.body { path = file } else { path = "the body" }
-            return Failure(error: PushPrepError(.ioError, "\(operation): cannot read \(path): \(error.message)"), retryable: false)
+            return Failure(
+                error: PushPrepError(.ioError, "\(operation): cannot read \(path): \(error.message)"), retryable: false)
         }
         let unavailable = { (text: String) in
             Failure(error: PushPrepError(.storageUnavailable, "\(operation): \(text)"), retryable: true)

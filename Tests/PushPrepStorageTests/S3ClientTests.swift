@@ -91,7 +91,9 @@ struct S3ClientTests {
     }
 
     /// Nothing in the error or any log line holds the secret or the token.
-    static func expectNoSecrets(_ error: PushPrepError?, _ log: CapturedLog, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectNoSecrets(
+        _ error: PushPrepError?, _ log: CapturedLog, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         var texts = [error.map { "\($0)" } ?? ""]
         for line in log.lines { texts.append(line.message + " " + line.metadata.description) }
         for text in texts {
@@ -118,7 +120,9 @@ struct S3ClientTests {
             #expect(stored.headers["x-amz-meta-sha256"] == file.sha256)
             #expect(stored.headers["content-disposition"] == nil)
             let put = try #require(server.requests(.putObject).first)
-            #expect(put.headers["x-amz-checksum-sha256"] == Data(S3Client.digestBytes(hex: file.sha256)!).base64EncodedString())
+            #expect(
+                put.headers["x-amz-checksum-sha256"]
+                    == Data(S3Client.digestBytes(hex: file.sha256)!).base64EncodedString())
             #expect(put.headers["x-amz-content-sha256"] == file.sha256)
             #expect(put.headers["content-length"] == "300000")
 
@@ -141,7 +145,8 @@ struct S3ClientTests {
         defer { for path in [old.path, new.path] { try? FileManager.default.removeItem(atPath: path) } }
         try await Self.withServer { server, client in
             _ = try await client.publish(file: old.path, key: "k.png", contentType: "image/png", sha256: old.sha256)
-            let result = try await client.publish(file: new.path, key: "k.png", contentType: "image/png", sha256: new.sha256)
+            let result = try await client.publish(
+                file: new.path, key: "k.png", contentType: "image/png", sha256: new.sha256)
             #expect(result.outcome == .stored)
             #expect(server.object("k.png")?.size == 2000 && server.object("k.png")?.writes == 2)
         }
@@ -154,7 +159,8 @@ struct S3ClientTests {
         defer { for path in [file.path, other.path] { try? FileManager.default.removeItem(atPath: path) } }
         try await Self.withServer { server, client in
             let error = await Self.failure {
-                _ = try await client.publish(file: file.path, key: "x.jpg", contentType: "image/jpeg", sha256: other.sha256)
+                _ = try await client.publish(
+                    file: file.path, key: "x.jpg", contentType: "image/jpeg", sha256: other.sha256)
             }
             #expect(error?.code == .ioError)
             #expect(error?.message.contains("XAmzContentSHA256Mismatch") == true)
@@ -171,7 +177,8 @@ struct S3ClientTests {
         defer { try? FileManager.default.removeItem(atPath: file.path) }
         try await Self.withServer { server, client in
             server.inject(.init(operation: .putObject, times: 2, action: .error(status: 503, code: "SlowDown")))
-            let result = try await client.publish(file: file.path, key: "a.jpg", contentType: "image/jpeg", sha256: file.sha256)
+            let result = try await client.publish(
+                file: file.path, key: "a.jpg", contentType: "image/jpeg", sha256: file.sha256)
             #expect(result.outcome == .stored && result.retries == 2 && result.attempts == 4)
             let puts = server.requests(.putObject)
             #expect(puts.map(\.bodyBytes) == [200_000, 200_000, 200_000])
@@ -189,10 +196,13 @@ struct S3ClientTests {
         // A clock that moves a minute on each reading: a reused signature would show one date.
         let ticks = Mutex(0)
         let clock: @Sendable () -> Date = {
-            Date(timeIntervalSince1970: 1_700_000_000 + 60 * Double(ticks.withLock { tick in
-                tick += 1
-                return tick
-            }))
+            Date(
+                timeIntervalSince1970: 1_700_000_000 + 60
+                    * Double(
+                        ticks.withLock { tick in
+                            tick += 1
+                            return tick
+                        }))
         }
         let client = S3Client(configuration: try Self.configuration(server), logger: CapturedLog().logger(), now: clock)
         let result = await Self.failure {
@@ -216,7 +226,8 @@ struct S3ClientTests {
         try await Self.withServer(limits: limits) { server, client in
             server.inject(.init(operation: .putObject, times: 100, action: .error(status: 503, code: "SlowDown")))
             let error = await Self.failure {
-                _ = try await client.publish(file: file.path, key: "a.jpg", contentType: "image/jpeg", sha256: file.sha256)
+                _ = try await client.publish(
+                    file: file.path, key: "a.jpg", contentType: "image/jpeg", sha256: file.sha256)
             }
             #expect(error?.code == .storageUnavailable)
             #expect(error?.message.contains("SlowDown") == true && error?.message.contains("after 3 tries") == true)
@@ -232,11 +243,15 @@ struct S3ClientTests {
         try await Self.withServer(log: log) { server, client in
             // A server that echoes what it was given (S3 echoes the canonical request, which holds the token).
             let echo = "The request signature we calculated does not match. secret=\(Self.secret) token=\(Self.token)"
-            server.inject(.init(operation: .headObject, times: 1, action: .error(status: 403, code: "SignatureDoesNotMatch")))
             server.inject(
-                .init(operation: .putObject, times: 5, action: .error(status: 403, code: "SignatureDoesNotMatch", message: echo)))
+                .init(operation: .headObject, times: 1, action: .error(status: 403, code: "SignatureDoesNotMatch")))
+            server.inject(
+                .init(
+                    operation: .putObject, times: 5,
+                    action: .error(status: 403, code: "SignatureDoesNotMatch", message: echo)))
             let error = await Self.failure {
-                _ = try await client.publish(file: file.path, key: "a.jpg", contentType: "image/jpeg", sha256: file.sha256)
+                _ = try await client.publish(
+                    file: file.path, key: "a.jpg", contentType: "image/jpeg", sha256: file.sha256)
             }
             #expect(error?.code == .storageDenied)
             #expect(error?.message.contains("SignatureDoesNotMatch") == true)
@@ -254,7 +269,8 @@ struct S3ClientTests {
         let server = try await S3FaultServer.start(accessKeyID: "AKIDOTHER")
         let configuration = try S3Configuration(
             endpoint: server.endpoint, bucket: server.bucket, region: server.region,
-            credentials: AWSCredentials(accessKeyID: "AKIDWRONG", secretAccessKey: Self.secret), limits: Self.fastLimits)
+            credentials: AWSCredentials(accessKeyID: "AKIDWRONG", secretAccessKey: Self.secret), limits: Self.fastLimits
+        )
         let log = CapturedLog()
         let error = await Self.failure {
             _ = try await S3Client.withClient(configuration, logger: log.logger()) { client throws(PushPrepError) in
@@ -275,7 +291,8 @@ struct S3ClientTests {
         // The server is in eu-west-3; the client signs for us-east-1. HEAD gets a bare 400.
         try await Self.withServer(region: "us-east-1") { server, client in
             let error = await Self.failure {
-                _ = try await client.publish(file: file.path, key: "a.jpg", contentType: "image/jpeg", sha256: file.sha256)
+                _ = try await client.publish(
+                    file: file.path, key: "a.jpg", contentType: "image/jpeg", sha256: file.sha256)
             }
             #expect(error?.code == .storageDenied)
             #expect(error?.message.contains("the bucket is in region eu-west-3, not us-east-1") == true)
@@ -288,7 +305,8 @@ struct S3ClientTests {
                     operation: .putObject, times: 1,
                     action: .error(status: 400, code: "AuthorizationHeaderMalformed", region: "ap-south-2")))
             let error = await Self.failure {
-                _ = try await client.publish(file: file.path, key: "a.jpg", contentType: "image/jpeg", sha256: file.sha256)
+                _ = try await client.publish(
+                    file: file.path, key: "a.jpg", contentType: "image/jpeg", sha256: file.sha256)
             }
             #expect(error?.code == .storageDenied)
             #expect(error?.message.contains("region ap-south-2") == true)
@@ -303,7 +321,8 @@ struct S3ClientTests {
         defer { try? FileManager.default.removeItem(atPath: file.path) }
         try await Self.withServer(bucket: "no-such-bucket") { server, client in
             let error = await Self.failure {
-                _ = try await client.publish(file: file.path, key: "a.jpg", contentType: "image/jpeg", sha256: file.sha256)
+                _ = try await client.publish(
+                    file: file.path, key: "a.jpg", contentType: "image/jpeg", sha256: file.sha256)
             }
             #expect(error?.code == .storageUnavailable)
             #expect(error?.message.contains("NoSuchBucket") == true)
@@ -318,7 +337,8 @@ struct S3ClientTests {
         defer { try? FileManager.default.removeItem(atPath: file.path) }
         try await Self.withServer { server, client in
             server.inject(.init(operation: .putObject, times: 1, action: .closeAfterBodyBytes(1024 * 1024)))
-            let result = try await client.publish(file: file.path, key: "v.mp4", contentType: "video/mp4", sha256: file.sha256)
+            let result = try await client.publish(
+                file: file.path, key: "v.mp4", contentType: "video/mp4", sha256: file.sha256)
             #expect(result.outcome == .stored && result.retries == 1)
             #expect(server.object("v.mp4")?.bytes == Array(try Data(contentsOf: URL(fileURLWithPath: file.path))))
             #expect(server.object("v.mp4")?.writes == 1)
@@ -383,9 +403,12 @@ struct S3ClientTests {
         defer { try? FileManager.default.removeItem(atPath: file.path) }
         try await Self.withServer(limits: limits) { server, client in
             server.inject(
-                .init(operation: .uploadPart, partNumber: 2, times: 100, action: .error(status: 500, code: "InternalError")))
+                .init(
+                    operation: .uploadPart, partNumber: 2, times: 100,
+                    action: .error(status: 500, code: "InternalError")))
             let error = await Self.failure {
-                _ = try await client.publish(file: file.path, key: "big.mp4", contentType: "video/mp4", sha256: file.sha256)
+                _ = try await client.publish(
+                    file: file.path, key: "big.mp4", contentType: "video/mp4", sha256: file.sha256)
             }
             #expect(error?.code == .storageUnavailable)
             #expect(error?.message.contains("UploadPart 2") == true && error?.message.contains("InternalError") == true)
@@ -405,7 +428,8 @@ struct S3ClientTests {
         try await Self.withServer(partDelay: .seconds(5), limits: limits) { server, client in
             let upload = Task { () async -> PushPrepError? in
                 await Self.failure {
-                    _ = try await client.publish(file: file.path, key: "c.mp4", contentType: "video/mp4", sha256: file.sha256)
+                    _ = try await client.publish(
+                        file: file.path, key: "c.mp4", contentType: "video/mp4", sha256: file.sha256)
                 }
             }
             let deadline = ContinuousClock.now + .seconds(20)
@@ -431,8 +455,10 @@ struct S3ClientTests {
         let file = try Self.makeFile(size: 6 * 1024 * 1024)
         defer { try? FileManager.default.removeItem(atPath: file.path) }
         try await Self.withServer(limits: limits) { server, client in
-            server.inject(.init(operation: .completeMultipart, times: 1, action: .error(status: 200, code: "InternalError")))
-            let result = try await client.publish(file: file.path, key: "m.mp4", contentType: "video/mp4", sha256: file.sha256)
+            server.inject(
+                .init(operation: .completeMultipart, times: 1, action: .error(status: 200, code: "InternalError")))
+            let result = try await client.publish(
+                file: file.path, key: "m.mp4", contentType: "video/mp4", sha256: file.sha256)
             #expect(result.parts == 2 && result.retries == 1)
             #expect(server.requests(.completeMultipart).count == 2 && server.object("m.mp4")?.size == 6 * 1024 * 1024)
         }
@@ -512,7 +538,9 @@ struct S3ClientTests {
             status: 403, headers: [:],
             body: Array("<Error><Code>Bad\nCode</Code><Region>x\ny</Region></Error>".utf8))
         #expect(hostile.code == nil && hostile.region == nil)
-        #expect(S3ErrorResponse(status: 404, headers: [:], body: []).error(operation: "x", signedRegion: "r").code == .storageUnavailable)
+        #expect(
+            S3ErrorResponse(status: 404, headers: [:], body: []).error(operation: "x", signedRegion: "r").code
+                == .storageUnavailable)
         #expect(S3ErrorResponse(status: 429, headers: [:], body: []).isRetryable)
         #expect(!S3ErrorResponse(status: 400, headers: [:], body: []).isRetryable)
         let timeout = S3ErrorResponse(status: 400, code: "RequestTimeout", message: nil, region: nil)

@@ -205,7 +205,10 @@ private final class S3Handler: ChannelInboundHandler, @unchecked Sendable {
             buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
             // Object bytes may be dropped (the memory test); a CompleteMultipartUpload list is always read.
             if server.retainBodies || (operation != .putObject && operation != .uploadPart),
-                let more = buffer.readBytes(length: buffer.readableBytes) { bytes += more }
+                let more = buffer.readBytes(length: buffer.readableBytes)
+            {
+                bytes += more
+            }
             if case .closeAfterBodyBytes(let limit) = fault, received >= limit {
                 closed = true
                 finish(server, status: nil)
@@ -270,9 +273,13 @@ private final class S3Handler: ChannelInboundHandler, @unchecked Sendable {
             for (name, value) in answer.headers { response.headers.add(name: name, value: value) }
             let body = head.method == .HEAD ? [] : answer.body
             response.headers.replaceOrAdd(
-                name: "Content-Length", value: head.method == .HEAD ? answer.headers.first { $0.0 == "Content-Length" }?.1 ?? "0" : "\(body.count)")
+                name: "Content-Length",
+                value: head.method == .HEAD
+                    ? answer.headers.first { $0.0 == "Content-Length" }?.1 ?? "0" : "\(body.count)")
             context.write(wrapOutboundOut(.head(response)), promise: nil)
-            if !body.isEmpty { context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil) }
+            if !body.isEmpty {
+                context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
+            }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         }
         if operation == .uploadPart, server.partDelay > .zero {
@@ -335,16 +342,21 @@ private final class S3Handler: ChannelInboundHandler, @unchecked Sendable {
                 "The authorization header is malformed; the region '\(scope[2])' is wrong; expecting '\(server.region)'",
                 region: server.region, extra: [("x-amz-bucket-region", server.region)])
         }
-        guard head.headers.first(name: "x-amz-date") != nil, let payloadHash = head.headers.first(name: "x-amz-content-sha256")
+        guard head.headers.first(name: "x-amz-date") != nil,
+            let payloadHash = head.headers.first(name: "x-amz-content-sha256")
         else { return error(400, "InvalidRequest", "x-amz-date and x-amz-content-sha256 are required") }
         let parts = path.split(separator: "/", maxSplits: 1).map(String.init)
-        guard parts.first == server.bucket else { return error(404, "NoSuchBucket", "The specified bucket does not exist") }
+        guard parts.first == server.bucket else {
+            return error(404, "NoSuchBucket", "The specified bucket does not exist")
+        }
         let key = parts.count > 1 ? (parts[1].removingPercentEncoding ?? parts[1]) : ""
         let digest = Array(hasher.finalize())
         if payloadHash != "UNSIGNED-PAYLOAD", payloadHash != digest.map({ String(format: "%02x", $0) }).joined() {
             return error(400, "XAmzContentSHA256Mismatch", "The provided 'x-amz-content-sha256' header does not match")
         }
-        if let checksum = head.headers.first(name: "x-amz-checksum-sha256"), checksum != Data(digest).base64EncodedString() {
+        if let checksum = head.headers.first(name: "x-amz-checksum-sha256"),
+            checksum != Data(digest).base64EncodedString()
+        {
             return error(400, "BadDigest", "The SHA256 you specified did not match the calculated checksum.")
         }
         let kept = ["content-type", "cache-control", "x-amz-meta-sha256", "content-disposition"]
@@ -372,10 +384,13 @@ private final class S3Handler: ChannelInboundHandler, @unchecked Sendable {
                     + "</Bucket><Key>\(key)</Key><UploadId>\(id)</UploadId></InitiateMultipartUploadResult>"
                 return Answer(status: 200, headers: [("Content-Type", "application/xml")], body: Array(xml.utf8))
             case .uploadPart:
-                guard let id = query["uploadId"], state.uploads[id] != nil, let number = query["partNumber"].flatMap({ Int($0) })
+                guard let id = query["uploadId"], state.uploads[id] != nil,
+                    let number = query["partNumber"].flatMap({ Int($0) })
                 else { return error(404, "NoSuchUpload", "The specified upload does not exist.") }
                 let etag = "\"part-\(number)-\(digest.prefix(4).map { String(format: "%02x", $0) }.joined())\""
-                state.uploads[id]?.parts[number] = (retained, received, S3FaultServer.SHA256Snapshot(digest: digest), etag)
+                state.uploads[id]?.parts[number] = (
+                    retained, received, S3FaultServer.SHA256Snapshot(digest: digest), etag
+                )
                 return Answer(status: 200, headers: [("ETag", etag)])
             case .completeMultipart:
                 guard let id = query["uploadId"], let upload = state.uploads[id] else {

@@ -418,6 +418,27 @@ struct S3ClientTests {
         }
     }
 
+    @Test("parts that get no answer within the request deadline: tried again, then storage_unavailable, aborted")
+    func requestDeadline() async throws {
+        var limits = Self.fastLimits
+        limits.multipartThreshold = 5 * 1024 * 1024
+        limits.partSize = 5 * 1024 * 1024
+        limits.requestTimeout = .milliseconds(400)
+        limits.maxAttempts = 2
+        let file = try Self.makeFile(size: 6 * 1024 * 1024)
+        defer { try? FileManager.default.removeItem(atPath: file.path) }
+        let started = ContinuousClock.now
+        try await Self.withServer(partDelay: .seconds(3), limits: limits) { server, client in
+            let error = await Self.failure {
+                _ = try await client.publish(file: file.path, key: "d.mp4", contentType: "video/mp4", sha256: file.sha256)
+            }
+            #expect(error?.code == .storageUnavailable)
+            #expect(error?.message.contains("no answer") == true && error?.message.contains("after 2 tries") == true)
+            #expect(server.requests(.abortMultipart).count == 1 && server.openUploads == 0)
+        }
+        #expect(ContinuousClock.now - started < .seconds(3))
+    }
+
     @Test("cancelled while parts are in flight: the upload is still aborted")
     func cancellationAborts() async throws {
         var limits = Self.fastLimits

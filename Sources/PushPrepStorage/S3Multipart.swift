@@ -96,12 +96,9 @@ extension S3Client {
             func start(_ part: Part) {
                 group.addTask {
                     do throws(PushPrepError) {
-                        return (
-                            part.number,
-                            .success(
-                                try await self.uploadPart(
-                                    part, file: path, key: key, upload: upload, operation: operation, counter: counter))
-                        )
+                        let etag = try await self.uploadPart(
+                            part, file: path, key: key, upload: upload, operation: operation, counter: counter)
+                        return (part.number, .success(etag))
                     } catch {
                         return (part.number, .failure(error))
                     }

@@ -64,7 +64,7 @@ extension S3Client {
             counter.record(retry: attempt > 1)
             let failure: Failure
             do throws(Failure) {
-                return try await sendOnce(request, attempt: attempt)
+                return try await sendOnce(request)
             } catch {
                 failure = error
             }
@@ -98,7 +98,7 @@ extension S3Client {
     }
 
     /// One signed try.
-    private func sendOnce(_ request: S3Request, attempt: Int) async throws(Failure) -> S3Response {
+    private func sendOnce(_ request: S3Request) async throws(Failure) -> S3Response {
         let url: URL
         let signed: [(name: String, value: String)]
         do throws(PushPrepError) {
@@ -133,6 +133,7 @@ extension S3Client {
             throw classify(error, request: request)
         }
         if (200..<300).contains(response.status) {
+            // S3's advice for a 200 carrying <Error> is to retry: it is read as a 5xx.
             if request.errorMayHide200, S3XML.root(of: response.body) == "Error" {
                 let answer = S3ErrorResponse(status: 500, headers: response.headers, body: response.body)
                 throw Failure(

@@ -430,7 +430,8 @@ struct S3ClientTests {
         let started = ContinuousClock.now
         try await Self.withServer(partDelay: .seconds(3), limits: limits) { server, client in
             let error = await Self.failure {
-                _ = try await client.publish(file: file.path, key: "d.mp4", contentType: "video/mp4", sha256: file.sha256)
+                _ = try await client.publish(
+                    file: file.path, key: "d.mp4", contentType: "video/mp4", sha256: file.sha256)
             }
             #expect(error?.code == .storageUnavailable)
             #expect(error?.message.contains("no answer") == true && error?.message.contains("after 2 tries") == true)

@@ -212,7 +212,8 @@ package final class S3Client: Sendable {
         let parts: Int
         do throws(PushPrepError) {
             if size > configuration.limits.multipartThreshold {
-                parts = try await uploadMultipart(file: path, key: key, size: size, headers: headers, counter: counter)
+                parts = try await uploadMultipart(
+                    file: path, key: key, size: size, sha256: sha256, headers: headers, counter: counter)
             } else {
                 let request = S3Request(
                     method: .PUT, key: key,

@@ -40,7 +40,8 @@ extension S3Client {
     }
 
     func uploadMultipart(
-        file path: String, key: String, size: Int, headers: [(name: String, value: String)], counter: RequestCounter
+        file path: String, key: String, size: Int, sha256: String, headers: [(name: String, value: String)],
+        counter: RequestCounter
     ) async throws(PushPrepError) -> Int {
         let name = "\(configuration.bucket)/\(key)"
         let created = try await send(
@@ -69,13 +70,23 @@ extension S3Client {
             }
             document += "</CompleteMultipartUpload>"
             let body = Array(document.utf8)
-            _ = try await send(
-                S3Request(
-                    method: .POST, key: key, query: "uploadId=\(upload)",
-                    headers: [("Content-Type", "application/xml")], body: .bytes(body),
-                    payloadHash: Self.hex(SHA256.hash(data: body)), operation: "CompleteMultipartUpload \(name)",
-                    errorMayHide200: true),
-                counter: counter)
+            do throws(PushPrepError) {
+                _ = try await send(
+                    S3Request(
+                        method: .POST, key: key, query: "uploadId=\(upload)",
+                        headers: [("Content-Type", "application/xml")], body: .bytes(body),
+                        payloadHash: Self.hex(SHA256.hash(data: body)), operation: "CompleteMultipartUpload \(name)",
+                        errorMayHide200: true),
+                    counter: counter)
+            } catch {
+                // The answer to a Complete that succeeded may be lost; its retry then finds no such
+                // upload. The object itself says whether it was stored.
+                if case .found(let object)? = try? await headObject(key, counter: counter), object.sha256 == sha256 {
+                    logger.debug("storage multipart upload completed, its answer lost", metadata: ["key": "\(key)"])
+                    return parts.count
+                }
+                throw error
+            }
         } catch {
             await abort(key: key, upload: upload, operation: name, counter: counter)
             throw error

@@ -486,6 +486,24 @@ struct S3ClientTests {
         }
     }
 
+    @Test("the answer to a Complete that succeeded is lost: the retry finds no upload, HEAD finds the object: stored")
+    func completeAnswerLost() async throws {
+        var limits = Self.fastLimits
+        limits.multipartThreshold = 5 * 1024 * 1024
+        limits.partSize = 5 * 1024 * 1024
+        let file = try Self.makeFile(size: 6 * 1024 * 1024)
+        defer { try? FileManager.default.removeItem(atPath: file.path) }
+        try await Self.withServer(limits: limits) { server, client in
+            server.inject(.init(operation: .completeMultipart, times: 1, action: .loseAnswer))
+            let result = try await client.publish(
+                file: file.path, key: "l.mp4", contentType: "video/mp4", sha256: file.sha256)
+            #expect(result.outcome == .stored && result.parts == 2)
+            #expect(server.requests(.completeMultipart).map(\.status) == [200, 404])
+            #expect(server.requests(.headObject).count == 2 && server.requests(.abortMultipart).isEmpty)
+            #expect(server.object("l.mp4")?.bytes == Array(try Data(contentsOf: URL(fileURLWithPath: file.path))))
+        }
+    }
+
     @Test("parts: 5 MiB minimum, raised in whole MiB beyond 10,000 parts, the last one shorter")
     func partLayout() {
         let parts = S3Client.parts(size: 17 * 1024 * 1024, partSize: 8 * 1024 * 1024)

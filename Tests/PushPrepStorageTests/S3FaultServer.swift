@@ -33,6 +33,8 @@ final class S3FaultServer: Sendable {
         case error(status: Int, code: String, message: String = "scripted", region: String? = nil)
         /// Closes the connection once this many body bytes have arrived.
         case closeAfterBodyBytes(Int)
+        /// Does what was asked, then closes the connection instead of answering (a lost answer).
+        case loseAnswer
     }
 
     /// A fault for the next `times` requests of `operation` (and of `partNumber`, for parts).
@@ -268,6 +270,11 @@ private final class S3Handler: ChannelInboundHandler, @unchecked Sendable {
         let (operation, path, query) = classify(head, server: server)
         let answer = answer(head, operation: operation, path: path, query: query, server: server)
         finishRecorded(server, head: head, status: answer.status)
+        if case .loseAnswer = fault {
+            if operation == .uploadPart { server.state.withLock { $0.partsInFlight -= 1 } }
+            context.close(promise: nil)
+            return
+        }
         let send = { [self] in
             var response = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: answer.status))
             for (name, value) in answer.headers { response.headers.add(name: name, value: value) }

@@ -144,7 +144,7 @@ struct PayloadCommand: ParsableCommand {
         }
         if let baseURL {
             for index in chosen.indices {
-                chosen[index].url = URLJoin.join(baseURL, chosen[index].file)
+                chosen[index].setURLs(baseURL: baseURL)
             }
         }
         return chosen

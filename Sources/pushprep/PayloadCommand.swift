@@ -103,6 +103,12 @@ struct PayloadCommand: ParsableCommand {
             throw CommandFailure(message: error.description)
         }
         FileHandle.standardOutput.write(Data((payload.serialized(pretty: !compact) + "\n").utf8))
+        let now = Date()
+        for attachment in attachments {
+            if let url = attachment.url, let concern = SignedURLExpiry.concern(about: url, now: now) {
+                FileHandle.standardError.write(Data("warning: \(attachment.id): \(concern.message)\n".utf8))
+            }
+        }
         FileHandle.standardError.write(
             Data(
                 "\(dialect.rawValue) payload: \(attachments.count) attachment(s), \(payload.compactByteCount) bytes compact\n"
@@ -138,7 +144,7 @@ struct PayloadCommand: ParsableCommand {
         }
         if let baseURL {
             for index in chosen.indices {
-                chosen[index].url = URLJoin.join(baseURL, chosen[index].file)
+                chosen[index].setURLs(baseURL: baseURL)
             }
         }
         return chosen

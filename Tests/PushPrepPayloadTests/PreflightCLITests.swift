@@ -256,4 +256,35 @@ final class PreflightCLITests {
         #expect(notManifest.status == 1)
         #expect(notManifest.stderr.contains("invalid_payload"))
     }
+
+    @Test("payload warns on standard error when a signed attachment URL expires within a day, and pre-flight agrees")
+    func payloadWarnsOfExpiringURLs() throws {
+        try TestTools.vips("gaussnoise", directory.appendingPathComponent("photo.jpg").path, "64", "48")
+        let made = try pushprep(["process", "photo.jpg", "--out", "out"])
+        try #require(made.status == 0, "\(made.stderr)")
+        // Signed 23 hours ago for a day: an hour left.
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let signed = Date().addingTimeInterval(-23 * 3600)
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: signed)
+        let stamp = String(
+            format: "%04d%02d%02dT%02d%02d%02dZ", parts.year!, parts.month!, parts.day!, parts.hour!, parts.minute!,
+            parts.second!)
+        let base = "https://b.s3.example/push?X-Amz-Date=\(stamp)&X-Amz-Expires=86400&X-Amz-Signature=ab"
+
+        let soon = try pushprep(["payload", "out/manifest.json", "--body", "Hi", "--base-url", base])
+        #expect(soon.status == 0, "\(soon.stderr)")
+        #expect(
+            soon.stderr.contains("warning: img-") && soon.stderr.contains("the signed URL expires at")
+                && soon.stderr.contains(" min: a push held"), "\(soon.stderr)")
+        try write("soon.json", soon.stdout)
+        let checked = try pushprep(["preflight", "soon.json", "--strict"])
+        #expect(checked.status == 3, "a warning only: \(checked.stdout)")
+        #expect(checked.stdout.contains("url_expires_soon"), "\(checked.stdout)")
+
+        let plain = try pushprep([
+            "payload", "out/manifest.json", "--body", "Hi", "--base-url", "https://cdn.example/p",
+        ])
+        #expect(plain.status == 0 && !plain.stderr.contains("warning"), "\(plain.stderr)")
+    }
 }

@@ -26,6 +26,7 @@ final class ProcessorMediaTests {
         try TestTools.ffmpeg("-f", "lavfi", "-i", "testsrc=size=320x240:rate=10", "-frames:v", "8", gif)
         var settings = ProcessingSettings()
         settings.gifAsVideo = .always
+        settings.baseURL = "https://cdn.example.com/push?sig=1"
         let out = directory.appendingPathComponent("out")
         let processor = Processor(settings: settings, outputDirectory: out.path, logger: .quiet)
         let manifest = try await processor.run([clip, sound, gif].map { InputItem(source: $0, path: $0) })
@@ -37,6 +38,9 @@ final class ProcessorMediaTests {
         #expect(movie.options.thumbnailTime != nil)
         let poster = try #require(movie.poster)
         #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent(poster.file).path))
+        #expect(movie.url == "https://cdn.example.com/push/\(movie.file)?sig=1")
+        #expect(poster.url == "https://cdn.example.com/push/\(poster.file)?sig=1", "the poster has its own URL")
+        #expect(movie.posterURL == poster.url)
         #expect(movie.input.videoCodec == "h264" && movie.input.audioCodec == "aac")
 
         let audio = try #require(manifest.attachments[1].attachment)

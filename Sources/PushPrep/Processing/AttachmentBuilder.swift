@@ -85,12 +85,11 @@ struct AttachmentBuilder {
         _ output: Output, picture: Picture, duration: Double?, input: InputInfo, warnings: [String],
         thumbnailTime: Double? = nil, poster: Attachment.Poster? = nil
     ) -> Attachment {
-        Attachment(
+        var attachment = Attachment(
             id: id,
             source: item.source,
             kind: kind,
             file: output.name,
-            url: baseURL.map { URLJoin.join($0, output.name) },
             uti: output.type.uti,
             mime: output.type.mime,
             bytes: output.size,
@@ -105,6 +104,8 @@ struct AttachmentBuilder {
             warnings: warnings,
             poster: poster
         )
+        attachment.setURLs(baseURL: baseURL)
+        return attachment
     }
 
     private mutating func record(_ outcome: AtomicFile.Outcome, _ name: String) {

@@ -25,7 +25,7 @@ extension InputProcessor {
                     throw PushPrepError(.fetchFailed, "HTTP 304 from \(finalURL) to an unconditional request")
                 }
                 var attachment = cached.attachment
-                attachment.url = settings.baseURL.map { URLJoin.join($0, attachment.file) }
+                attachment.setURLs(baseURL: settings.baseURL)
                 attachment.input.url = finalURL
                 attachment.input.status = 304
                 attachment.operations = [

@@ -159,26 +159,53 @@ public struct Attachment: Sendable, Codable, Equatable {
         self.poster = poster
     }
 
-    /// The poster's URL, beside the movie's own; nil without a poster or a URL.
+    /// The poster's URL: the one the manifest carries, else (a manifest written before posters
+    /// had their own) the movie's URL with the poster's name; nil without a poster or a URL.
     public var posterURL: String? {
-        guard let poster, let url else { return nil }
+        guard let poster else { return nil }
+        if let own = poster.url { return own }
+        guard let url else { return nil }
         return URLJoin.sibling(of: url, named: poster.file)
+    }
+
+    /// Gives the output and its poster their URLs under `baseURL` (`--base-url`), or none.
+    public mutating func setURLs(baseURL: String?) {
+        url = baseURL.map { URLJoin.join($0, file) }
+        if let name = poster?.file {
+            poster?.url = baseURL.map { URLJoin.join($0, name) }
+        }
     }
 
     /// A movie's poster frame.
     public struct Poster: Sendable, Codable, Equatable {
         /// The JPEG's name inside the out directory.
         public var file: String
+        /// Where the phone downloads it (as the movie's `url`), or nil.
+        public var url: String?
         public var width: Int
         public var height: Int
 
         /// Every field.
         public init(
-            file: String, width: Int, height: Int
+            file: String, url: String? = nil, width: Int, height: Int
         ) {
             self.file = file
+            self.url = url
             self.width = width
             self.height = height
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case file, url, width, height
+        }
+
+        /// Writes `url` as an explicit null, as the attachment's own.
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(file, forKey: .file)
+            try c.encode(url, forKey: .url)
+            try c.encode(width, forKey: .width)
+            try c.encode(height, forKey: .height)
         }
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import PushPrepCore
 import PushPrepJSON
 import PushPrepRemote
@@ -16,6 +16,8 @@ public struct PreflightOptions: Sendable, Equatable {
     /// The slow connection download times are estimated on, in kbit/s (`--slow-link-kbps`):
     /// 1600 is Lighthouse's "slow 4G" / fast 3G.
     public var slowLinkKbps: Double = 1600
+    /// The time signed URLs' expiry is checked against; nil for the time of the check.
+    public var now: Date?
     /// Decoded GIF frames above this many bytes are a warning (older iOS: 12 MB budget).
     public var gifMemoryWarningBytes = AppleLimits.olderExtensionMemoryBytes
     /// Decoded GIF frames above this many bytes are an error (the ~24 MB budget).
@@ -433,6 +435,7 @@ struct PayloadChecker {
                 "\(attachment.url) is http://: App Transport Security blocks it unless the app has an exception;"
                     + " serve it over https://", at: path)
         }
+        checkExpiry(attachment)
         let ext = url.pathExtension
         guard !ext.isEmpty else {
             add(
@@ -456,6 +459,17 @@ struct PayloadChecker {
         }
         for declared in attachment.declaredTypes {
             checkDeclared(declared, against: accepted.uti, ext: ext)
+        }
+    }
+
+    /// A signed URL must outlive the push: APNs holds a notification for an offline phone, and the
+    /// phone downloads the attachment only when it arrives.
+    private mutating func checkExpiry(_ attachment: PayloadLayout.AttachmentReference) {
+        guard let concern = SignedURLExpiry.concern(about: attachment.url, now: options.now ?? Date()) else { return }
+        if case .expired = concern {
+            add(.error, .urlExpired, concern.message, at: attachment.path)
+        } else {
+            add(.warning, .urlExpiresSoon, concern.message, at: attachment.path)
         }
     }
 

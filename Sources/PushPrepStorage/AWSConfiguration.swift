@@ -66,6 +66,11 @@ package struct AWSConfiguration: Sendable, CustomStringConvertible, CustomDebugS
             region = "us-east-1"
         }
 
+        // Checked now, so a key or region the signer cannot use fails at start, not at the first upload.
+        _ = try checked(credentials.source) { () throws(PushPrepError) in
+            try SigV4Signer(credentials: credentials.value, region: region)
+        }
+
         var endpoint = location?.endpoint
         let ignoreConfigured =
             environment["AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"]?.lowercased() == "true"
@@ -94,6 +99,12 @@ package struct AWSConfiguration: Sendable, CustomStringConvertible, CustomDebugS
         return AWSConfiguration(
             credentials: credentials.value, region: region, endpoint: endpoint, pathStyle: pathStyle,
             profile: profile.name, credentialsSource: credentials.source)
+    }
+
+    /// The signer for requests with this key in this region (both were checked by
+    /// ``resolve(for:environment:readFile:)``).
+    package func signer() throws(PushPrepError) -> SigV4Signer {
+        try SigV4Signer(credentials: credentials, region: region)
     }
 
     /// How `location`'s bucket is reached with this configuration: the configured endpoint or

@@ -64,6 +64,8 @@ import Testing
         #expect(configuration.credentials.sessionToken == Self.token)
         #expect(configuration.credentialsSource == "AWS_ACCESS_KEY_ID")
         #expect(configuration.region == "eu-west-3")
+        let signer = try configuration.signer()
+        #expect(signer.region == "eu-west-3" && signer.credentials.accessKeyID == "AKIDENV")
     }
 
     /// AWS_PROFILE, the key id used, where it came from, the region.
@@ -177,6 +179,18 @@ import Testing
             "s3.addressing_style is path, virtual or auto, not \"sideways\""
         ),
         (keyEnvironment, [configPath: "[default]\nregion = a\nregion = b\n"], "/home/op/.aws/config, line 3"),
+        (
+            ["AWS_ACCESS_KEY_ID": "AKID EXAMPLE", "AWS_SECRET_ACCESS_KEY": secret], [:],
+            "AWS_ACCESS_KEY_ID: the AWS access key id must be letters and digits"
+        ),
+        (
+            [:],
+            [
+                credentialsPath:
+                    "[default]\naws_access_key_id = AKID\naws_secret_access_key = x\naws_session_token = a\n  b\n"
+            ],
+            "[default] in /home/op/.aws/credentials: the AWS session token is empty or holds a line break"
+        ),
     ]
 
     @Test("missing or half-given settings are invalid_settings naming what was looked at", arguments: missing)

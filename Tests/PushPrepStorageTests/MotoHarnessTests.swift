@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PushPrepCore
 import PushPrepStorage
 import PushPrepTestSupport
 import Testing
@@ -25,6 +26,11 @@ import Testing
     private static func put(
         _ url: URL, credentials: AWSCredentials?, region: String
     ) async throws -> (status: Int, body: String) {
+        try await put(url, signer: try credentials.map { try SigV4Signer(credentials: $0, region: region) })
+    }
+
+    /// PUTs ``body`` to `url` with URLSession, signed by `signer` (not signed when nil).
+    private static func put(_ url: URL, signer: SigV4Signer?) async throws -> (status: Int, body: String) {
         let hash = hex(body)
         let headers = [
             (name: "Content-Type", value: contentType), (name: "Cache-Control", value: cacheControl),
@@ -34,8 +40,7 @@ import Testing
         request.httpMethod = "PUT"
         request.httpBody = body
         var sent = headers
-        if let credentials {
-            let signer = try SigV4Signer(credentials: credentials, region: region)
+        if let signer {
             sent += try signer.authorizationHeaders(
                 method: "PUT", url: url, headers: headers, payloadHash: hash, date: Date())
         }
@@ -59,6 +64,30 @@ import Testing
         #expect(stored.cacheControl == Self.cacheControl)
         #expect(stored.metadata == ["sha256": Self.hex(Self.body)])
         #expect(stored.contentDisposition == nil)
+    }
+
+    @Test("a --store URL for the server resolves, with the key in the environment, to where a signed PUT lands")
+    func storeURLReachesTheServer() async throws {
+        let server = MotoS3Server.shared
+        let bucket = try await server.makeBucket()
+        let text = try await server.storeURL(prefix: "push/2026", bucket: bucket)
+        guard case .s3(let location) = try StoreLocation(parsing: text) else {
+            Issue.record("\(text) is not an s3:// store")
+            return
+        }
+        // No HOME: the test's own ~/.aws must not matter.
+        let configuration = try AWSConfiguration.resolve(for: location, environment: try await server.environment) {
+            _ throws(PushPrepError) in nil
+        }
+        let address = try configuration.address(of: location)
+        #expect(address.pathStyle)
+        let key = try location.key(forFile: "ab cd+é.txt")
+        let response = try await Self.put(
+            address.objectURL(key: key), signer: try configuration.signer())
+        #expect(response.status == 200, "\(response.body)")
+        let stored = try #require(try await server.readBack("push/2026/ab cd+é.txt", bucket: bucket))
+        #expect(stored.body == Self.body)
+        #expect(stored.metadata == ["sha256": Self.hex(Self.body)])
     }
 
     @Test("the same PUT signed with a wrong secret is refused: 403 SignatureDoesNotMatch, nothing stored")

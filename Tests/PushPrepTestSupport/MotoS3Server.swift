@@ -93,6 +93,25 @@ package final class MotoS3Server: Sendable {
         return url
     }
 
+    /// The `--store` value for `prefix` in `bucket` (``bucket`` when nil) on this server:
+    /// `s3://BUCKET/PREFIX?region=us-east-1&endpoint=http://127.0.0.1:PORT` (path style by
+    /// default, the endpoint being an IP address). The key comes from the environment
+    /// (``environment``), as an operator's would.
+    package func storeURL(prefix: String = "", bucket: String? = nil) async throws -> String {
+        let instance = try await instance.value
+        return
+            "s3://\(bucket ?? instance.bucket)/\(prefix)?region=\(region)&endpoint=\(instance.endpoint.absoluteString)"
+    }
+
+    /// `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` set to the server's key, for a
+    /// `pushprep` process or for resolving a configuration the way an operator's would be.
+    package var environment: [String: String] {
+        get async throws {
+            let credentials = try await instance.value.credentials
+            return ["AWS_ACCESS_KEY_ID": credentials.accessKeyID, "AWS_SECRET_ACCESS_KEY": credentials.secretAccessKey]
+        }
+    }
+
     /// A fresh bucket name, `pushprep-<12 hex digits>`: valid everywhere, unique per call.
     package static func uniqueBucketName() -> String {
         "pushprep-" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()

@@ -14,9 +14,10 @@ package import Testing
 /// ``shared`` checks signatures as AWS does: it runs with IAM auth on
 /// (`INITIAL_NO_AUTH_ACTION_COUNT=3`), and `scripts/moto_setup.py` spends those three unsigned
 /// calls creating an IAM user with an S3 policy and its access key, so every later request must
-/// be signed with that key (a wrong signature is a 403 `SignatureDoesNotMatch`, an unsigned
-/// request a 403 too). ``withoutIAM`` checks nothing: moto 5.2 answers presigned GETs with 500
-/// when IAM auth is on, so a presigned URL is downloaded from that one.
+/// be signed with that key (a wrong signature is a 403 `SignatureDoesNotMatch`; an unsigned
+/// request is refused too, though with a bare 500 where AWS says 403). ``withoutIAM`` checks
+/// nothing: moto 5.2 answers presigned GETs with 500 when IAM auth is on, so a presigned URL is
+/// downloaded from that one.
 ///
 /// ``readBack(_:bucket:)`` reads an object with boto3 (`scripts/s3_read.py`), a client
 /// independent of PushPrep's, so a test checks what was stored rather than what PushPrep thinks
@@ -31,19 +32,26 @@ package final class MotoS3Server: Sendable {
     /// The virtualenv's interpreter, where `make pyenv` installs moto and boto3.
     package static let python = TestTools.packageRoot.appendingPathComponent(".build/pyenv/bin/python").path
 
-    /// Whether `.build/pyenv` has moto's server and boto3 (checked once per process).
-    package static let isAvailable: Bool = {
-        guard FileManager.default.isExecutableFile(atPath: python) else { return false }
-        let check = try? TestTools.run(python, ["-c", "import boto3, moto.server"], timeout: .seconds(60))
-        return check?.status == 0
-    }()
+    /// Whether `.build/pyenv` has moto's server and boto3: Python imports them, once per
+    /// process, on a thread of its own.
+    package static var isAvailable: Bool {
+        get async { await availability.value }
+    }
+
+    private static let availability = Task<Bool, Never> {
+        let check = try? await ServerProcess.blocking {
+            guard FileManager.default.isExecutableFile(atPath: python) else { return false }
+            return try TestTools.run(python, ["-c", "import boto3, moto.server"], timeout: .seconds(60)).status == 0
+        }
+        return check ?? false
+    }
 
     /// The trait of every test that needs a moto server: skipped, with the way to get one, when
     /// `.build/pyenv` lacks it.
     package static var required: ConditionTrait {
-        .enabled(
-            if: isAvailable,
-            "needs moto[server] and boto3 in .build/pyenv: `make pyenv` (run by `make test`) installs them")
+        .enabled("needs moto[server] and boto3 in .build/pyenv: `make pyenv` (run by `make test`) installs them") {
+            await isAvailable
+        }
     }
 
     /// The region of the server's own bucket and of ``makeBucket(_:region:)``'s by default.
@@ -193,7 +201,7 @@ package final class MotoS3Server: Sendable {
     /// Starts a server on a free port (another when moto could not listen on the one picked),
     /// waits until it listens, and prepares it with `moto_setup.py`.
     private static func start(iamAuth: Bool, region: String) async throws -> Instance {
-        guard isAvailable else {
+        guard await isAvailable else {
             throw TestTools.Failure(description: "moto's server is not in .build/pyenv: run `make pyenv`")
         }
         ServerProcess.removeStaleDirectories(under: parentDirectory) { stopServer(in: $0) }

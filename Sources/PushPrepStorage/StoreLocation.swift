@@ -5,7 +5,7 @@ package import PushPrepCore
 ///
 /// - `file:DIR`: a local directory, the path as written (relative to the working directory
 ///   unless it starts with `/`); `file:///abs/dir` (or `file://localhost/abs/dir`) is the URL
-///   form, percent-decoded. `--out DIR` is ``directory(_:)``.
+///   form, percent-decoded. `--out DIR` is ``directory(checking:)``.
 /// - `s3://BUCKET/PREFIX?region=R&endpoint=https://host:port&path-style=true`: a bucket and a
 ///   key prefix (percent-decoded); the query is optional and only those three names are
 ///   accepted, each once (see ``S3Location`` for the checks and the defaults).
@@ -47,7 +47,13 @@ package enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     /// `file:DIR` or the `s3://` URL, in a form that parses back to the same location.
     package var description: String {
         switch self {
-        case .directory(let path): "file:\(path)"
+        case .directory(let path):
+            // file://… is the URL form: a path starting with // goes there, with what it decodes escaped.
+            path.hasPrefix("//")
+                ? "file://"
+                    + path.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "?", with: "%3F")
+                    .replacingOccurrences(of: "#", with: "%23")
+                : "file:\(path)"
         case .s3(let location): location.description
         }
     }

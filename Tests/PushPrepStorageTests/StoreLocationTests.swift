@@ -59,6 +59,14 @@ import Testing
         #expect(try StoreLocation(parsing: location.description) == location, "\(location)")
     }
 
+    @Test("a directory's description parses back to it, also one starting with //")
+    func directoryRoundTrips() throws {
+        for path in ["out", "/srv/push", "a%20b", "//srv/a%20b?x#y", "//"] {
+            let location = StoreLocation.directory(path)
+            #expect(try StoreLocation(parsing: location.description) == location, "\(location)")
+        }
+    }
+
     @Test("the endpoint is normalized to scheme://host[:port]")
     func endpointNormalized() throws {
         let location = try S3Location(bucket: "b12", endpoint: "HTTPS://MinIO.Example:9000/")

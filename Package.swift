@@ -220,12 +220,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // What the test targets share: tools (ffmpeg, vips, python), fixtures, a local HTTP
-        // server, a PostgreSQL server, worker processes, captured logs.
+        // server, a PostgreSQL server, moto's S3 server, worker processes, captured logs.
         .target(
             name: "PushPrepTestSupport",
             dependencies: [
                 "PushPrep",
                 "PushPrepQueue",
+                "PushPrepStorage",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

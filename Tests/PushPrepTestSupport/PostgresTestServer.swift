@@ -35,7 +35,7 @@ package final class PostgresTestServer: Sendable {
     private let instance: Task<Instance, any Error>
 
     private init() {
-        instance = Task { try await Self.blocking(Self.start) }
+        instance = Task { try await ServerProcess.blocking(Self.start) }
     }
 
     /// The server's TCP port on 127.0.0.1 (starts the server).
@@ -83,7 +83,7 @@ package final class PostgresTestServer: Sendable {
             "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(instance.port)", "-U", "postgres",
             "-d", database, "-c", sql,
         ]
-        let output = try await Self.blocking { try TestTools.runChecked(psql, arguments) }
+        let output = try await ServerProcess.blocking { try TestTools.runChecked(psql, arguments) }
         return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
@@ -92,7 +92,7 @@ package final class PostgresTestServer: Sendable {
     /// Finds the programs, cleans up after killed runs, creates the cluster and starts it.
     private static func start() throws -> Instance {
         let binDirectory = try findBinDirectory()
-        removeStaleServers()
+        ServerProcess.removeStaleDirectories(under: parentDirectory) { stopServer(in: $0) }
         let directory = try makeServerDirectory()
         do {
             try initializeCluster(in: directory, binDirectory: binDirectory)
@@ -129,17 +129,7 @@ package final class PostgresTestServer: Sendable {
 
     /// A new server directory owned by the user the server runs as, recorded as this process's.
     private static func makeServerDirectory() throws -> URL {
-        let fileManager = FileManager.default
-        if !fileManager.fileExists(atPath: parentDirectory.path) {
-            try fileManager.createDirectory(at: parentDirectory, withIntermediateDirectories: true)
-            // Shared like /tmp: runs as root and as other users both keep their servers here.
-            chmod(parentDirectory.path, 0o1777)
-        }
-        let name = "\(getpid())-\(UUID().uuidString.prefix(8).lowercased())"
-        let directory = parentDirectory.appendingPathComponent(name, isDirectory: true)
-        try fileManager.createDirectory(at: directory, withIntermediateDirectories: false)
-        try "\(getpid())\n".write(
-            to: directory.appendingPathComponent("owner.pid"), atomically: true, encoding: .utf8)
+        let directory = try ServerProcess.makeDirectory(under: parentDirectory)
         registerCleanup(of: directory)
         if let user = try serverUser() {
             guard chown(directory.path, user.uid, user.gid) == 0 else {
@@ -257,36 +247,8 @@ package final class PostgresTestServer: Sendable {
     private static func spawnAndWait(
         _ command: [String], in directory: URL, output: URL, timeout: Duration
     ) throws -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        try GlibcSpawn.addCloseFrom(&actions, 3)
-        try GlibcSpawn.addChdir(&actions, directory.path)
-
-        let arguments = command.map { strdup($0) } + [nil]
-        defer { arguments.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, command[0], &actions, nil, arguments, environ)
-        guard spawned == 0 else {
-            throw TestTools.Failure(description: "cannot run \(command[0]): \(String(cString: strerror(spawned)))")
-        }
-        let deadline = ContinuousClock.now + timeout
-        var status: Int32 = 0
-        while waitpid(pid, &status, WNOHANG) == 0 {
-            guard ContinuousClock.now < deadline else {
-                kill(pid, SIGKILL)
-                waitpid(pid, &status, 0)
-                throw TestTools.Failure(
-                    description: "\(command.joined(separator: " ")) did not finish within \(timeout)")
-            }
-            usleep(20_000)
-        }
-        // Exited normally: the exit code; killed by a signal: 128 + the signal, as shells say.
-        let signal = status & 0x7f
-        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+        let pid = try ServerProcess.spawn(command, in: directory, output: output)
+        return try ServerProcess.wait(for: pid, timeout: timeout, command: command)
     }
 
     // MARK: - Stopping
@@ -310,7 +272,7 @@ package final class PostgresTestServer: Sendable {
     private static func stopServer(in directory: URL) {
         guard let pid = postmasterPID(in: directory) else { return }
         kill(pid, SIGQUIT)
-        for _ in 0..<1000 where isAlive(pid) {
+        for _ in 0..<1000 where ServerProcess.isAlive(pid) {
             usleep(10_000)
         }
     }
@@ -321,82 +283,9 @@ package final class PostgresTestServer: Sendable {
         let file = directory.appendingPathComponent("data/postmaster.pid")
         guard let text = try? String(contentsOf: file, encoding: .utf8),
             let line = text.split(separator: "\n").first, let pid = pid_t(line.trimmingCharacters(in: .whitespaces)),
-            pid > 0, isAlive(pid)
+            pid > 0, ServerProcess.isAlive(pid)
         else { return nil }
         let command = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? ""
         return command.hasPrefix("postgres") ? pid : nil
-    }
-
-    private static func isAlive(_ pid: pid_t) -> Bool {
-        kill(pid, 0) == 0 || errno == EPERM
-    }
-
-    /// Stops and deletes the servers of test processes that died without cleaning up (killed,
-    /// or interrupted before their exit handler ran), and abandoned half-made directories.
-    private static func removeStaleServers() {
-        let fileManager = FileManager.default
-        guard let names = try? fileManager.contentsOfDirectory(atPath: parentDirectory.path) else { return }
-        for name in names {
-            let directory = parentDirectory.appendingPathComponent(name, isDirectory: true)
-            let ownerFile = directory.appendingPathComponent("owner.pid")
-            if let text = try? String(contentsOf: ownerFile, encoding: .utf8) {
-                guard let owner = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), !isAlive(owner) else {
-                    continue
-                }
-            } else {
-                // No owner recorded: a directory being made right now, or one abandoned long ago.
-                let modified = (try? fileManager.attributesOfItem(atPath: directory.path)[.modificationDate]) as? Date
-                guard let modified, modified.timeIntervalSinceNow < -600 else { continue }
-            }
-            stopServer(in: directory)
-            try? fileManager.removeItem(at: directory)
-        }
-    }
-
-    // MARK: - Helpers
-
-    /// Runs blocking work (processes, waits) on a thread of its own instead of one of the few
-    /// threads of Swift concurrency's pool.
-    private static func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result { try work() })
-            }
-        }
-    }
-}
-
-/// glibc's `posix_spawn` file actions that Swift's Glibc module does not import (they are GNU
-/// extensions, in glibc since 2.29 and 2.34), looked up at run time.
-private enum GlibcSpawn {
-    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-    private typealias Chdir =
-        @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>)
-        -> Int32
-
-    /// Closes every descriptor from `lowest` up in the child.
-    static func addCloseFrom(_ actions: inout posix_spawn_file_actions_t, _ lowest: Int32) throws {
-        let function = unsafeBitCast(try symbol("posix_spawn_file_actions_addclosefrom_np"), to: CloseFrom.self)
-        try check(function(&actions, lowest), "posix_spawn_file_actions_addclosefrom_np")
-    }
-
-    /// Changes the child's working directory.
-    static func addChdir(_ actions: inout posix_spawn_file_actions_t, _ path: String) throws {
-        let function = unsafeBitCast(try symbol("posix_spawn_file_actions_addchdir_np"), to: Chdir.self)
-        try check(function(&actions, path), "posix_spawn_file_actions_addchdir_np")
-    }
-
-    private static func symbol(_ name: String) throws -> UnsafeMutableRawPointer {
-        // RTLD_DEFAULT: the global symbols of the process, which include glibc's.
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else {
-            throw TestTools.Failure(description: "\(name) is missing: the PostgreSQL tests need glibc 2.34 or newer")
-        }
-        return symbol
-    }
-
-    private static func check(_ result: Int32, _ name: String) throws {
-        guard result == 0 else {
-            throw TestTools.Failure(description: "\(name) failed: \(String(cString: strerror(result)))")
-        }
     }
 }

@@ -193,6 +193,7 @@ let package = Package(
             name: "pushprep",
             dependencies: [
                 "PushPrep",
+                "PushPrepStorage",
                 "PushPrepJSON",
                 "PushPrepPayload",
                 "PushPrepQueue",

@@ -103,6 +103,12 @@ struct ObjectStoreCLITests {
             #expect(poster.url == "\(endpoint)/\(bucket)/push/\(poster.file)")
             // The staging folder is gone, and nothing was written beside the inputs.
             #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("pushprep-out").path))
+            // Where outputs are stored changes neither their ids nor their bytes.
+            let local = try Self.pushprep(
+                ["process"] + inputs + ["--out", "out", "--manifest", "-"], in: directory, environment: environment)
+            let localAttachments = try Self.manifest(local).attachments.compactMap(\.attachment)
+            #expect(localAttachments.map(\.id) == attachments.map(\.id))
+            #expect(localAttachments.map(\.sha256) == attachments.map(\.sha256))
 
             let second = try Self.pushprep(
                 ["process"] + inputs + ["--store", store], in: directory, environment: environment)

@@ -12,16 +12,10 @@ import Testing
 /// (`storage_unavailable` is retried).
 @Suite(.serialized, MotoS3Server.required)
 struct WorkerStoreTests {
-    /// The server's key in `AWS_*` (the secret replaced by `secret` when given), no `HOME`.
+    /// The server's key in `AWS_*` (the secret replaced by `secret` when given), over this
+    /// process's environment, whose `HOME` (and `~/.aws`) it hides.
     private static func environment(_ server: MotoS3Server, secret: String? = nil) async throws -> [String: String] {
-        var environment = try await server.environment
-        if let secret { environment["AWS_SECRET_ACCESS_KEY"] = secret }
-        environment["HOME"] = "/nonexistent"
-        return environment
-    }
-
-    private static func hex(_ data: Data) -> String {
-        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+        try await server.pushprepEnvironment(secret: secret).merging(["HOME": "/nonexistent"]) { $1 }
     }
 
     @Test("a worker with an s3:// store publishes the job's output to the bucket, then marks it succeeded")
@@ -43,7 +37,7 @@ struct WorkerStoreTests {
             try #require(done.state == .succeeded, "job ended \(done.state): \(done.errorMessage ?? "")")
             let attachment = try WorkerProcessTests.attachment(of: done)
             let stored = try #require(try await server.readBack("jobs/\(attachment.file)", bucket: bucket))
-            #expect(Self.hex(stored.body) == attachment.sha256)
+            #expect(SHA256.hash(data: stored.body).hexString == attachment.sha256)
             #expect(stored.contentType == attachment.mime)
             #expect(stored.metadata == ["sha256": attachment.sha256])
             let endpoint = try await server.endpoint.absoluteString

@@ -27,15 +27,6 @@ struct ObjectStoreCLITests {
         return ["photo.jpg", "alpha.png", "clip.mp4"]
     }
 
-    /// The environment of a `pushprep` run: `PATH`, and the server's key unless `secret`
-    /// replaces it; no `HOME`, so no `~/.aws` of the test machine is read.
-    private static func environment(_ server: MotoS3Server, secret: String? = nil) async throws -> [String: String] {
-        var environment = try await server.environment
-        if let secret { environment["AWS_SECRET_ACCESS_KEY"] = secret }
-        environment["PATH"] = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return environment
-    }
-
     private struct Run {
         var status: Int32
         var stdout: Data
@@ -62,16 +53,12 @@ struct ObjectStoreCLITests {
         try await body(directory)
     }
 
-    private static func hex(_ data: Data) -> String {
-        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
-    }
-
     @Test("process --store s3:// uploads every output and poster as boto3 reads them; a second run only HEADs")
     func publishesAndSkips() async throws {
         let server = MotoS3Server.shared
         let bucket = try await server.makeBucket()
         let store = try await server.storeURL(prefix: "push", bucket: bucket)
-        let environment = try await Self.environment(server)
+        let environment = try await server.pushprepEnvironment()
         try await Self.inTemporaryDirectory { directory in
             let inputs = try Self.makeSamples(in: directory)
             let first = try Self.pushprep(
@@ -84,7 +71,7 @@ struct ObjectStoreCLITests {
             let endpoint = try await server.endpoint.absoluteString
             for attachment in attachments {
                 let stored = try #require(try await server.readBack("push/\(attachment.file)", bucket: bucket))
-                #expect(Self.hex(stored.body) == attachment.sha256)
+                #expect(SHA256.hash(data: stored.body).hexString == attachment.sha256)
                 #expect(stored.body.count == attachment.bytes)
                 #expect(stored.contentType == attachment.mime)
                 #expect(stored.cacheControl == "public, max-age=31536000, immutable")
@@ -99,7 +86,7 @@ struct ObjectStoreCLITests {
             let poster = try #require(movie.poster)
             let storedPoster = try #require(try await server.readBack("push/\(poster.file)", bucket: bucket))
             #expect(storedPoster.contentType == "image/jpeg")
-            #expect(storedPoster.metadata["sha256"] == Self.hex(storedPoster.body))
+            #expect(storedPoster.metadata["sha256"] == SHA256.hash(data: storedPoster.body).hexString)
             #expect(poster.url == "\(endpoint)/\(bucket)/push/\(poster.file)")
             // The staging folder is gone, and nothing was written beside the inputs.
             #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("pushprep-out").path))
@@ -130,7 +117,7 @@ struct ObjectStoreCLITests {
         let server = MotoS3Server.shared
         let bucket = try await server.makeBucket()
         let store = try await server.storeURL(prefix: "a/b", bucket: bucket)
-        let environment = try await Self.environment(server)
+        let environment = try await server.pushprepEnvironment()
         try await Self.inTemporaryDirectory { directory in
             let inputs = try Self.makeSamples(in: directory)
             let run = try Self.pushprep(
@@ -168,7 +155,7 @@ struct ObjectStoreCLITests {
         for server in [MotoS3Server.shared, MotoS3Server.withoutIAM] {
             let bucket = try await server.makeBucket()
             let store = try await server.storeURL(prefix: "signed", bucket: bucket)
-            let environment = try await Self.environment(server)
+            let environment = try await server.pushprepEnvironment()
             try await Self.inTemporaryDirectory { directory in
                 let inputs = try Self.makeSamples(in: directory)
                 let before = Date()
@@ -190,7 +177,9 @@ struct ObjectStoreCLITests {
                         guard !server.iamAuth else { continue }
                         let curl = try TestTools.run("curl", ["--silent", "--show-error", "--fail", "--globoff", link])
                         #expect(curl.status == 0, "\(String(decoding: curl.stderr, as: UTF8.self))")
-                        if link == attachment.url { #expect(Self.hex(curl.stdout) == attachment.sha256) }
+                        if link == attachment.url {
+                            #expect(SHA256.hash(data: curl.stdout).hexString == attachment.sha256)
+                        }
                         #expect(!curl.stdout.isEmpty)
                     }
                 }
@@ -204,7 +193,7 @@ struct ObjectStoreCLITests {
         let bucket = try await server.makeBucket()
         let store = try await server.storeURL(prefix: "push", bucket: bucket)
         let wrong = "wrongSecretValue1234567890abcdefWRONG"
-        let environment = try await Self.environment(server, secret: wrong)
+        let environment = try await server.pushprepEnvironment(secret: wrong)
         try await Self.inTemporaryDirectory { directory in
             let inputs = try Self.makeSamples(in: directory)
             let run = try Self.pushprep(
@@ -222,7 +211,7 @@ struct ObjectStoreCLITests {
     @Test("a server that does not answer fails the inputs with storage_unavailable (exit 1)")
     func unreachable() async throws {
         let server = MotoS3Server.shared
-        let environment = try await Self.environment(server)
+        let environment = try await server.pushprepEnvironment()
         // A port nothing listens on: a stopped server, as the client sees it.
         let port = try PostgresTestServer.freePort()
         let store = "s3://pushprep-gone/push?region=us-east-1&endpoint=http://127.0.0.1:\(port)"
@@ -239,7 +228,7 @@ struct ObjectStoreCLITests {
     func usageErrors() async throws {
         let server = MotoS3Server.shared
         let store = try await server.storeURL(prefix: "push")
-        let environment = try await Self.environment(server)
+        let environment = try await server.pushprepEnvironment()
         try await Self.inTemporaryDirectory { directory in
             for arguments in [
                 ["--store", store, "--out", "out"], ["--store", store, "--presign", "8d"],

@@ -187,7 +187,7 @@ struct ObjectStoreCLITests {
         }
     }
 
-    @Test("a wrong secret fails every input with storage_denied (exit 1), and no message holds the secret")
+    @Test("a wrong secret fails every input with storage_denied (exit 1); no message or trace log holds a secret")
     func wrongSecret() async throws {
         let server = MotoS3Server.shared
         let bucket = try await server.makeBucket()
@@ -196,9 +196,12 @@ struct ObjectStoreCLITests {
         let environment = try await server.pushprepEnvironment(secret: wrong)
         try await Self.inTemporaryDirectory { directory in
             let inputs = try Self.makeSamples(in: directory)
+            // The most verbose logs, the HTTP client's included.
             let run = try Self.pushprep(
-                ["process"] + inputs + ["--store", store], in: directory, environment: environment)
+                ["process"] + inputs + ["--store", store, "--log-level", "trace"], in: directory,
+                environment: environment)
             #expect(run.status == 1, "\(run.stderr)")
+            #expect(run.stderr.contains("storage_denied"))
             let manifest = try Self.manifest(run)
             #expect(
                 manifest.attachments.map { $0.failure?.error.code }

@@ -178,6 +178,7 @@ let package = Package(
             name: "PushPrepQueue",
             dependencies: [
                 "PushPrep",
+                "PushPrepStorage",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -193,6 +194,7 @@ let package = Package(
             name: "pushprep",
             dependencies: [
                 "PushPrep",
+                "PushPrepStorage",
                 "PushPrepJSON",
                 "PushPrepPayload",
                 "PushPrepQueue",

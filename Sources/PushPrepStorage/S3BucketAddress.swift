@@ -25,7 +25,7 @@ package struct S3BucketAddress: Sendable, Equatable {
 
     /// Combines a checked bucket and endpoint with an addressing style (nil: the default, see
     /// above); throws `invalid_settings` when virtual-hosted names are asked for where they
-    /// cannot work (an IP or `localhost` endpoint).
+    /// cannot work (an IP or `localhost` endpoint, a dotted bucket over https).
     package init(bucket: String, endpoint: URL, pathStyle: Bool?) throws(PushPrepError) {
         try S3Location.checkBucketName(bucket)
         let endpoint = try S3Location.checkedEndpoint(endpoint.absoluteString)
@@ -34,6 +34,11 @@ package struct S3BucketAddress: Sendable, Equatable {
                 .invalidSettings,
                 "path-style=false cannot reach \(endpoint.absoluteString): a bucket cannot be a host name under an IP "
                     + "address or localhost (leave path-style out, or set it to true)")
+        }
+        if pathStyle == false, bucket.contains("."), endpoint.scheme == "https" {
+            // *.s3.amazonaws.com's certificate covers one label: a dotted bucket fails TLS there.
+            throw PushPrepError(
+                .invalidSettings, "a bucket name with dots needs path-style addressing over https")
         }
         self.bucket = bucket
         self.endpoint = endpoint

@@ -3,20 +3,13 @@ package import PushPrepCore
 
 /// Where an ``S3Client`` sends requests, with which key, and within which limits.
 ///
-/// Any S3-compatible endpoint works (AWS, R2, MinIO, Ceph, moto in tests): the endpoint is a plain
-/// `http(s)://host[:port]`, and the bucket goes either in the path (`host/bucket/key`, which
-/// MinIO, moto and IP addresses need) or in the host name (`bucket.host/key`, AWS's default).
-/// Everything is checked once, in ``init(endpoint:bucket:region:addressing:credentials:limits:cacheControl:)``,
-/// so a client never starts with settings it cannot use.
+/// Any S3-compatible endpoint works (AWS, R2, MinIO, Ceph, moto in tests). How the bucket is
+/// addressed (path style or virtual-hosted, the object URL) is ``S3BucketAddress``'s alone, and
+/// the key and region come from ``AWSConfiguration``: this type adds what only the client needs
+/// (timeouts, retries, multipart sizes, `Cache-Control`), checked once in
+/// ``init(address:signer:limits:cacheControl:)``, so a client never starts with settings it
+/// cannot use.
 package struct S3Configuration: Sendable {
-    /// How the bucket is written into a request's URL.
-    package enum Addressing: Sendable, Equatable {
-        /// `https://host/bucket/key`.
-        case pathStyle
-        /// `https://bucket.host/key`; the bucket must then be a valid DNS label sequence.
-        case virtualHosted
-    }
-
     /// Timeouts, retries, multipart sizes and parallelism.
     package struct Limits: Sendable, Equatable {
         /// The smallest part S3 accepts (except the last one).
@@ -48,52 +41,31 @@ package struct S3Configuration: Sendable {
         package init() {}
     }
 
-    /// `scheme://host[:port]` of the service, without the bucket.
-    package let endpoint: URL
-    /// The bucket name.
-    package let bucket: String
-    /// The region requests are signed for.
-    package let region: String
-    /// Path-style or virtual-hosted URLs.
-    package let addressing: Addressing
-    /// Signs every request.
+    /// The bucket, its endpoint and addressing style.
+    package let address: S3BucketAddress
+    /// Signs every request (the key and the region).
     package let signer: SigV4Signer
     /// Timeouts, retries and multipart settings.
     package let limits: Limits
     /// `Cache-Control` stored with each object: content-addressed keys never change content.
     package let cacheControl: String
 
+    /// `scheme://host[:port]` of the service, without the bucket.
+    package var endpoint: URL { address.endpoint }
+    /// The bucket name.
+    package var bucket: String { address.bucket }
+    /// The region requests are signed for.
+    package var region: String { signer.region }
+
     /// The default `Cache-Control`: a year, and `immutable` so browsers do not even revalidate.
     package static let defaultCacheControl = "public, max-age=31536000, immutable"
 
-    /// Checks and keeps the settings; throws `invalid_settings` naming what is wrong (never a
-    /// secret).
+    /// Checks and keeps the client's own settings; throws `invalid_settings` naming what is
+    /// wrong (never a secret).
     package init(
-        endpoint: URL, bucket: String, region: String, addressing: Addressing = .pathStyle,
-        credentials: AWSCredentials, limits: Limits = Limits(), cacheControl: String = defaultCacheControl
+        address: S3BucketAddress, signer: SigV4Signer, limits: Limits = Limits(),
+        cacheControl: String = defaultCacheControl
     ) throws(PushPrepError) {
-        guard let components = URLComponents(url: endpoint, resolvingAgainstBaseURL: true),
-            let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            let host = components.host, !host.isEmpty
-        else {
-            throw PushPrepError(.invalidSettings, "the storage endpoint must be an http:// or https:// URL with a host")
-        }
-        guard components.user == nil, components.password == nil, components.query == nil,
-            components.fragment == nil, components.path.isEmpty || components.path == "/"
-        else {
-            throw PushPrepError(
-                .invalidSettings, "the storage endpoint must be scheme://host[:port] only (no path, query or user)")
-        }
-        guard Self.isBucketName(bucket) else {
-            throw PushPrepError(
-                .invalidSettings,
-                "\(String(reflecting: bucket)) is not a bucket name (3 to 63 lowercase letters, digits, '.' and '-')")
-        }
-        if addressing == .virtualHosted, bucket.contains("."), scheme == "https" {
-            // *.s3.amazonaws.com's certificate covers one label: a dotted bucket fails TLS there.
-            throw PushPrepError(
-                .invalidSettings, "a bucket name with dots needs path-style addressing over https")
-        }
         guard (1...20).contains(limits.maxAttempts) else {
             throw PushPrepError(
                 .invalidSettings, "storage retries: 1 to 20 tries per request, not \(limits.maxAttempts)")
@@ -118,42 +90,42 @@ package struct S3Configuration: Sendable {
         else {
             throw PushPrepError(.invalidSettings, "Cache-Control must be printable ASCII without line breaks")
         }
-        var base = URLComponents()
-        base.scheme = scheme
-        base.host = components.host
-        base.port = components.port
-        guard let normalized = base.url else {
-            throw PushPrepError(.invalidSettings, "the storage endpoint cannot be written back as a URL")
-        }
-        self.endpoint = normalized
-        self.bucket = bucket
-        self.region = region
-        self.addressing = addressing
-        self.signer = try SigV4Signer(credentials: credentials, region: region)
+        self.address = address
+        self.signer = signer
         self.limits = limits
         self.cacheControl = cacheControl
     }
 
+    /// The client's configuration for `location` as `aws` resolved it (endpoint, addressing,
+    /// key and region), with the client's own `limits` and `cacheControl`.
+    package init(
+        _ aws: AWSConfiguration, location: S3Location, limits: Limits = Limits(),
+        cacheControl: String = defaultCacheControl
+    ) throws(PushPrepError) {
+        try self.init(
+            address: try aws.address(of: location), signer: try aws.signer(), limits: limits,
+            cacheControl: cacheControl)
+    }
+
+    /// A configuration from its parts, for a known endpoint (tests, a fault server): path style
+    /// unless `pathStyle` says otherwise.
+    package init(
+        endpoint: URL, bucket: String, region: String, pathStyle: Bool? = true, credentials: AWSCredentials,
+        limits: Limits = Limits(), cacheControl: String = defaultCacheControl
+    ) throws(PushPrepError) {
+        try self.init(
+            address: try S3BucketAddress(bucket: bucket, endpoint: endpoint, pathStyle: pathStyle),
+            signer: try SigV4Signer(credentials: credentials, region: region), limits: limits,
+            cacheControl: cacheControl)
+    }
+
     /// The URL of `key` in the bucket (`key` nil: the bucket itself), with `query` already
-    /// encoded (`uploads=`, `partNumber=1&uploadId=…`).
-    ///
-    /// The key is percent-encoded per segment (RFC 3986 unreserved characters and `/` kept), the
-    /// way the signer reads it back, so what is signed is what is sent.
+    /// encoded (`uploads=`, `partNumber=1&uploadId=…`): ``S3BucketAddress``'s, so what is signed
+    /// and sent is the URL the manifest names.
     func url(key: String?, query: String? = nil) throws(PushPrepError) -> URL {
-        guard var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false), let host = components.host
-        else {
-            throw PushPrepError(.invalidSettings, "the storage endpoint cannot be parsed")
-        }
-        let encodedKey = key.map { "/" + Self.encodePath($0) } ?? "/"
-        switch addressing {
-        case .pathStyle:
-            components.percentEncodedPath = "/\(bucket)" + (key == nil ? "" : encodedKey)
-        case .virtualHosted:
-            components.host = "\(bucket).\(host)"
-            components.percentEncodedPath = encodedKey
-        }
-        components.percentEncodedQuery = query
-        guard let url = components.url else {
+        let base = key.map { address.objectURL(key: $0) } ?? address.bucketURL
+        guard let query else { return base }
+        guard let url = URL(string: base.absoluteString + "?" + query) else {
             throw PushPrepError(.invalidSettings, "no request URL can be made for the key \(String(reflecting: key))")
         }
         return url
@@ -169,27 +141,5 @@ package struct S3Configuration: Sendable {
         else {
             throw PushPrepError(.invalidSettings, "\(String(reflecting: key)) is not an object key PushPrep writes")
         }
-    }
-
-    private static func encodePath(_ key: String) -> String {
-        var allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-        allowed.insert("/")
-        return key.addingPercentEncoding(withAllowedCharacters: allowed) ?? key
-    }
-
-    /// S3's bucket naming rules, the common part: 3 to 63 characters of lowercase letters,
-    /// digits, `.` and `-`, starting and ending with a letter or digit.
-    private static func isBucketName(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        guard (3...63).contains(bytes.count) else { return false }
-        func alphanumeric(_ byte: UInt8) -> Bool {
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-        }
-        guard let first = bytes.first, let last = bytes.last, alphanumeric(first), alphanumeric(last) else {
-            return false
-        }
-        return bytes.allSatisfy { alphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }
-            && !name.contains("..")
     }
 }

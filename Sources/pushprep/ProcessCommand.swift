@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import PushPrep
+import PushPrepStorage
 
 /// `pushprep process`: inputs in, attachments and a manifest out.
 struct ProcessCommand: AsyncParsableCommand {
@@ -14,6 +15,12 @@ struct ProcessCommand: AsyncParsableCommand {
             path per line on standard input. Outputs are named <id>.<ext> in the out directory; \
             the manifest lists one entry per input, in input order.
 
+            With --store s3://BUCKET/PREFIX, outputs are written to a private temporary folder, \
+            then uploaded as PREFIX/<id>.<ext> (skipped when the bucket already holds them with \
+            the same SHA-256), and the folder is removed. An input whose upload fails is a failed \
+            entry (storage_denied or storage_unavailable). The manifest then goes to standard \
+            output unless --manifest says where: it names local sources and is not for the bucket.
+
             Exit status: 0 when every input succeeded, 1 when any failed (the manifest is still \
             complete), 2 on a usage error.
 
@@ -23,6 +30,7 @@ struct ProcessCommand: AsyncParsableCommand {
               find uploads -name '*.heic' | pushprep process - --width 1179 --manifest -
               pushprep process big.png --image-max-bytes 2000000 --quality 75
               pushprep process https://cdn.example.com/a.jpg photo.png --out out
+              pushprep process uploads/ --store s3://media/push --presign 7d > manifest.json
             """
     )
 
@@ -30,10 +38,16 @@ struct ProcessCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Remote sources") var remote: RemoteOptions
 
-    @Option(name: .long, help: "The out directory.")
-    var out: String = "./pushprep-out"
+    @Option(name: .long, help: "The out directory (the same as --store file:DIR; default ./pushprep-out).")
+    var out: String?
 
-    @Option(name: .long, help: "Where to write the manifest (- for standard output). Default: <out>/manifest.json.")
+    @OptionGroup(title: "Object storage") var storage: StoreOptions
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Where to write the manifest (- for standard output). Default: <out>/manifest.json; standard output "
+                + "with an s3:// store (the manifest names local sources: keep it out of the bucket)."))
     var manifest: String?
 
     @Option(name: ProcessingSettings.Declared.jobs.name, help: ProcessingSettings.Declared.jobs.argumentHelp)
@@ -56,6 +70,12 @@ struct ProcessCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.message)
         }
+        try storage.validate(location: try location, baseURL: baseURL)
+    }
+
+    /// `--store`, else `--out`, else `./pushprep-out`.
+    var location: StoreLocation {
+        get throws { try storage.location(out: out, defaultOut: "./pushprep-out") }
     }
 
     var settings: ProcessingSettings {
@@ -71,10 +91,28 @@ struct ProcessCommand: AsyncParsableCommand {
         guard !items.isEmpty else {
             throw ValidationError("no inputs: the directories given hold no files")
         }
-        let processor = Processor(settings: settings, outputDirectory: out, logger: logger, remote: remote.settings)
+        let location = try location
+        let bucket: (location: S3Location, configuration: S3Configuration, urls: ObjectURLStyle)?
+        let outputDirectory: String
+        switch location {
+        case .directory(let path):
+            bucket = nil
+            outputDirectory = path
+        case .s3(let s3):
+            do {
+                bucket = (s3, try storage.configuration(for: s3), try storage.urls(baseURL: baseURL))
+            } catch {
+                throw CommandFailure(message: error.description)
+            }
+            outputDirectory = try LocalStaging.makeFolder("process")
+        }
+        defer { if bucket != nil { try? FileManager.default.removeItem(atPath: outputDirectory) } }
+
+        let processor = Processor(
+            settings: settings, outputDirectory: outputDirectory, logger: logger, remote: remote.settings)
         let bar = ProgressBar(total: items.count)
         let started = ContinuousClock.now
-        let result: Manifest
+        var result: Manifest
         do {
             result = try await processor.run(items) { bar.update(done: $0.done, failed: $0.failed) }
         } catch {
@@ -82,8 +120,20 @@ struct ProcessCommand: AsyncParsableCommand {
             throw CommandFailure(message: error.description)
         }
         bar.finish()
+        if let bucket {
+            let processed = result
+            do {
+                // Publication failures are failed entries; only the client's setup could throw here.
+                result = try await S3Client.withClient(bucket.configuration, logger: logger) { client in
+                    await S3AttachmentStore(client: client, location: bucket.location).publish(
+                        processed, from: outputDirectory, urls: bucket.urls, concurrency: jobs)
+                }
+            } catch {
+                throw CommandFailure(message: error.description)
+            }
+        }
 
-        let manifestPath = manifest ?? "\(out)/manifest.json"
+        let manifestPath = manifest ?? (bucket == nil ? "\(outputDirectory)/manifest.json" : "-")
         let data = try result.jsonData()
         if manifestPath == "-" {
             FileHandle.standardOutput.write(data)

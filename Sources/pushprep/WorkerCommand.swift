@@ -5,6 +5,7 @@ import Metrics
 import Prometheus
 import PushPrep
 import PushPrepQueue
+import PushPrepStorage
 import ServiceLifecycle
 import UnixSignals
 
@@ -17,7 +18,10 @@ struct WorkerCommand: AsyncParsableCommand {
             Any number of workers, on one host or many, can share a queue: a SQLite file on one \
             host, or a PostgreSQL database. Outputs land in --out (a shared directory when \
             several hosts work), named by content, written atomically; each finished job keeps \
-            its manifest entry (pushprep jobs show ID).
+            its manifest entry (pushprep jobs show ID). With --store s3://BUCKET/PREFIX, each \
+            job is processed in a private local folder and its outputs uploaded to the bucket \
+            once the lease is confirmed; the job succeeds only once they are stored \
+            (storage_unavailable is retried, storage_denied fails the job).
 
             Jobs are leased for --lease seconds and the lease is renewed every third of it; a \
             worker that dies loses its jobs to the next worker once their lease expires. \
@@ -33,13 +37,16 @@ struct WorkerCommand: AsyncParsableCommand {
               pushprep worker --out /srv/push --concurrency 4
               pushprep worker --queue postgres://pushprep@db/pushprep --out /mnt/shared/push --metrics-port 9464
               pushprep worker --queue postgres://pushprep@db/pushprep --out /mnt/shared/push --source-root /mnt/shared/uploads
+              pushprep worker --queue postgres://pushprep@db/pushprep --store s3://media/push --presign 7d
             """
     )
 
     @OptionGroup var queue: QueueOptions
 
-    @Option(name: .long, help: "The out directory.")
-    var out: String = "./pushprep-out"
+    @Option(name: .long, help: "The out directory (the same as --store file:DIR; default ./pushprep-out).")
+    var out: String?
+
+    @OptionGroup(title: "Object storage") var storage: StoreOptions
 
     @Option(name: .long, help: "Jobs run at once (default: the number of cores).")
     var concurrency: Int = ProcessingSettings.defaultJobs
@@ -115,6 +122,13 @@ struct WorkerCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.message)
         }
+        // A job's own --base-url names its URLs when it has one; --presign is for the others.
+        try storage.validate(location: try location, baseURL: nil)
+    }
+
+    /// `--store`, else `--out`, else `./pushprep-out`.
+    var location: StoreLocation {
+        get throws { try storage.location(out: out, defaultOut: "./pushprep-out") }
     }
 
     /// What the jobs may read: `--sources`, else any on SQLite (one machine, whose owner
@@ -158,10 +172,29 @@ struct WorkerCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = LoggingOptions.makeLogger(level: Logger.Level(rawValue: logLevel) ?? .info)
-        do {
-            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        } catch {
-            throw CommandFailure(message: "cannot create the out directory \(out): \(error.localizedDescription)")
+        let store: any OutputStore
+        var client: S3Client?
+        switch try location {
+        case .directory(let out):
+            do {
+                try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+            } catch {
+                throw CommandFailure(message: "cannot create the out directory \(out): \(error.localizedDescription)")
+            }
+            store = DirectoryOutputStore(outputDirectory: out)
+        case .s3(let s3):
+            let bucketClient: S3Client
+            let urls: ObjectURLStyle
+            do {
+                bucketClient = S3Client(configuration: try storage.configuration(for: s3), logger: logger)
+                urls = try storage.urls(baseURL: nil)
+            } catch {
+                throw CommandFailure(message: error.description)
+            }
+            client = bucketClient
+            store = BucketOutputStore(
+                store: S3AttachmentStore(client: bucketClient, location: s3), urls: urls,
+                stagingRoot: try LocalStaging.makeFolder("worker", unique: false))
         }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         // Metrics must be bootstrapped before the worker creates its counters.
@@ -186,7 +219,7 @@ struct WorkerCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure(message: error.description)
         }
-        let handler = ProcessingJobHandler(session: session, outputDirectory: out)
+        let handler = ProcessingJobHandler(session: session, store: store)
         handler.removeAbandonedStaging(workerID: configuration.workerID)
         let worker = QueueWorker(url: url, configuration: configuration, handler: handler, logger: logger)
         // Shut down last-to-first: the worker drains before the metrics server stops.
@@ -199,9 +232,11 @@ struct WorkerCommand: AsyncParsableCommand {
             try await group.run()
         } catch let error as PushPrepError {
             await session.shutdown()
+            await client?.shutdown()
             throw CommandFailure(message: error.description)
         }
         await session.shutdown()
+        await client?.shutdown()
     }
 }
 

@@ -151,7 +151,24 @@ struct WorkerProcessTests {
     /// none runs more than its attempts, and every result's output is there.
     @Test(arguments: QueueBackend.testedBackends)
     func killingWorkersAtRandomLosesNoJob(_ backend: QueueBackend) async throws {
+        try await Self.chaos(backend, bucket: nil)
+    }
+
+    /// The same chaos with the workers publishing to a bucket (`--store s3://…` on moto with IAM
+    /// auth): every result's object is there, and no other object and no unfinished upload.
+    @Test(MotoS3Server.required)
+    func killingWorkersAtRandomLosesNoJobWithABucket() async throws {
+        try await Self.chaos(.sqlite, bucket: try await MotoS3Server.shared.makeBucket())
+    }
+
+    /// 2,000 jobs, three workers killed and restarted at random; outputs go to `out`, or to
+    /// `bucket` under `chaos/` on ``MotoS3Server/shared`` when given.
+    static func chaos(_ backend: QueueBackend, bucket: String?) async throws {
         let jobCount = 2000
+        // Touched only with a bucket: the first use of the shared server starts it.
+        let server: MotoS3Server? = bucket == nil ? nil : MotoS3Server.shared
+        let store = try await server?.storeURL(prefix: "chaos", bucket: bucket)
+        let environment = try await server?.environment ?? [:]
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         let inputs = dir.appendingPathComponent("in")
@@ -168,8 +185,8 @@ struct WorkerProcessTests {
             // Short retry waits: a transient failure must not outlast the test's bound.
             func startWorker() throws -> PushPrepProcess {
                 try PushPrepCLI.startWorker(
-                    queue: queueArgument, out: out, in: dir, lease: 2, concurrency: 2,
-                    options: ["--retry-base", "0.5", "--retry-max", "2"])
+                    queue: queueArgument, out: out, store: store, environment: environment, in: dir, lease: 2,
+                    concurrency: 2, options: ["--retry-base", "0.5", "--retry-max", "2"])
             }
             var workers = try (0..<3).map { _ in try startWorker() }
             // Warnings of every worker, killed ones included, for the summary.
@@ -223,7 +240,8 @@ struct WorkerProcessTests {
                     let attachment = try Self.attachment(of: job)
                     #expect(attachment.source == job.source)
                     #expect(
-                        FileManager.default.fileExists(atPath: out.appendingPathComponent(attachment.file).path),
+                        bucket != nil
+                            || FileManager.default.fileExists(atPath: out.appendingPathComponent(attachment.file).path),
                         "job \(job.id): \(attachment.file) is missing")
                     outputs.insert(attachment.file)
                 case .failed:
@@ -232,12 +250,20 @@ struct WorkerProcessTests {
                     Issue.record("job \(job.id) ended \(job.state): \(job.errorCode ?? "") \(job.errorMessage ?? "")")
                 }
             }
-            #expect(
-                Set(try OutDirectory.visibleNames(in: out)) == outputs,
-                "the out directory holds exactly the results' files")
+            if let bucket, let server {
+                let listing = try await Self.listing(of: bucket, prefix: "chaos/", on: server)
+                #expect(
+                    Set(listing.keys) == Set(outputs.map { "chaos/\($0)" }),
+                    "the bucket holds exactly the results' files")
+                #expect(listing.uploads.isEmpty, "no multipart upload left unfinished")
+            } else {
+                #expect(
+                    Set(try OutDirectory.visibleNames(in: out)) == outputs,
+                    "the out directory holds exactly the results' files")
+            }
             let rescued = jobs.filter { $0.attempt > 1 }.count
             print(
-                "[chaos \(backend)] \(jobCount) jobs in \(Self.seconds(elapsed)), "
+                "[chaos \(backend)\(bucket == nil ? "" : ", s3 store")] \(jobCount) jobs in \(Self.seconds(elapsed)), "
                     + "\(kills) workers killed, \(rescued) jobs rescued (attempt > 1), "
                     + "\(chaosEnded.byState[.succeeded] ?? 0) done when the kills ended, \(warnings.count) warnings"
                     + Self.summary(of: warnings))
@@ -589,6 +615,25 @@ struct WorkerProcessTests {
     }
 
     // MARK: - Helpers
+
+    /// The keys under `prefix` in `bucket` and its unfinished multipart uploads, listed with
+    /// boto3 (`scripts/s3_list.py`).
+    static func listing(
+        of bucket: String, prefix: String, on server: MotoS3Server
+    ) async throws -> (keys: [String], uploads: [String]) {
+        let environment = try await server.environment
+        let request = [
+            "endpoint": try await server.endpoint.absoluteString, "region": server.region, "bucket": bucket,
+            "prefix": prefix, "access_key_id": environment["AWS_ACCESS_KEY_ID"] ?? "",
+            "secret_access_key": environment["AWS_SECRET_ACCESS_KEY"] ?? "",
+        ]
+        let script = TestTools.packageRoot.appendingPathComponent("scripts/s3_list.py").path
+        let result = try TestTools.run(
+            MotoS3Server.python, [script], stdin: try JSONSerialization.data(withJSONObject: request))
+        try #require(result.status == 0, "s3_list.py: \(String(decoding: result.stderr, as: UTF8.self))")
+        let object = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: [String]])
+        return (object["keys"] ?? [], object["uploads"] ?? [])
+    }
 
     /// `pushprep enqueue SOURCES --queue QUEUE`; the ids it prints, one per input.
     static func enqueue(

@@ -558,10 +558,32 @@ struct S3ClientTests {
         #expect(try path.url(key: "p/a b+c.jpg").absoluteString == "https://s3.example.com:8443/media/p/a%20b%2Bc.jpg")
         let hosted = try S3Configuration(
             endpoint: URL(string: "https://s3.eu-west-3.amazonaws.com")!, bucket: "media", region: "eu-west-3",
-            addressing: .virtualHosted, credentials: credentials)
+            pathStyle: false, credentials: credentials)
         #expect(
             try hosted.url(key: "p/x.jpg", query: "uploads=").absoluteString
                 == "https://media.s3.eu-west-3.amazonaws.com/p/x.jpg?uploads=")
+        #expect(throws: PushPrepError.self) {
+            try S3Configuration(
+                endpoint: URL(string: "https://s3.example.com")!, bucket: "a.b.media", region: "auto",
+                pathStyle: false, credentials: credentials)
+        }
+    }
+
+    @Test("the client's configuration is built from the resolved one: its URLs are the bucket address's")
+    func configurationFromResolved() throws {
+        guard case .s3(let location) = try StoreLocation(parsing: "s3://media/push?region=eu-west-3") else {
+            Issue.record("not an s3 store")
+            return
+        }
+        let aws = try AWSConfiguration.resolve(
+            for: location, environment: ["AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": Self.secret]
+        ) { _ throws(PushPrepError) in nil }
+        let configuration = try S3Configuration(aws, location: location)
+        let key = try location.key(forFile: "img-1.jpg")
+        #expect(try configuration.url(key: key) == (try aws.address(of: location)).objectURL(key: key))
+        #expect(
+            try configuration.url(key: key).absoluteString == "https://media.s3.eu-west-3.amazonaws.com/push/img-1.jpg")
+        #expect(configuration.region == "eu-west-3")
     }
 
     @Test("S3 error bodies: code, message and region read; codes mapped; a hostile body quoted safely")

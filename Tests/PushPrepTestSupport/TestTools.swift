@@ -76,11 +76,12 @@ package enum TestTools {
     /// never block on a full pipe; standard input is `stdin`, else the file `stdinFile` (which may
     /// be a device such as `/dev/zero`), else empty. The run is bounded:
     /// after `timeout` the program is killed and this throws, so a hung tool fails its test
-    /// instead of hanging the suite. A non-zero exit status is returned, not thrown.
+    /// instead of hanging the suite. A non-zero exit status is returned, not thrown. `environment`,
+    /// when given, is the whole environment of the program (a test that must not inherit `HOME`).
     @discardableResult
     package static func run(
         _ program: String, _ arguments: [String], stdin: Data? = nil, stdinFile: URL? = nil,
-        currentDirectory: URL? = nil, timeout: Duration = .seconds(120)
+        currentDirectory: URL? = nil, environment: [String: String]? = nil, timeout: Duration = .seconds(120)
     ) throws -> (status: Int32, stdout: Data, stderr: Data) {
         guard let executable = programPath(program) else {
             throw Failure(description: "\(program) is not installed (not found on PATH)")
@@ -102,6 +103,7 @@ package enum TestTools {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let currentDirectory { process.currentDirectoryURL = currentDirectory }
+        if let environment { process.environment = environment }
         process.standardOutput = outHandle
         process.standardError = errHandle
         var inHandle: FileHandle?

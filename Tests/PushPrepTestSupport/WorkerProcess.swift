@@ -31,8 +31,9 @@ package final class PushPrepProcess: @unchecked Sendable {
     private let process = Process()
     private let scratch: URL
 
-    /// Starts `pushprep ARGUMENTS` in `directory`.
-    package init(_ arguments: [String], in directory: URL) throws {
+    /// Starts `pushprep ARGUMENTS` in `directory`, with this process's environment and
+    /// `environment` over it (an `s3://` store's `AWS_*` keys, say).
+    package init(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws {
         self.arguments = arguments
         scratch = try TestTools.temporaryDirectory()
         let outURL = scratch.appendingPathComponent("stdout")
@@ -42,6 +43,9 @@ package final class PushPrepProcess: @unchecked Sendable {
         process.executableURL = try PushPrepCLI.binary()
         process.arguments = arguments
         process.currentDirectoryURL = directory
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: outURL)
         process.standardError = try FileHandle(forWritingTo: errURL)
@@ -150,17 +154,21 @@ package enum PushPrepCLI {
 
     /// Runs `pushprep worker` with the options these tests share: a short lease, fast polling,
     /// loopback sources allowed, every kind of source read (unless `options` names a source
-    /// option) and debug logs (for failure messages).
+    /// option) and debug logs (for failure messages). Outputs go to `out`, or to `store` (an
+    /// `s3://` URL, with its key in `environment`) when given.
     package static func startWorker(
-        queue: String, out: URL, in directory: URL, lease: Double = 2, concurrency: Int = 1,
-        pollInterval: Double = 0.2, options: [String] = []
+        queue: String, out: URL, store: String? = nil, environment: [String: String] = [:], in directory: URL,
+        lease: Double = 2, concurrency: Int = 1, pollInterval: Double = 0.2, options: [String] = []
     ) throws -> PushPrepProcess {
         try PushPrepProcess(
             [
-                "worker", "--queue", queue, "--out", out.path, "--lease", "\(lease)", "--concurrency",
+                "worker", "--queue", queue, store == nil ? "--out" : "--store", store ?? out.path, "--lease",
+                "\(lease)",
+                "--concurrency",
                 "\(concurrency)", "--poll-interval", "\(pollInterval)", "--allow-private-networks", "--log-level",
                 "debug",
-            ] + (options.contains { $0.hasPrefix("--source") } ? [] : ["--sources", "any"]) + options, in: directory)
+            ] + (options.contains { $0.hasPrefix("--source") } ? [] : ["--sources", "any"]) + options, in: directory,
+            environment: environment)
     }
 }
 

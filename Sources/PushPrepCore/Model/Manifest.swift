@@ -102,8 +102,13 @@ public struct Attachment: Sendable, Codable, Equatable {
     public var kind: MediaKind
     /// The output's name inside the out directory: `<id>.<ext>`.
     public var file: String
-    /// `--base-url` + `file`, or nil.
+    /// Where the phone downloads the output: `--base-url` + `file` (a directory store),
+    /// `--base-url` + the object's key, a presigned URL or the bucket's URL (an `s3://` store),
+    /// or nil.
     public var url: String?
+    /// When `url` stops working (a presigned URL's expiry), as ISO 8601 UTC; nil for a URL that
+    /// does not expire. Kept as text so that it is written exactly as it was read.
+    public var urlExpires: String?
     /// The output's UTI, also the type hint.
     public var uti: String
     /// The output's MIME type.
@@ -134,7 +139,8 @@ public struct Attachment: Sendable, Codable, Equatable {
     /// Every field.
     public init(
         id: String, status: String = "ok", source: String, kind: MediaKind, file: String, url: String? = nil,
-        uti: String, mime: String, bytes: Int, sha256: String, width: Int? = nil, height: Int? = nil,
+        urlExpires: String? = nil, uti: String, mime: String, bytes: Int, sha256: String, width: Int? = nil,
+        height: Int? = nil,
         duration: Double? = nil, frames: Int? = nil, options: AttachmentOptions, input: InputInfo, operations: [String],
         warnings: [String], poster: Poster? = nil
     ) {
@@ -144,6 +150,7 @@ public struct Attachment: Sendable, Codable, Equatable {
         self.kind = kind
         self.file = file
         self.url = url
+        self.urlExpires = urlExpires
         self.uti = uti
         self.mime = mime
         self.bytes = bytes
@@ -170,9 +177,23 @@ public struct Attachment: Sendable, Codable, Equatable {
 
     /// Gives the output and its poster their URLs under `baseURL` (`--base-url`), or none.
     public mutating func setURLs(baseURL: String?) {
-        url = baseURL.map { URLJoin.join($0, file) }
+        setURLs(expires: nil) { name in baseURL.map { URLJoin.join($0, name) } }
+    }
+
+    /// Gives the output and its poster the URLs `link` makes from their file names (an object
+    /// store's: a key under a base URL, a presigned URL, the bucket's URL), and records when
+    /// they stop working (`expires`, nil for URLs that do not expire), so that the movie and its
+    /// poster are never given URLs of two kinds.
+    public mutating func setURLs<LinkError: Error>(
+        expires: Date?, _ link: (_ file: String) throws(LinkError) -> String?
+    ) throws(LinkError) {
+        let expiry = expires.map { $0.formatted(.iso8601) }
+        url = try link(file)
+        urlExpires = url == nil ? nil : expiry
         if let name = poster?.file {
-            poster?.url = baseURL.map { URLJoin.join($0, name) }
+            let posterURL = try link(name)
+            poster?.url = posterURL
+            poster?.urlExpires = posterURL == nil ? nil : expiry
         }
     }
 
@@ -182,36 +203,41 @@ public struct Attachment: Sendable, Codable, Equatable {
         public var file: String
         /// Where the phone downloads it (as the movie's `url`), or nil.
         public var url: String?
+        /// When `url` stops working, as the movie's `urlExpires`.
+        public var urlExpires: String?
         public var width: Int
         public var height: Int
 
         /// Every field.
         public init(
-            file: String, url: String? = nil, width: Int, height: Int
+            file: String, url: String? = nil, urlExpires: String? = nil, width: Int, height: Int
         ) {
             self.file = file
             self.url = url
+            self.urlExpires = urlExpires
             self.width = width
             self.height = height
         }
 
         private enum CodingKeys: String, CodingKey {
-            case file, url, width, height
+            case file, url, urlExpires, width, height
         }
 
-        /// Writes `url` as an explicit null, as the attachment's own.
+        /// Writes `url` and `urlExpires` as explicit nulls, as the attachment's own.
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(file, forKey: .file)
             try c.encode(url, forKey: .url)
+            try c.encode(urlExpires, forKey: .urlExpires)
             try c.encode(width, forKey: .width)
             try c.encode(height, forKey: .height)
         }
     }
 
-    /// Writes `duration` and `url` as explicit nulls, which the manifest format requires.
+    /// Writes `duration`, `url` and `urlExpires` as explicit nulls, which the manifest format
+    /// requires.
     private enum CodingKeys: String, CodingKey {
-        case id, status, source, kind, file, url, uti, mime, bytes, sha256, width, height, duration, frames
+        case id, status, source, kind, file, url, urlExpires, uti, mime, bytes, sha256, width, height, duration, frames
         case options, input, operations, warnings, poster
     }
 
@@ -223,6 +249,7 @@ public struct Attachment: Sendable, Codable, Equatable {
         try c.encode(kind, forKey: .kind)
         try c.encode(file, forKey: .file)
         try c.encode(url, forKey: .url)
+        try c.encode(urlExpires, forKey: .urlExpires)
         try c.encode(uti, forKey: .uti)
         try c.encode(mime, forKey: .mime)
         try c.encode(bytes, forKey: .bytes)

@@ -79,25 +79,32 @@ public enum ProcessingJobs {
     }
 }
 
-/// Runs PushPrep jobs: processes the input into a private staging folder inside the out
-/// directory, confirms the lease, then publishes the outputs into the out directory by atomic
-/// rename (content-addressed names, so a second publication of the same job is harmless) and
-/// returns the manifest entry as the job's result.
+/// Runs PushPrep jobs: processes the input into a private staging folder, confirms the lease,
+/// then publishes the outputs to the worker's ``OutputStore`` (the out directory by atomic
+/// rename, or a bucket; content-addressed names, so a second publication of the same job is
+/// harmless) and returns the manifest entry as the job's result. A job succeeds only once its
+/// outputs are published.
 public struct ProcessingJobHandler: JobHandler {
     let session: ProcessingSession
-    let outputDirectory: String
+    let store: any OutputStore
     let bytesIn = Counter(label: "pushprep_input_bytes_total")
     let bytesOut = Counter(label: "pushprep_output_bytes_total")
 
+    /// A handler publishing into the out directory `outputDirectory`.
     public init(session: ProcessingSession, outputDirectory: String) {
+        self.init(session: session, store: DirectoryOutputStore(outputDirectory: outputDirectory))
+    }
+
+    /// A handler publishing to `store`.
+    package init(session: ProcessingSession, store: any OutputStore) {
         self.session = session
-        self.outputDirectory = outputDirectory
+        self.store = store
     }
 
     /// Removes staging folders left by killed workers of this host (`workerID` is this
     /// worker's, `host:pid:random`).
     public func removeAbandonedStaging(workerID: String) {
-        Staging.removeAbandoned(in: outputDirectory, host: String(workerID.prefix(while: { $0 != ":" })))
+        Staging.removeAbandoned(in: store.stagingRoot, host: String(workerID.prefix(while: { $0 != ":" })))
     }
 
     public func handle(_ job: ClaimedJob, context: JobContext) async -> JobOutcome.Kind {
@@ -108,7 +115,7 @@ public struct ProcessingJobHandler: JobHandler {
         } catch {
             return .failed(code: PushPrepError.Code.invalidSettings.rawValue, message: "the job's settings: \(error)")
         }
-        let staging = Staging.directory(in: outputDirectory, worker: context.workerID, lease: job.lease)
+        let staging = Staging.directory(in: store.stagingRoot, worker: context.workerID, lease: job.lease)
         defer { Staging.remove(staging) }
         let entry = await session.process(
             InputItem(source: job.source, path: job.source), settings: settings, outputDirectory: staging,
@@ -129,32 +136,38 @@ public struct ProcessingJobHandler: JobHandler {
                     code: "lease_lost", message: "the lease was lost before publishing; nothing was published",
                     delay: .zero)
             }
+            let stagedPosterBytes = attachment.poster.flatMap { posterBytes("\(staging)/\($0.file)") } ?? 0
+            let published: Attachment
             do {
-                try Staging.publish(
-                    [attachment.file] + (attachment.poster.map { [$0.file] } ?? []), from: staging, to: outputDirectory)
+                published = try await store.publish(attachment, from: staging, baseURL: settings.settings.baseURL)
             } catch {
+                // storage_denied is permanent (the job fails); storage_unavailable and I/O errors are retried.
+                if error.code.isPermanent {
+                    return .failed(code: error.code.rawValue, message: error.message)
+                }
                 return .retry(code: error.code.rawValue, message: error.message, delay: context.retryDelay)
             }
             bytesIn.increment(by: attachment.input.bytes)
-            bytesOut.increment(by: attachment.bytes + (attachment.poster.flatMap { posterBytes($0.file) } ?? 0))
+            bytesOut.increment(by: attachment.bytes + stagedPosterBytes)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            guard let data = try? encoder.encode(entry) else {
+            guard let data = try? encoder.encode(ManifestEntry.ok(published)) else {
                 return .failed(code: PushPrepError.Code.ioError.rawValue, message: "cannot encode the manifest entry")
             }
             return .succeeded(result: String(decoding: data, as: UTF8.self))
         }
     }
 
-    private func posterBytes(_ name: String) -> Int? {
-        (try? FileManager.default.attributesOfItem(atPath: "\(outputDirectory)/\(name)")[.size] as? Int) ?? nil
+    private func posterBytes(_ path: String) -> Int? {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
     }
 }
 
-/// Per-attempt folders under `OUT/.staging/` where jobs write before publishing.
+/// Per-attempt folders under a store's staging root (`OUT/.staging/` for a directory) where
+/// jobs write before publishing.
 enum Staging {
-    static func directory(in outputDirectory: String, worker: String, lease: Lease) -> String {
-        "\(outputDirectory)/.staging/\(WorkerConfiguration.fileNameSafe(worker))-\(lease.id)-\(lease.token)"
+    static func directory(in root: String, worker: String, lease: Lease) -> String {
+        "\(root)/\(WorkerConfiguration.fileNameSafe(worker))-\(lease.id)-\(lease.token)"
     }
 
     static func remove(_ directory: String) {
@@ -174,8 +187,7 @@ enum Staging {
 
     /// Removes staging folders of workers on this host whose process is gone (killed
     /// mid-job), leaving other hosts' folders alone.
-    static func removeAbandoned(in outputDirectory: String, host: String) {
-        let root = "\(outputDirectory)/.staging"
+    static func removeAbandoned(in root: String, host: String) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: root) else { return }
         let prefix = WorkerConfiguration.fileNameSafe(host) + "_"
         for name in names where name.hasPrefix(prefix) {

@@ -1,0 +1,246 @@
+import Crypto
+import Foundation
+import PushPrep
+import PushPrepTestSupport
+import Testing
+
+/// `pushprep process --store s3://…` against moto's S3 server with IAM auth on (a wrong
+/// signature is refused): what lands in the bucket is read back with boto3, presigned URLs are
+/// checked with botocore's signer and downloaded with curl, and failures are failed entries.
+/// The program runs with the key in `AWS_*` and no home directory, as an operator's would.
+@Suite(
+    MotoS3Server.required,
+    .enabled(if: TestTools.programAvailable("ffmpeg") && TestTools.programAvailable("vips"), "needs ffmpeg and vips"))
+struct ObjectStoreCLITests {
+    /// A JPEG, a PNG with real transparency and a one-second MP4 (which gets a poster), made here.
+    private static func makeSamples(in directory: URL) throws -> [String] {
+        func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        try TestTools.vips("gaussnoise", path("photo.jpg"), "96", "64")
+        try TestTools.vips("black", path("rgb.v"), "80", "40", "--bands", "3")
+        try TestTools.vips("black", path("clear.v"), "40", "40")
+        try TestTools.vips("linear", path("clear.v"), path("solid.v"), "1", "255", "--uchar")
+        try TestTools.vips("join", path("clear.v"), path("solid.v"), path("alpha.v"), "horizontal")
+        try TestTools.vips("bandjoin", "\(path("rgb.v")) \(path("alpha.v"))", path("alpha.png"))
+        try TestTools.ffmpeg(
+            "-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10", "-t", "1", "-c:v", "libx264",
+            "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-movflags", "+faststart", path("clip.mp4"))
+        return ["photo.jpg", "alpha.png", "clip.mp4"]
+    }
+
+    private struct Run {
+        var status: Int32
+        var stdout: Data
+        var stderr: String
+    }
+
+    private static func pushprep(_ arguments: [String], in directory: URL, environment: [String: String]) throws -> Run
+    {
+        let binary = try #require(TestTools.pushprepBinary(), "the pushprep executable was not built")
+        let result = try TestTools.run(
+            binary.path, arguments, currentDirectory: directory, environment: environment, timeout: .seconds(180))
+        return Run(status: result.status, stdout: result.stdout, stderr: String(decoding: result.stderr, as: UTF8.self))
+    }
+
+    /// The manifest on standard output, checked against the schema first.
+    private static func manifest(_ run: Run) throws -> Manifest {
+        #expect(try ManifestSchema.violations(of: run.stdout) == [], "\(String(decoding: run.stdout, as: UTF8.self))")
+        return try JSONDecoder().decode(Manifest.self, from: run.stdout)
+    }
+
+    private static func inTemporaryDirectory(_ body: (URL) async throws -> Void) async throws {
+        let directory = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(directory) }
+        try await body(directory)
+    }
+
+    @Test("process --store s3:// uploads every output and poster as boto3 reads them; a second run only HEADs")
+    func publishesAndSkips() async throws {
+        let server = MotoS3Server.shared
+        let bucket = try await server.makeBucket()
+        let store = try await server.storeURL(prefix: "push", bucket: bucket)
+        let environment = try await server.pushprepEnvironment()
+        try await Self.inTemporaryDirectory { directory in
+            let inputs = try Self.makeSamples(in: directory)
+            let first = try Self.pushprep(
+                ["process"] + inputs + ["--store", store], in: directory, environment: environment)
+            #expect(first.status == 0, "\(first.stderr)")
+            let manifest = try Self.manifest(first)
+            let attachments = manifest.attachments.compactMap(\.attachment)
+            #expect(attachments.count == 3)
+            #expect(attachments.map(\.mime) == ["image/jpeg", "image/png", "video/mp4"])
+            let endpoint = try await server.endpoint.absoluteString
+            for attachment in attachments {
+                let stored = try #require(try await server.readBack("push/\(attachment.file)", bucket: bucket))
+                #expect(SHA256.hash(data: stored.body).hexString == attachment.sha256)
+                #expect(stored.body.count == attachment.bytes)
+                #expect(stored.contentType == attachment.mime)
+                #expect(stored.cacheControl == "public, max-age=31536000, immutable")
+                #expect(stored.metadata == ["sha256": attachment.sha256])
+                #expect(stored.contentDisposition == nil)
+                // No --base-url, no --presign: the bucket's own (path-style) URL, which does not expire.
+                #expect(attachment.url == "\(endpoint)/\(bucket)/push/\(attachment.file)")
+                #expect(attachment.urlExpires == nil)
+                #expect(attachment.operations.last == "stored push/\(attachment.poster?.file ?? attachment.file)")
+            }
+            let movie = try #require(attachments.last)
+            let poster = try #require(movie.poster)
+            let storedPoster = try #require(try await server.readBack("push/\(poster.file)", bucket: bucket))
+            #expect(storedPoster.contentType == "image/jpeg")
+            #expect(storedPoster.metadata["sha256"] == SHA256.hash(data: storedPoster.body).hexString)
+            #expect(poster.url == "\(endpoint)/\(bucket)/push/\(poster.file)")
+            // The staging folder is gone, and nothing was written beside the inputs.
+            #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("pushprep-out").path))
+            // Where outputs are stored changes neither their ids nor their bytes.
+            let local = try Self.pushprep(
+                ["process"] + inputs + ["--out", "out", "--manifest", "-"], in: directory, environment: environment)
+            let localAttachments = try Self.manifest(local).attachments.compactMap(\.attachment)
+            #expect(localAttachments.map(\.id) == attachments.map(\.id))
+            #expect(localAttachments.map(\.sha256) == attachments.map(\.sha256))
+
+            let second = try Self.pushprep(
+                ["process"] + inputs + ["--store", store], in: directory, environment: environment)
+            #expect(second.status == 0, "\(second.stderr)")
+            let again = try Self.manifest(second).attachments.compactMap(\.attachment)
+            #expect(again.map(\.id) == attachments.map(\.id))
+            for attachment in again {
+                let published = attachment.operations.filter {
+                    $0.hasPrefix("stored ") || $0.hasPrefix("already stored ")
+                }
+                let expected = [attachment.file] + (attachment.poster.map { [$0.file] } ?? [])
+                #expect(published == expected.map { "already stored push/\($0) (same SHA-256)" })
+            }
+        }
+    }
+
+    @Test("--base-url names each URL as the base joined with the object's key, the poster's too")
+    func baseURL() async throws {
+        let server = MotoS3Server.shared
+        let bucket = try await server.makeBucket()
+        let store = try await server.storeURL(prefix: "a/b", bucket: bucket)
+        let environment = try await server.pushprepEnvironment()
+        try await Self.inTemporaryDirectory { directory in
+            let inputs = try Self.makeSamples(in: directory)
+            let run = try Self.pushprep(
+                ["process", inputs[2], "--store", store, "--base-url", "https://cdn.example.com/media"], in: directory,
+                environment: environment)
+            #expect(run.status == 0, "\(run.stderr)")
+            let movie = try #require(try Self.manifest(run).attachments.first?.attachment)
+            #expect(movie.url == "https://cdn.example.com/media/a/b/\(movie.file)")
+            #expect(movie.poster?.url == "https://cdn.example.com/media/a/b/\(movie.poster?.file ?? "?")")
+            #expect(movie.urlExpires == nil && movie.poster?.urlExpires == nil)
+            #expect(try await server.readBack("a/b/\(movie.file)", bucket: bucket) != nil)
+        }
+    }
+
+    /// What `scripts/presign_check.py` (botocore's S3SigV4QueryAuth at the URL's own time)
+    /// says of `url`.
+    private static func botocoreAgrees(_ url: String, environment: [String: String], region: String) throws -> Bool {
+        let request: [String: String] = [
+            "url": url, "access_key_id": environment["AWS_ACCESS_KEY_ID"] ?? "",
+            "secret_access_key": environment["AWS_SECRET_ACCESS_KEY"] ?? "", "region": region,
+        ]
+        let script = TestTools.packageRoot.appendingPathComponent("scripts/presign_check.py").path
+        let result = try TestTools.run(
+            MotoS3Server.python, [script], stdin: try JSONSerialization.data(withJSONObject: request))
+        #expect(result.status == 0, "\(String(decoding: result.stderr, as: UTF8.self))")
+        let answer = try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any]
+        return answer?["match"] as? Bool == true
+    }
+
+    @Test(
+        "--presign 1d: botocore computes the same signature, a tampered URL differs, curl downloads the bytes",
+        .enabled(if: TestTools.programAvailable("curl"), "needs curl"))
+    func presigned() async throws {
+        // moto with IAM auth answers presigned GETs with 500: the download is checked on the server without.
+        for server in [MotoS3Server.shared, MotoS3Server.withoutIAM] {
+            let bucket = try await server.makeBucket()
+            let store = try await server.storeURL(prefix: "signed", bucket: bucket)
+            let environment = try await server.pushprepEnvironment()
+            try await Self.inTemporaryDirectory { directory in
+                let inputs = try Self.makeSamples(in: directory)
+                let before = Date()
+                let run = try Self.pushprep(
+                    ["process", inputs[1], inputs[2], "--store", store, "--presign", "1d"], in: directory,
+                    environment: environment)
+                #expect(run.status == 0, "\(run.stderr)")
+                for attachment in try Self.manifest(run).attachments.compactMap(\.attachment) {
+                    let urls = [attachment.url] + [attachment.poster?.url]
+                    let expiries = [attachment.urlExpires] + [attachment.poster?.urlExpires]
+                    for (link, expires) in zip(urls, expiries) {
+                        guard let link else { continue }
+                        #expect(link.contains("X-Amz-Expires=86400"))
+                        let expiry = try #require(expires.flatMap { try? Date($0, strategy: .iso8601) })
+                        #expect(abs(expiry.timeIntervalSince(before) - 86_400) < 120, "\(expires ?? "nil")")
+                        #expect(try Self.botocoreAgrees(link, environment: environment, region: server.region))
+                        let tampered = link.replacingOccurrences(of: "X-Amz-Expires=86400", with: "X-Amz-Expires=86401")
+                        #expect(try !Self.botocoreAgrees(tampered, environment: environment, region: server.region))
+                        guard !server.iamAuth else { continue }
+                        let curl = try TestTools.run("curl", ["--silent", "--show-error", "--fail", "--globoff", link])
+                        #expect(curl.status == 0, "\(String(decoding: curl.stderr, as: UTF8.self))")
+                        if link == attachment.url {
+                            #expect(SHA256.hash(data: curl.stdout).hexString == attachment.sha256)
+                        }
+                        #expect(!curl.stdout.isEmpty)
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("a wrong secret fails every input with storage_denied (exit 1); no message or trace log holds a secret")
+    func wrongSecret() async throws {
+        let server = MotoS3Server.shared
+        let bucket = try await server.makeBucket()
+        let store = try await server.storeURL(prefix: "push", bucket: bucket)
+        let wrong = "wrongSecretValue1234567890abcdefWRONG"
+        let environment = try await server.pushprepEnvironment(secret: wrong)
+        try await Self.inTemporaryDirectory { directory in
+            let inputs = try Self.makeSamples(in: directory)
+            // The most verbose logs, the HTTP client's included.
+            let run = try Self.pushprep(
+                ["process"] + inputs + ["--store", store, "--log-level", "trace"], in: directory,
+                environment: environment)
+            #expect(run.status == 1, "\(run.stderr)")
+            #expect(run.stderr.contains("storage_denied"))
+            let manifest = try Self.manifest(run)
+            #expect(
+                manifest.attachments.map { $0.failure?.error.code }
+                    == [PushPrepError.Code?](repeating: .storageDenied, count: 3))
+            #expect(!run.stderr.contains(wrong) && !String(decoding: run.stdout, as: UTF8.self).contains(wrong))
+            #expect(try await server.readBack("push/\(inputs[0])", bucket: bucket) == nil)
+        }
+    }
+
+    @Test("a server that does not answer fails the inputs with storage_unavailable (exit 1)")
+    func unreachable() async throws {
+        let server = MotoS3Server.shared
+        let environment = try await server.pushprepEnvironment()
+        // A port nothing listens on: a stopped server, as the client sees it.
+        let port = try PostgresTestServer.freePort()
+        let store = "s3://pushprep-gone/push?region=us-east-1&endpoint=http://127.0.0.1:\(port)"
+        try await Self.inTemporaryDirectory { directory in
+            let inputs = try Self.makeSamples(in: directory)
+            let run = try Self.pushprep(
+                ["process", inputs[0], "--store", store], in: directory, environment: environment)
+            #expect(run.status == 1, "\(run.stderr)")
+            #expect(try Self.manifest(run).attachments.first?.failure?.error.code == .storageUnavailable)
+        }
+    }
+
+    @Test("--out with --store, and --presign over 7 days or without a bucket, are usage errors (exit 2)")
+    func usageErrors() async throws {
+        let server = MotoS3Server.shared
+        let store = try await server.storeURL(prefix: "push")
+        let environment = try await server.pushprepEnvironment()
+        try await Self.inTemporaryDirectory { directory in
+            for arguments in [
+                ["--store", store, "--out", "out"], ["--store", store, "--presign", "8d"],
+                ["--out", "out", "--presign", "1d"],
+                ["--store", store, "--presign", "1d", "--base-url", "https://cdn.example.com"],
+            ] {
+                let run = try Self.pushprep(["process", "x.jpg"] + arguments, in: directory, environment: environment)
+                #expect(run.status == 2, "\(arguments): \(run.stderr)")
+            }
+        }
+    }
+}

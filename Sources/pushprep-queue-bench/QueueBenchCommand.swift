@@ -119,7 +119,7 @@ struct WorkerProcessCommand: AsyncParsableCommand {
                 services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         let data = try JSONEncoder().encode(recorder.snapshot(handled: handler.handled))
-        try AtomicFile.write([UInt8](data), to: report, reuseIdentical: false)
+        try AtomicFile.writeDestination([UInt8](data), to: report)
     }
 }
 

@@ -2,13 +2,14 @@ import Foundation
 import PushPrep
 
 /// Writes the manifest atomically (``AtomicFile``: a temporary file beside it, flushed, then a
-/// rename), creating its directory first.
+/// rename), creating its directory first; a device or a pipe given as the path is written
+/// through instead (`--manifest /dev/stdout`).
 enum ManifestWriter {
     static func write(_ data: Data, to path: String) throws {
         let url = URL(fileURLWithPath: path)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         do {
-            try AtomicFile.write([UInt8](data), to: path, reuseIdentical: false)
+            try AtomicFile.writeDestination([UInt8](data), to: path)
         } catch {
             throw CommandFailure(message: "cannot write the manifest to \(path): \(error.message)")
         }

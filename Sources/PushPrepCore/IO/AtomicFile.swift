@@ -45,6 +45,36 @@ package enum AtomicFile {
         return .written
     }
 
+    /// Writes `bytes` to a destination a user named (a manifest, a fixed payload, a report): a
+    /// regular file or a new name is replaced atomically as ``write(_:to:reuseIdentical:)`` does;
+    /// anything else that exists there (a character device such as `/dev/stdout` or `/dev/null`,
+    /// a FIFO a script reads) is opened and written through, never renamed over: a rename would
+    /// turn it into a plain file, and as root that replaces `/dev/null` for the whole machine.
+    /// A directory is refused.
+    package static func writeDestination(_ bytes: [UInt8], to path: String) throws(PushPrepError) {
+        let existing: FileType?
+        do throws(Errno) {
+            existing = try FilePath(path).stat().type
+        } catch .noSuchFileOrDirectory {
+            existing = nil
+        } catch {
+            throw PushPrepError("cannot write \(path)", errno: error)
+        }
+        switch existing {
+        case nil, .regular?:
+            try write(bytes, to: path, reuseIdentical: false)
+        case .directory?:
+            throw PushPrepError(.ioError, "cannot write \(path): it is a directory")
+        default:
+            let file = try systemCall("cannot open \(path)") {
+                try FileDescriptor.open(FilePath(path), .writeOnly, options: [.closeOnExec])
+            }
+            try systemCall("cannot write \(path)") {
+                try file.closeAfter { _ = try file.writeAll(bytes) }
+            }
+        }
+    }
+
     /// A temporary name beside `path` for a writer that produces the file itself (libav's
     /// muxer); pass it to ``commit(_:to:)`` when complete, or remove it.
     package static func temporaryPath(for path: String) -> String {

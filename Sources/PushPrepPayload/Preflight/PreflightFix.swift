@@ -26,7 +26,7 @@ extension PreflightSession {
         payload = fixer.payload
 
         let serialized = Array((payload.serialized(pretty: true) + "\n").utf8)
-        try AtomicFile.write(serialized, to: path, reuseIdentical: false)
+        try AtomicFile.writeDestination(serialized, to: path)
         report.changes = fixer.changes
         report.fixedPayload = path
         report.remaining = remainingFindings(

@@ -7,12 +7,35 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// The packages' products the targets use, named once.
+enum Product {
+    static let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
+    static let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
+    static let system: Target.Dependency = .product(name: "SystemPackage", package: "swift-system")
+    static let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
+    static let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
+    static let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
+    /// Only offered as `_NIOFileSystem`; already built for hummingbird.
+    static let nioFileSystem: Target.Dependency = .product(name: "_NIOFileSystem", package: "swift-nio")
+    static let httpClient: Target.Dependency = .product(name: "AsyncHTTPClient", package: "async-http-client")
+    static let serviceLifecycle: Target.Dependency = .product(
+        name: "ServiceLifecycle", package: "swift-service-lifecycle")
+    static let unixSignals: Target.Dependency = .product(name: "UnixSignals", package: "swift-service-lifecycle")
+    static let metrics: Target.Dependency = .product(name: "Metrics", package: "swift-metrics")
+    static let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift-prometheus")
+    static let argumentParser: Target.Dependency = .product(
+        name: "ArgumentParser", package: "swift-argument-parser")
+
+    /// An HTTP client on SwiftNIO, as the fetcher and the S3 client use it.
+    static let httpClientStack: [Target.Dependency] = [nioCore, nioPosix, nioHTTP1, httpClient]
+}
+
 /// Dependencies only one test target needs: the storage tests run an S3-speaking NIO server that
 /// hashes what it receives.
 let testOnlyDependencies: [String: [Target.Dependency]] = [
     "PushPrepStorageTests": [
-        .product(name: "NIOHTTP1", package: "swift-nio"),
-        .product(name: "Crypto", package: "swift-crypto"),
+        Product.nioHTTP1,
+        Product.crypto,
     ]
 ]
 
@@ -20,9 +43,9 @@ let testOnlyDependencies: [String: [Target.Dependency]] = [
 func testDependencies(_ name: String, _ modules: [String]) -> [Target.Dependency] {
     let shared: [Target.Dependency] = [
         "PushPrep", "PushPrepTestSupport",
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "NIOCore", package: "swift-nio"),
-        .product(name: "NIOPosix", package: "swift-nio"),
+        Product.logging,
+        Product.nioCore,
+        Product.nioPosix,
     ]
     let own: [Target.Dependency] = modules.map { .target(name: $0) }
     return own + shared + (testOnlyDependencies[name] ?? [])
@@ -91,8 +114,8 @@ let package = Package(
         .target(
             name: "PushPrepCore",
             dependencies: [
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "SystemPackage", package: "swift-system"),
+                Product.crypto,
+                Product.system,
             ],
             swiftSettings: swiftSettings
         ),
@@ -101,32 +124,23 @@ let package = Package(
             name: "PushPrepRemote",
             dependencies: [
                 "PushPrepCore",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "SystemPackage", package: "swift-system"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            ],
+                Product.logging,
+                Product.crypto,
+                Product.system,
+            ] + Product.httpClientStack,
             swiftSettings: swiftSettings
         ),
         // Object storage: AWS Signature Version 4 for S3 (the signer and the credentials it signs with)
         // and the S3 client that publishes outputs (HEAD, streamed PUT, parallel multipart, retries).
-        // NIOFileSystem (only offered as `_NIOFileSystem`, already built for hummingbird) reads file
-        // ranges off the event loops, so request bodies stream from disk.
+        // NIOFileSystem reads file ranges off the event loops, so request bodies stream from disk.
         .target(
             name: "PushPrepStorage",
             dependencies: [
                 "PushPrepCore",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "_NIOFileSystem", package: "swift-nio"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            ],
+                Product.crypto,
+                Product.logging,
+                Product.nioFileSystem,
+            ] + Product.httpClientStack,
             swiftSettings: swiftSettings
         ),
         // Images (libvips), movies and sounds (FFmpeg's libraries): every C handle, shim call and
@@ -139,8 +153,8 @@ let package = Package(
                 "CVipsShims",
                 "CFFmpeg",
                 "CFFmpegShims",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                Product.logging,
+                Product.nioPosix,
             ],
             swiftSettings: swiftSettings
         ),
@@ -152,7 +166,7 @@ let package = Package(
                 "PushPrepCore",
                 "PushPrepJSON",
                 "PushPrepRemote",
-                .product(name: "Logging", package: "swift-log"),
+                Product.logging,
             ],
             swiftSettings: swiftSettings
         ),
@@ -166,9 +180,9 @@ let package = Package(
                 "PushPrepRemote",
                 "PushPrepMedia",
                 "PushPrepPayload",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                Product.logging,
+                Product.crypto,
+                Product.nioPosix,
             ],
             swiftSettings: swiftSettings
         ),
@@ -181,12 +195,12 @@ let package = Package(
                 "PushPrepStorage",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                Product.serviceLifecycle,
+                Product.logging,
+                Product.metrics,
+                Product.prometheus,
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                Product.crypto,
             ],
             swiftSettings: swiftSettings
         ),
@@ -198,13 +212,13 @@ let package = Package(
                 "PushPrepJSON",
                 "PushPrepPayload",
                 "PushPrepQueue",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "SystemPackage", package: "swift-system"),
+                Product.serviceLifecycle,
+                Product.unixSignals,
+                Product.metrics,
+                Product.prometheus,
+                Product.argumentParser,
+                Product.logging,
+                Product.system,
             ],
             swiftSettings: swiftSettings
         ),
@@ -214,10 +228,10 @@ let package = Package(
             dependencies: [
                 "PushPrep",
                 "PushPrepQueue",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                Product.argumentParser,
+                Product.logging,
+                Product.serviceLifecycle,
+                Product.unixSignals,
             ],
             swiftSettings: swiftSettings
         ),
@@ -229,10 +243,10 @@ let package = Package(
                 "PushPrep",
                 "PushPrepQueue",
                 "PushPrepStorage",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                Product.logging,
+                Product.nioCore,
+                Product.nioPosix,
+                Product.nioHTTP1,
             ],
             path: "Tests/PushPrepTestSupport",
             swiftSettings: swiftSettings

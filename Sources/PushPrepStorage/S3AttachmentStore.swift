@@ -56,9 +56,41 @@ package struct S3AttachmentStore: Sendable {
         return published
     }
 
+    /// `attachment` (an entry of a manifest `process --store` wrote for this location) with the
+    /// URLs made as `urls` says, now: what `payload --store` gives phones, so a presigned URL's
+    /// lifetime starts when the push is built. Nothing is uploaded; a `HEAD` first checks that
+    /// the file and its poster are stored (the file with the manifest's SHA-256).
+    ///
+    /// Throws `invalid_payload` when an object is missing or holds other bytes (the manifest
+    /// does not describe this store: another prefix, or the objects expired), and the client's
+    /// `storage_denied` or `storage_unavailable`.
+    package func located(_ attachment: Attachment, urls: ObjectURLStyle) async throws(PushPrepError) -> Attachment {
+        var files = [(name: attachment.file, sha256: Optional(attachment.sha256))]
+        if let poster = attachment.poster { files.append((poster.file, nil)) }
+        for file in files {
+            let key = try location.key(forFile: file.name)
+            guard let info = try await client.head(key) else {
+                throw PushPrepError(
+                    .invalidPayload,
+                    "\(attachment.id): no object \(key) in the bucket \(location.bucket): the manifest was written for "
+                        + "another store or prefix, or the object has expired (process the source again to store it)")
+            }
+            if let expected = file.sha256, let stored = info.sha256, stored != expected {
+                throw PushPrepError(
+                    .invalidPayload,
+                    "\(attachment.id): the object \(key) holds other bytes (SHA-256 \(stored), the manifest says "
+                        + "\(expected))")
+            }
+        }
+        var located = attachment
+        try setURLs(of: &located, urls)
+        return located
+    }
+
     /// Gives `attachment` and its poster their URLs: the base URL joined with the key, a
-    /// presigned GET (with its expiry recorded), or the bucket's object URL.
-    func setURLs(of attachment: inout Attachment, _ urls: ObjectURLStyle) throws(PushPrepError) {
+    /// presigned GET (with its expiry recorded), or the bucket's object URL. The one place
+    /// that makes an object's URL: publication and `payload --store` both use it.
+    package func setURLs(of attachment: inout Attachment, _ urls: ObjectURLStyle) throws(PushPrepError) {
         let address = client.configuration.address
         switch urls {
         case .baseURL(let base):

@@ -3,10 +3,11 @@ import Foundation
 import PushPrep
 import PushPrepJSON
 import PushPrepPayload
+import PushPrepStorage
 import SystemPackage
 
 /// `pushprep payload`: a manifest's attachments in a ready-to-send payload for a provider.
-struct PayloadCommand: ParsableCommand {
+struct PayloadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "payload",
         abstract: "Print a push payload for a provider with a manifest's attachments.",
@@ -26,13 +27,20 @@ struct PayloadCommand: ParsableCommand {
             The payload must fit the provider's limit (APNs 4096 bytes, Braze 1912 for alert + \
             extra), or the command fails with payload_too_large.
 
-            Exit status: 0 with the payload on standard output, 1 when the manifest or the limit \
-            does not allow one, 2 on a usage error.
+            With --store s3://BUCKET/PREFIX (the store process --store wrote the manifest's \
+            objects to), each attachment and poster gets its URL from the store now: --base-url \
+            joined with the key, a presigned GET made now with --presign (its lifetime starts \
+            when the push is built), or the bucket's URL. Nothing is uploaded; a HEAD checks that \
+            each object is there (invalid_payload when it is not).
+
+            Exit status: 0 with the payload on standard output, 1 when the manifest, the store or \
+            the limit does not allow one, 2 on a usage error.
 
             Examples:
               pushprep payload out/manifest.json --title "New arrival" --body "Tap to see it"
               pushprep payload out/manifest.json --dialect braze --id img-3f2a… --body "Sale!"
               pushprep payload out/manifest.json --dialect fcm --body Hi --merge target.json --compact
+              pushprep payload manifest.json --store s3://media/push --presign 2d --body "New photo"
             """
     )
 
@@ -67,8 +75,14 @@ struct PayloadCommand: ParsableCommand {
 
     @Option(
         name: .customLong("base-url"),
-        help: "URL prefix of the out directory, for manifests written without one (overrides the manifest's).")
+        help: ArgumentHelp(
+            "URL prefix of the out directory, for manifests written without one (overrides the manifest's); "
+                + "with --store, of the bucket (joined with each object's key)."))
     var baseURL: String?
+
+    @OptionGroup(title: "Object storage") var storage: StoreSelection
+
+    @OptionGroup var logging: LoggingOptions
 
     @Option(name: .long, help: "A JSON object file whose keys are added to the payload (targeting, custom data).")
     var merge: String?
@@ -87,11 +101,32 @@ struct PayloadCommand: ParsableCommand {
                 throw ValidationError(error.message)
             }
         }
+        guard let bucket = try bucket else {
+            if storage.presign != nil { throw ValidationError("--presign needs --store s3://BUCKET/PREFIX") }
+            return
+        }
+        try storage.validate(location: .s3(bucket), baseURL: baseURL)
     }
 
-    func run() throws {
+    /// The bucket `--store` names, or nil without `--store`; a usage error for a `file:` store,
+    /// whose URLs are `--base-url` joined with the file's name (as without `--store`).
+    var bucket: S3Location? {
+        get throws {
+            guard let store = storage.store else { return nil }
+            guard case .s3(let s3) = try storage.location(out: nil, defaultOut: store) else {
+                throw ValidationError(
+                    "payload --store takes an s3:// store; for a directory, give --base-url (its URL prefix)")
+            }
+            return s3
+        }
+    }
+
+    func run() async throws {
         let manifest = try readManifest()
-        let attachments = try select(from: manifest)
+        var attachments = try select(from: manifest)
+        if let bucket = try bucket {
+            attachments = try await located(attachments, in: bucket)
+        }
         let extra = try readMerge()
         let content = PayloadContent(
             title: title, subtitle: subtitle, body: body, category: category, threadID: threadID, sound: sound)
@@ -142,12 +177,30 @@ struct PayloadCommand: ParsableCommand {
                 return entry.attachment!
             }
         }
-        if let baseURL {
+        if let baseURL, storage.store == nil {
             for index in chosen.indices {
                 chosen[index].setURLs(baseURL: baseURL)
             }
         }
         return chosen
+    }
+
+    /// `attachments` with their URLs from the store (``S3AttachmentStore/located(_:urls:)``):
+    /// each object checked with a HEAD, its URL made now.
+    private func located(_ attachments: [Attachment], in s3: S3Location) async throws -> [Attachment] {
+        do {
+            let urls = try storage.urls(baseURL: baseURL)
+            let configuration = try storage.configuration(for: s3)
+            return try await S3Client.withClient(configuration, logger: logging.makeLogger()) {
+                client throws(PushPrepError) -> [Attachment] in
+                let store = S3AttachmentStore(client: client, location: s3)
+                var located: [Attachment] = []
+                for attachment in attachments { located.append(try await store.located(attachment, urls: urls)) }
+                return located
+            }
+        } catch {
+            throw CommandFailure(message: error.description)
+        }
     }
 
     private func readMerge() throws -> JSONObject {

@@ -3,16 +3,18 @@ import Foundation
 import PushPrep
 import PushPrepStorage
 
-/// Where outputs go (`--store`, or `--out` as its short form) and, for an `s3://` store, how
-/// they are uploaded and which URLs the manifest gives; shared by `process` and `worker`.
+/// Which store (`--store`, or `--out` as its short form) and which URLs its objects get
+/// (`--presign`, with the command's own `--base-url`): what every command that names objects in
+/// a bucket shares. `payload` takes only this (it uploads nothing); ``StoreOptions`` adds the
+/// upload settings for the commands that publish.
 ///
 /// None of this enters the processing settings: an output's id and bytes do not depend on
 /// where it is stored, and the store URL and the key must not reach a manifest or a job.
-struct StoreOptions: ParsableArguments {
+struct StoreSelection: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Where outputs go: file:DIR (as --out DIR) or s3://BUCKET/PREFIX[?region=R&endpoint=URL&path-style=true].",
+            "The store: file:DIR (as --out DIR) or s3://BUCKET/PREFIX[?region=R&endpoint=URL&path-style=true].",
             discussion: "Credentials, region and endpoint are found as the AWS CLI finds them (AWS_ACCESS_KEY_ID, "
                 + "AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL_S3, AWS_PROFILE with "
                 + "~/.aws/credentials and ~/.aws/config); the URL's own region=, endpoint= and path-style= win.",
@@ -25,21 +27,6 @@ struct StoreOptions: ParsableArguments {
             "With an s3:// store: give presigned GET URLs valid this long (7d, 24h, 90m, 3600s; at most 7 days).",
             valueName: "duration"))
     var presign: String?
-
-    @Option(name: .customLong("cache-control"), help: "With an s3:// store: the Cache-Control stored with each object.")
-    var cacheControl: String = S3Configuration.defaultCacheControl
-
-    @Option(
-        name: .customLong("multipart-threshold"),
-        help: "With an s3:// store: files larger than this many bytes go up in parts.")
-    var multipartThreshold: Int = S3Configuration.Limits().multipartThreshold
-
-    @Option(
-        name: .customLong("part-size"), help: "With an s3:// store: the size of each part in bytes (at least 5 MiB).")
-    var partSize: Int = S3Configuration.Limits().partSize
-
-    @Option(name: .customLong("parallel-parts"), help: "With an s3:// store: parts of one file sent at once (1...64).")
-    var parallelParts: Int = S3Configuration.Limits().parallelParts
 
     /// The store: `--store`, else `--out` (`out`), else `defaultOut`; a usage error for both, or
     /// for a location that does not parse.
@@ -58,8 +45,8 @@ struct StoreOptions: ParsableArguments {
         }
     }
 
-    /// Checks the options against the store and `--base-url`, resolving the configuration of
-    /// an `s3://` store (so a missing key or a bad region is a usage error, before any work).
+    /// Checks `--presign` against the store and `--base-url`, resolving the configuration of an
+    /// `s3://` store (so a missing key or a bad region is a usage error, before any work).
     func validate(location: StoreLocation, baseURL: String?) throws {
         guard case .s3(let s3) = location else {
             if presign != nil { throw ValidationError("--presign needs an s3:// store (--store s3://BUCKET/PREFIX)") }
@@ -76,7 +63,7 @@ struct StoreOptions: ParsableArguments {
         }
     }
 
-    /// The URLs the manifest gives: `--base-url` joined with the key, presigned, or the bucket's.
+    /// The URLs objects get: `--base-url` joined with the key, presigned, or the bucket's.
     func urls(baseURL: String?) throws(PushPrepError) -> ObjectURLStyle {
         if let baseURL { return .baseURL(baseURL) }
         if let presign { return .presigned(seconds: try ObjectURLStyle.presignSeconds(parsing: presign)) }
@@ -84,14 +71,66 @@ struct StoreOptions: ParsableArguments {
     }
 
     /// The client's configuration for `location`, with the key, region and endpoint found in
-    /// this process's environment and the AWS files.
-    func configuration(for location: S3Location) throws(PushPrepError) -> S3Configuration {
+    /// this process's environment and the AWS files, and the upload settings given (the
+    /// defaults for a command that uploads nothing).
+    func configuration(
+        for location: S3Location, limits: S3Configuration.Limits = S3Configuration.Limits(),
+        cacheControl: String = S3Configuration.defaultCacheControl
+    ) throws(PushPrepError) -> S3Configuration {
         let aws = try AWSConfiguration.resolve(for: location, environment: ProcessInfo.processInfo.environment)
+        return try S3Configuration(aws, location: location, limits: limits, cacheControl: cacheControl)
+    }
+}
+
+/// Where outputs go and, for an `s3://` store, how they are uploaded and which URLs the manifest
+/// gives: ``StoreSelection`` and the upload settings; shared by `process`, `worker` and
+/// `preflight --fix`.
+struct StoreOptions: ParsableArguments {
+    @OptionGroup var selection: StoreSelection
+
+    @Option(name: .customLong("cache-control"), help: "With an s3:// store: the Cache-Control stored with each object.")
+    var cacheControl: String = S3Configuration.defaultCacheControl
+
+    @Option(
+        name: .customLong("multipart-threshold"),
+        help: "With an s3:// store: files larger than this many bytes go up in parts.")
+    var multipartThreshold: Int = S3Configuration.Limits().multipartThreshold
+
+    @Option(
+        name: .customLong("part-size"), help: "With an s3:// store: the size of each part in bytes (at least 5 MiB).")
+    var partSize: Int = S3Configuration.Limits().partSize
+
+    @Option(name: .customLong("parallel-parts"), help: "With an s3:// store: parts of one file sent at once (1...64).")
+    var parallelParts: Int = S3Configuration.Limits().parallelParts
+
+    /// `--store`, else `--out`, else `defaultOut` (see ``StoreSelection/location(out:defaultOut:)``).
+    func location(out: String?, defaultOut: String) throws -> StoreLocation {
+        try selection.location(out: out, defaultOut: defaultOut)
+    }
+
+    /// Checks the options against the store and `--base-url`, the upload settings included.
+    func validate(location: StoreLocation, baseURL: String?) throws {
+        try selection.validate(location: location, baseURL: baseURL)
+        guard case .s3(let s3) = location else { return }
+        do {
+            _ = try configuration(for: s3)
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+
+    /// The URLs the manifest gives (see ``StoreSelection/urls(baseURL:)``).
+    func urls(baseURL: String?) throws(PushPrepError) -> ObjectURLStyle {
+        try selection.urls(baseURL: baseURL)
+    }
+
+    /// The client's configuration for `location`, with these upload settings.
+    func configuration(for location: S3Location) throws(PushPrepError) -> S3Configuration {
         var limits = S3Configuration.Limits()
         limits.multipartThreshold = multipartThreshold
         limits.partSize = partSize
         limits.parallelParts = parallelParts
-        return try S3Configuration(aws, location: location, limits: limits, cacheControl: cacheControl)
+        return try selection.configuration(for: location, limits: limits, cacheControl: cacheControl)
     }
 }
 

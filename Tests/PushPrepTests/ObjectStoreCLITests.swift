@@ -13,7 +13,7 @@ import Testing
     .enabled(if: TestTools.programAvailable("ffmpeg") && TestTools.programAvailable("vips"), "needs ffmpeg and vips"))
 struct ObjectStoreCLITests {
     /// A JPEG, a PNG with real transparency and a one-second MP4 (which gets a poster), made here.
-    private static func makeSamples(in directory: URL) throws -> [String] {
+    static func makeSamples(in directory: URL) throws -> [String] {
         func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
         try TestTools.vips("gaussnoise", path("photo.jpg"), "96", "64")
         try TestTools.vips("black", path("rgb.v"), "80", "40", "--bands", "3")
@@ -27,14 +27,13 @@ struct ObjectStoreCLITests {
         return ["photo.jpg", "alpha.png", "clip.mp4"]
     }
 
-    private struct Run {
+    struct Run {
         var status: Int32
         var stdout: Data
         var stderr: String
     }
 
-    private static func pushprep(_ arguments: [String], in directory: URL, environment: [String: String]) throws -> Run
-    {
+    static func pushprep(_ arguments: [String], in directory: URL, environment: [String: String]) throws -> Run {
         let binary = try #require(TestTools.pushprepBinary(), "the pushprep executable was not built")
         let result = try TestTools.run(
             binary.path, arguments, currentDirectory: directory, environment: environment, timeout: .seconds(180))
@@ -42,12 +41,12 @@ struct ObjectStoreCLITests {
     }
 
     /// The manifest on standard output, checked against the schema first.
-    private static func manifest(_ run: Run) throws -> Manifest {
+    static func manifest(_ run: Run) throws -> Manifest {
         #expect(try ManifestSchema.violations(of: run.stdout) == [], "\(String(decoding: run.stdout, as: UTF8.self))")
         return try JSONDecoder().decode(Manifest.self, from: run.stdout)
     }
 
-    private static func inTemporaryDirectory(_ body: (URL) async throws -> Void) async throws {
+    static func inTemporaryDirectory(_ body: (URL) async throws -> Void) async throws {
         let directory = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(directory) }
         try await body(directory)
@@ -134,7 +133,7 @@ struct ObjectStoreCLITests {
 
     /// What `scripts/presign_check.py` (botocore's S3SigV4QueryAuth at the URL's own time)
     /// says of `url`.
-    private static func botocoreAgrees(_ url: String, environment: [String: String], region: String) throws -> Bool {
+    static func botocoreAgrees(_ url: String, environment: [String: String], region: String) throws -> Bool {
         let request: [String: String] = [
             "url": url, "access_key_id": environment["AWS_ACCESS_KEY_ID"] ?? "",
             "secret_access_key": environment["AWS_SECRET_ACCESS_KEY"] ?? "", "region": region,

@@ -1,0 +1,175 @@
+import Crypto
+import Foundation
+import PushPrep
+import PushPrepTestSupport
+import Testing
+
+/// `pushprep payload MANIFEST --store s3://…` against moto: the manifest's objects were stored by
+/// `process --store`, and `payload` gives each attachment its URL from the store when it builds
+/// the push (presigned then, or a base URL joined with the key), after a HEAD finds the object.
+/// The helpers are ``ObjectStoreCLITests``'s.
+@Suite(
+    MotoS3Server.required,
+    .enabled(if: TestTools.programAvailable("ffmpeg") && TestTools.programAvailable("vips"), "needs ffmpeg and vips"))
+struct ObjectStorePayloadCLITests {
+    private typealias CLI = ObjectStoreCLITests
+
+    /// `process INPUTS --store STORE --manifest manifest.json`; the manifest's ready attachments.
+    private static func stored(
+        _ inputs: [String], store: String, in directory: URL, environment: [String: String]
+    ) throws -> [PushPrep.Attachment] {
+        let run = try CLI.pushprep(
+            ["process"] + inputs + ["--store", store, "--manifest", "manifest.json"], in: directory,
+            environment: environment)
+        #expect(run.status == 0, "\(run.stderr)")
+        let data = try Data(contentsOf: directory.appendingPathComponent("manifest.json"))
+        return try JSONDecoder().decode(Manifest.self, from: data).attachments.compactMap(\.attachment)
+    }
+
+    /// The APNs payload's attachment URLs, by id.
+    private static func urls(_ run: CLI.Run) throws -> [String: String] {
+        let payload = try #require(try JSONSerialization.jsonObject(with: run.stdout) as? [String: Any])
+        let attachments = try #require(payload["attachments"] as? [[String: Any]])
+        var urls: [String: String] = [:]
+        for attachment in attachments {
+            urls[try #require(attachment["id"] as? String)] = try #require(attachment["url"] as? String)
+        }
+        return urls
+    }
+
+    /// The `X-Amz-Date` of a presigned URL.
+    private static func signingDate(_ url: String) throws -> Date {
+        let query = try #require(URLComponents(string: url)?.queryItems)
+        let text = try #require(query.first { $0.name == "X-Amz-Date" }?.value)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        return try #require(formatter.date(from: text))
+    }
+
+    @Test(
+        "payload --store --presign 2d: URLs signed when the payload is built, botocore agrees, curl downloads them",
+        .enabled(if: TestTools.programAvailable("curl"), "needs curl"))
+    func presigned() async throws {
+        // moto with IAM auth answers presigned GETs with 500: the download is checked on the server without.
+        for server in [MotoS3Server.shared, MotoS3Server.withoutIAM] {
+            let bucket = try await server.makeBucket()
+            let store = try await server.storeURL(prefix: "push", bucket: bucket)
+            let environment = try await server.pushprepEnvironment()
+            try await CLI.inTemporaryDirectory { directory in
+                let inputs = try CLI.makeSamples(in: directory)
+                let attachments = try Self.stored(
+                    [inputs[0], inputs[2]], store: store, in: directory,
+                    environment: environment)
+                #expect(attachments.count == 2)
+                // The manifest holds the bucket's URLs; the payload's are signed at its own time.
+                let before = Date().addingTimeInterval(-1)
+                let run = try CLI.pushprep(
+                    ["payload", "manifest.json", "--store", store, "--presign", "2d", "--body", "Hi"], in: directory,
+                    environment: environment)
+                let after = Date().addingTimeInterval(1)
+                #expect(run.status == 0, "\(run.stderr)")
+                #expect(!run.stderr.contains("warning"), "\(run.stderr)")
+                let urls = try Self.urls(run)
+                for attachment in attachments {
+                    let link = try #require(urls[attachment.id])
+                    #expect(
+                        link.hasPrefix("\(try await server.endpoint.absoluteString)/\(bucket)/push/\(attachment.file)?")
+                    )
+                    #expect(link.contains("X-Amz-Expires=172800"))
+                    let signed = try Self.signingDate(link)
+                    #expect(signed >= before && signed <= after, "\(signed) not in \(before)...\(after)")
+                    #expect(try CLI.botocoreAgrees(link, environment: environment, region: server.region))
+                    let tampered = link.replacingOccurrences(of: "/push/", with: "/push//")
+                    #expect(try !CLI.botocoreAgrees(tampered, environment: environment, region: server.region))
+                    guard !server.iamAuth else { continue }
+                    let curl = try TestTools.run("curl", ["--silent", "--show-error", "--fail", "--globoff", link])
+                    #expect(curl.status == 0, "\(String(decoding: curl.stderr, as: UTF8.self))")
+                    #expect(SHA256.hash(data: curl.stdout).hexString == attachment.sha256)
+                }
+            }
+        }
+    }
+
+    @Test("payload --store --base-url joins the base with each object's key, the poster's too (FCM sends it)")
+    func baseURL() async throws {
+        let server = MotoS3Server.shared
+        let bucket = try await server.makeBucket()
+        let store = try await server.storeURL(prefix: "a/b", bucket: bucket)
+        let environment = try await server.pushprepEnvironment()
+        try await CLI.inTemporaryDirectory { directory in
+            let inputs = try CLI.makeSamples(in: directory)
+            let movie = try #require(
+                try Self.stored([inputs[2]], store: store, in: directory, environment: environment).first)
+            let poster = try #require(movie.poster)
+            let base = "https://cdn.example.com/media"
+            let apns = try CLI.pushprep(
+                ["payload", "manifest.json", "--store", store, "--base-url", base, "--body", "Hi"], in: directory,
+                environment: environment)
+            #expect(apns.status == 0, "\(apns.stderr)")
+            #expect(try Self.urls(apns) == [movie.id: "\(base)/a/b/\(movie.file)"])
+            let fcm = try CLI.pushprep(
+                ["payload", "manifest.json", "--store", store, "--base-url", base, "--body", "Hi", "--dialect", "fcm"],
+                in: directory, environment: environment)
+            #expect(fcm.status == 0, "\(fcm.stderr)")
+            let payload = try #require(try JSONSerialization.jsonObject(with: fcm.stdout) as? [String: Any])
+            let image = ((payload["message"] as? [String: Any])?["apns"] as? [String: Any])?["fcm_options"]
+            #expect((image as? [String: Any])?["image"] as? String == "\(base)/a/b/\(poster.file)")
+        }
+    }
+
+    @Test("payload --store refuses an attachment whose object is not in the store (invalid_payload, exit 1)")
+    func missingObject() async throws {
+        let server = MotoS3Server.shared
+        let bucket = try await server.makeBucket()
+        let environment = try await server.pushprepEnvironment()
+        try await CLI.inTemporaryDirectory { directory in
+            let inputs = try CLI.makeSamples(in: directory)
+            let store = try await server.storeURL(prefix: "push", bucket: bucket)
+            let photo = try #require(
+                try Self.stored([inputs[0]], store: store, in: directory, environment: environment).first)
+            // The same bucket under another prefix: no such object.
+            let other = try await server.storeURL(prefix: "elsewhere", bucket: bucket)
+            let run = try CLI.pushprep(
+                ["payload", "manifest.json", "--store", other, "--presign", "1d", "--body", "Hi"], in: directory,
+                environment: environment)
+            #expect(run.status == 1, "\(run.stderr)")
+            #expect(run.stdout.isEmpty)
+            #expect(run.stderr.contains("invalid_payload"), "\(run.stderr)")
+            #expect(run.stderr.contains("no object elsewhere/\(photo.file) in the bucket \(bucket)"), "\(run.stderr)")
+            // The right store still gives the payload.
+            let good = try CLI.pushprep(
+                ["payload", "manifest.json", "--store", store, "--presign", "1d", "--body", "Hi"], in: directory,
+                environment: environment)
+            #expect(good.status == 0, "\(good.stderr)")
+        }
+    }
+
+    @Test("payload: --presign without --store, a file: store, and --presign with --base-url are usage errors")
+    func usageErrors() async throws {
+        let server = MotoS3Server.shared
+        let store = try await server.storeURL(prefix: "push")
+        let environment = try await server.pushprepEnvironment()
+        try await CLI.inTemporaryDirectory { directory in
+            // A real manifest, so that only the options can make the run a usage error.
+            let inputs = try CLI.makeSamples(in: directory)
+            let local = try CLI.pushprep(
+                ["process", inputs[0], "--out", "out", "--manifest", "manifest.json"], in: directory,
+                environment: environment)
+            #expect(local.status == 0, "\(local.stderr)")
+            let plain = try CLI.pushprep(
+                ["payload", "manifest.json", "--body", "Hi", "--base-url", "https://cdn.example.com"], in: directory,
+                environment: environment)
+            #expect(plain.status == 0, "\(plain.stderr)")
+            for arguments in [
+                ["--presign", "1d"], ["--store", "file:out"], ["--store", store, "--presign", "8d"],
+                ["--store", store, "--presign", "1d", "--base-url", "https://cdn.example.com"],
+            ] {
+                let run = try CLI.pushprep(
+                    ["payload", "manifest.json", "--body", "Hi"] + arguments, in: directory, environment: environment)
+                #expect(run.status == 2, "\(arguments): \(run.stderr)")
+            }
+        }
+    }
+}

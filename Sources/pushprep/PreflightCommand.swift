@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PushPrep
 import PushPrepPayload
+import PushPrepStorage
 
 /// `pushprep preflight`: checks push payloads and their attachments before they are sent.
 struct PreflightCommand: AsyncParsableCommand {
@@ -22,7 +23,9 @@ struct PreflightCommand: AsyncParsableCommand {
             --fix OUT.json writes a corrected payload: attachments with findings are processed \
             into --out and their URLs replaced by --base-url + the file, mutable-content is set, \
             and so on; it implies --fetch and takes one payload. The exit status then describes \
-            the corrected payload.
+            the corrected payload. With --store s3://BUCKET/PREFIX (as for process), the \
+            processed attachments are published to the bucket instead (from a private temporary \
+            folder) and get its URLs: --base-url joined with the key, --presign, or the bucket's.
 
             Exit status: 0 when clean, 1 on any error, 3 on warnings only with --strict, 2 on a \
             usage error.
@@ -32,6 +35,7 @@ struct PreflightCommand: AsyncParsableCommand {
               pushprep preflight payload.json --fetch --strict
               pushprep preflight onesignal.json --dialect onesignal --json
               pushprep preflight payload.json --fix fixed.json --out out --base-url https://cdn.example.com/push
+              pushprep preflight payload.json --fix fixed.json --store s3://media/push --presign 2d
             """
     )
 
@@ -79,14 +83,18 @@ struct PreflightCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Write a corrected payload here (implies --fetch; one payload).")
     var fix: String?
 
-    @Option(name: .long, help: "With --fix: where processed attachments are written.")
-    var out: String = "./pushprep-out"
+    @Option(
+        name: .long,
+        help: "With --fix: where processed attachments are written (as --store file:DIR; default ./pushprep-out).")
+    var out: String?
 
     @Option(
         name: ProcessingSettings.Declared.baseURL.name,
         help: ProcessingSettings.Declared.baseURL.argumentHelp(
-            "With --fix: URL prefix of --out; processed attachments' URLs."))
+            "With --fix: URL prefix of --out (or of the bucket); processed attachments' URLs."))
     var baseURL: String?
+
+    @OptionGroup(title: "Object storage (--fix)") var storage: StoreOptions
 
     @OptionGroup(title: "Processing (--fix)") var options: ImageOptions
 
@@ -110,6 +118,10 @@ struct PreflightCommand: AsyncParsableCommand {
         if fix == nil && baseURL != nil {
             throw ValidationError("--base-url is for --fix")
         }
+        if fix == nil && (storage.selection.store != nil || storage.selection.presign != nil) {
+            throw ValidationError("--store and --presign are for --fix")
+        }
+        if fix != nil { try storage.validate(location: try location, baseURL: baseURL) }
         if payloads.filter({ $0 == "-" }).count > 1 {
             throw ValidationError("standard input (-) can be read once")
         }
@@ -121,6 +133,11 @@ struct PreflightCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.message)
         }
+    }
+
+    /// Where `--fix` puts processed attachments: `--store`, else `--out`, else `./pushprep-out`.
+    var location: StoreLocation {
+        get throws { try storage.location(out: out, defaultOut: "./pushprep-out") }
     }
 
     var fetchBudget: PreflightSession.FetchBudget {
@@ -166,11 +183,37 @@ struct PreflightCommand: AsyncParsableCommand {
     ) async throws -> PreflightReport {
         var settings = options.settings
         settings.baseURL = baseURL
+        let s3: S3Location
+        switch try location {
+        case .directory(let directory):
+            let processor = Processor(
+                settings: settings, outputDirectory: directory, logger: logger, remote: remote.settings)
+            return try await withSession(logger: logger) { session in
+                do throws(PushPrepError) {
+                    return try await session.fix(input.1, file: input.0, writeTo: path, processing: processor)
+                } catch {
+                    throw CommandFailure(message: error.description)
+                }
+            }
+        case .s3(let location):
+            s3 = location
+        }
+        // Processed into a private folder, published from it, and the folder removed.
+        let staging = try LocalStaging.makeFolder("preflight")
+        defer { try? FileManager.default.removeItem(atPath: staging) }
+        settings.baseURL = nil
         let processor = Processor(
-            settings: settings, outputDirectory: out, logger: logger, remote: remote.settings)
+            settings: settings, outputDirectory: staging, logger: logger, remote: remote.settings)
         return try await withSession(logger: logger) { session in
             do throws(PushPrepError) {
-                return try await session.fix(input.1, file: input.0, writeTo: path, processing: processor)
+                let urls = try storage.urls(baseURL: baseURL)
+                return try await S3Client.withClient(try storage.configuration(for: s3), logger: logger) {
+                    client throws(PushPrepError) -> PreflightReport in
+                    let publishing = PublishingProcessor(
+                        processing: processor, store: S3AttachmentStore(client: client, location: s3), urls: urls,
+                        concurrency: 4)
+                    return try await session.fix(input.1, file: input.0, writeTo: path, processing: publishing)
+                }
             } catch {
                 throw CommandFailure(message: error.description)
             }

@@ -7,7 +7,8 @@ import Testing
 /// `pushprep payload MANIFEST --store s3://…` against moto: the manifest's objects were stored by
 /// `process --store`, and `payload` gives each attachment its URL from the store when it builds
 /// the push (presigned then, or a base URL joined with the key), after a HEAD finds the object.
-/// The helpers are ``ObjectStoreCLITests``'s.
+/// `preflight --fix --store s3://…` publishes the attachments it replaces to the bucket and points
+/// the fixed payload at them. The helpers are ``ObjectStoreCLITests``'s.
 @Suite(
     MotoS3Server.required,
     .enabled(if: TestTools.programAvailable("ffmpeg") && TestTools.programAvailable("vips"), "needs ffmpeg and vips"))
@@ -168,6 +169,86 @@ struct ObjectStorePayloadCLITests {
             ] {
                 let run = try CLI.pushprep(
                     ["payload", "manifest.json", "--body", "Hi"] + arguments, in: directory, environment: environment)
+                #expect(run.status == 2, "\(arguments): \(run.stderr)")
+            }
+        }
+    }
+
+    /// The findings of a `preflight --json` run's one report, as (code, severity).
+    private static func findings(_ run: CLI.Run) throws -> [(code: String, severity: String)] {
+        let output = try #require(try JSONSerialization.jsonObject(with: run.stdout) as? [String: Any])
+        let report = try #require((output["reports"] as? [[String: Any]])?.first)
+        let findings = try #require(report["findings"] as? [[String: Any]])
+        return findings.map { ($0["code"] as? String ?? "?", $0["severity"] as? String ?? "?") }
+    }
+
+    @Test("preflight --fix --store --presign: the WebP's JPEG is in the bucket and the fixed payload points at it")
+    func preflightFix() async throws {
+        let webpDirectory = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(webpDirectory) }
+        let webp = webpDirectory.appendingPathComponent("banner.webp")
+        try TestTools.vips("gaussnoise", webp.path, "64", "48")
+        let bytes = Array(try Data(contentsOf: webp))
+        // moto with IAM auth checks the uploads' signatures; the one without serves presigned GETs.
+        for server in [MotoS3Server.shared, MotoS3Server.withoutIAM] {
+            let bucket = try await server.makeBucket()
+            let store = try await server.storeURL(prefix: "fixed", bucket: bucket)
+            let environment = try await server.pushprepEnvironment()
+            try await CLI.inTemporaryDirectory { directory in
+                try await TestHTTPServer.with(files: ["banner.webp": bytes]) { http in
+                    let payload =
+                        #"{"aps":{"alert":"B"},"attachments":[{"id":"a","url":"\#(http.url("/files/banner.webp"))"}]}"#
+                    try Data(payload.utf8).write(to: directory.appendingPathComponent("remote.json"))
+                    let fix = try CLI.pushprep(
+                        [
+                            "preflight", "remote.json", "--fix", "fixed.json", "--store", store, "--presign", "2d",
+                            "--allow-host", "127.0.0.1", "--allow-http",
+                        ], in: directory, environment: environment)
+                    // The store's URL is http:// (moto): with --allow-http a warning, so exit 0.
+                    #expect(fix.status == 0, "\(fix.stdout)\n\(fix.stderr)")
+                    let fixedData = try Data(contentsOf: directory.appendingPathComponent("fixed.json"))
+                    let fixed = try #require(try JSONSerialization.jsonObject(with: fixedData) as? [String: Any])
+                    let link = try #require((fixed["attachments"] as? [[String: Any]])?.first?["url"] as? String)
+                    let prefix = "\(try await server.endpoint.absoluteString)/\(bucket)/fixed/"
+                    #expect(link.hasPrefix(prefix) && link.contains(".jpg?"), "\(link)")
+                    #expect(link.contains("X-Amz-Expires=172800"))
+                    #expect(try CLI.botocoreAgrees(link, environment: environment, region: server.region))
+                    let file = String(link.dropFirst(prefix.count).prefix { $0 != "?" })
+                    let stored = try #require(try await server.readBack("fixed/\(file)", bucket: bucket))
+                    #expect(stored.contentType == "image/jpeg")
+                    #expect(Array(stored.body.prefix(3)) == [0xFF, 0xD8, 0xFF])
+                    #expect(stored.metadata["sha256"] == SHA256.hash(data: stored.body).hexString)
+                    // Nothing was written beside the payload: the staging folder was private.
+                    #expect(
+                        !FileManager.default.fileExists(atPath: directory.appendingPathComponent("pushprep-out").path))
+
+                    // The fixed payload pre-flights clean but for its http:// URL (moto's).
+                    var check = ["preflight", "fixed.json", "--allow-http", "--json"]
+                    if !server.iamAuth { check += ["--fetch", "--allow-host", "127.0.0.1"] }
+                    let recheck = try CLI.pushprep(check, in: directory, environment: environment)
+                    #expect(recheck.status == 0, "\(String(decoding: recheck.stdout, as: UTF8.self))")
+                    let findings = try Self.findings(recheck)
+                    #expect(findings.map(\.code) == ["insecure_url"], "\(findings)")
+                    #expect(findings.map(\.severity) == ["warning"])
+                }
+            }
+        }
+    }
+
+    @Test("preflight: --store without --fix, and --out with --store, are usage errors")
+    func preflightUsageErrors() async throws {
+        let server = MotoS3Server.shared
+        let store = try await server.storeURL(prefix: "push")
+        let environment = try await server.pushprepEnvironment()
+        try await CLI.inTemporaryDirectory { directory in
+            try Data(#"{"aps":{"alert":"B"}}"#.utf8).write(to: directory.appendingPathComponent("p.json"))
+            #expect(try CLI.pushprep(["preflight", "p.json"], in: directory, environment: environment).status == 0)
+            for arguments in [
+                ["--store", store], ["--presign", "1d"], ["--fix", "f.json", "--store", store, "--out", "out"],
+                ["--fix", "f.json", "--out", "out", "--presign", "1d"],
+            ] {
+                let run = try CLI.pushprep(
+                    ["preflight", "p.json"] + arguments, in: directory, environment: environment)
                 #expect(run.status == 2, "\(arguments): \(run.stderr)")
             }
         }

@@ -235,6 +235,38 @@ struct ObjectStorePayloadCLITests {
         }
     }
 
+    @Test("preflight --fix --store with an unreachable store: the attachment is not fixed (storage_unavailable)")
+    func preflightFixUnreachable() async throws {
+        let environment = try await MotoS3Server.shared.pushprepEnvironment()
+        // A port nothing listens on: a stopped server, as the client sees it.
+        let port = try PostgresTestServer.freePort()
+        let store = "s3://pushprep-gone/push?region=us-east-1&endpoint=http://127.0.0.1:\(port)"
+        let webpDirectory = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(webpDirectory) }
+        let webp = webpDirectory.appendingPathComponent("banner.webp")
+        try TestTools.vips("gaussnoise", webp.path, "64", "48")
+        let bytes = Array(try Data(contentsOf: webp))
+        try await CLI.inTemporaryDirectory { directory in
+            try await TestHTTPServer.with(files: ["banner.webp": bytes]) { http in
+                let original = http.url("/files/banner.webp")
+                let payload = #"{"aps":{"alert":"B"},"attachments":[{"id":"a","url":"\#(original)"}]}"#
+                try Data(payload.utf8).write(to: directory.appendingPathComponent("remote.json"))
+                let fix = try CLI.pushprep(
+                    [
+                        "preflight", "remote.json", "--fix", "fixed.json", "--store", store, "--allow-host",
+                        "127.0.0.1", "--allow-http",
+                    ], in: directory, environment: environment)
+                let text = String(decoding: fix.stdout, as: UTF8.self)
+                #expect(fix.status == 1, "\(text)\n\(fix.stderr)")
+                #expect(
+                    text.contains("/attachments/0/url: not fixed: ") && text.contains("storage_unavailable"), "\(text)")
+                let fixedData = try Data(contentsOf: directory.appendingPathComponent("fixed.json"))
+                let fixed = try #require(try JSONSerialization.jsonObject(with: fixedData) as? [String: Any])
+                #expect((fixed["attachments"] as? [[String: Any]])?.first?["url"] as? String == original)
+            }
+        }
+    }
+
     @Test("preflight: --store without --fix, and --out with --store, are usage errors")
     func preflightUsageErrors() async throws {
         let server = MotoS3Server.shared

@@ -187,7 +187,7 @@ package final class RemoteFetcher: Sendable {
             guard attempt < retry.maxTries else {
                 throw PushPrepError(.fetchFailed, "\(reason) after \(attempt) tries")
             }
-            let retryAfter = RetryPolicy.retryAfter(response.headers.first(name: "retry-after"))
+            let retryAfter = RetryAfter.parse(response.headers.first(name: "retry-after"))
             // The body of an error response is not needed; dropping it closes the stream.
             try await pause(
                 retryAfter ?? retry.backoff(beforeTry: attempt + 1), url: url, reason: reason, deadline: deadline,

@@ -22,7 +22,8 @@ import Synchronization
 /// upload holds a few hundred KiB per request in memory whatever the file's size. Every request
 /// is signed with ``SigV4Signer`` when it is sent (a retry is signed anew, with a new date, and
 /// re-reads its body from the file), retried with exponential backoff and full jitter on 5xx,
-/// 429, `SlowDown`, `RequestTimeout`, `InternalError` and connection failures, and bounded by a
+/// 429, `SlowDown`, `RequestTimeout`, `InternalError` and connection failures (waiting what a
+/// `Retry-After` on the answer asks instead, up to the backoff's cap), and bounded by a
 /// connect timeout and a per-request deadline. Failures are ``PushPrepError``s: `storage_denied`,
 /// `storage_unavailable` (see ``S3ErrorResponse``), `io_error` for the local file,
 /// `invalid_settings` for a key or hash PushPrep would not send. No secret appears in an error or
@@ -75,6 +76,8 @@ package final class S3Client: Sendable {
     let logger: Logger
     /// The signing time of each try (tests move it on to see that a retry is signed anew).
     let now: @Sendable () -> Date
+    /// Waits between tries (tests record the waits instead of sleeping through them).
+    let sleep: @Sendable (Duration) async throws -> Void
 
     /// Chunks a body is read in: large enough that the thread hops are few, small enough that
     /// NIOFileSystem's read-ahead (8 chunks) stays at half a MiB per request.
@@ -84,11 +87,13 @@ package final class S3Client: Sendable {
     /// (by default async-http-client's shared one).
     package init(
         configuration: S3Configuration, logger: Logger, eventLoopGroup: (any EventLoopGroup)? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() },
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) {
         self.configuration = configuration
         self.logger = logger
         self.now = now
+        self.sleep = sleep
         var settings = HTTPClient.Configuration()
         settings.timeout = HTTPClient.Configuration.Timeout(connect: TimeAmount(configuration.limits.connectTimeout))
         // S3 answers a wrong-region request with a redirect; following it would sign for the

@@ -27,7 +27,8 @@ package struct S3Configuration: Sendable {
         /// Tries per request, the first included (a 503 `SlowDown` burst is absorbed by these).
         package var maxAttempts: Int = 4
         /// The wait between tries: exponential with full jitter (between none and the ceiling),
-        /// so that many workers retrying against one bucket spread out.
+        /// so that many workers retrying against one bucket spread out. A `Retry-After` on a
+        /// retryable answer is waited instead, up to `cap` (and the request timeout).
         package var backoff = Backoff(base: .milliseconds(200), cap: .seconds(5), minimumFraction: 0)
         /// Files larger than this go up in parts (16 MiB).
         package var multipartThreshold: Int = 16 * 1024 * 1024

@@ -51,6 +51,18 @@ extension S3Client {
     private struct Failure: Error {
         var error: PushPrepError
         var retryable: Bool
+        /// The server's `Retry-After` on a retryable answer (a 503 `SlowDown`, a 429).
+        var retryAfter: Duration? = nil
+    }
+
+    /// The wait before the try after `attempt` failed with `failure`: the server's `Retry-After`
+    /// when it gave one, bounded by the backoff's cap and by the request timeout (a server asking
+    /// for an hour does not stall a publication for an hour; the wait then is the cap, and the
+    /// tries still run out); otherwise the jittered backoff.
+    func retryDelay(afterFailure attempt: Int, retryAfter: Duration?) -> Duration {
+        let limits = configuration.limits
+        guard let retryAfter else { return limits.backoff.delay(afterFailure: attempt) }
+        return min(retryAfter, limits.backoff.cap, limits.requestTimeout)
     }
 
     /// Sends `request`, trying again with backoff while failures are transient, at most
@@ -77,15 +89,15 @@ extension S3Client {
                 throw failure.error
             }
             guard !Task.isCancelled else { throw Self.interrupted(request) }
-            let delay = limits.backoff.delay(afterFailure: attempt)
-            logger.debug(
-                "storage request retried",
-                metadata: [
-                    "operation": "\(request.operation)", "attempt": "\(attempt)", "delay": "\(delay)",
-                    "reason": "\(failure.error.message)",
-                ])
+            let delay = retryDelay(afterFailure: attempt, retryAfter: failure.retryAfter)
+            var metadata: Logger.Metadata = [
+                "operation": "\(request.operation)", "attempt": "\(attempt)", "delay": "\(delay)",
+                "reason": "\(failure.error.message)",
+            ]
+            if let retryAfter = failure.retryAfter { metadata["retry_after"] = "\(retryAfter)" }
+            logger.debug("storage request retried", metadata: metadata)
             do {
-                try await Task.sleep(for: delay)
+                try await sleep(delay)
             } catch {
                 throw Self.interrupted(request)
             }
@@ -146,7 +158,9 @@ extension S3Client {
         if request.acceptedStatuses.contains(response.status) { return response }
         let answer = S3ErrorResponse(status: response.status, headers: response.headers, body: response.body)
         let error = answer.error(operation: request.operation, signedRegion: configuration.region)
-        throw Failure(error: scrubbed(error), retryable: answer.isRetryable)
+        let retryAfter =
+            answer.isRetryable ? RetryAfter.parse(response.headers.first(name: "retry-after"), now: now()) : nil
+        throw Failure(error: scrubbed(error), retryable: answer.isRetryable, retryAfter: retryAfter)
     }
 
     private func execute(_ request: HTTPClientRequest, deadline: NIODeadline) async throws -> S3Response {

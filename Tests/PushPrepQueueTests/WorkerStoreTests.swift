@@ -6,10 +6,15 @@ import Testing
 
 @testable import PushPrepQueue
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `pushprep worker --store s3://…` against moto with IAM auth on: a job succeeds only once its
 /// output is in the bucket (read back with boto3), a refused key fails the job at once
 /// (`storage_denied` is permanent), and an unreachable store sends it back to the queue
-/// (`storage_unavailable` is retried).
+/// (`storage_unavailable` is retried), and a worker killed in the middle of a multipart upload
+/// leaves no object behind while the job it held is published once by the worker that rescues it.
 @Suite(.serialized, MotoS3Server.required)
 struct WorkerStoreTests {
     /// The server's key in `AWS_*` (the secret replaced by `secret` when given), over this
@@ -86,5 +91,122 @@ struct WorkerStoreTests {
             #expect(retried.errorCode == "storage_unavailable")
             try await WorkerProcessTests.stop(unreachable)
         }
+    }
+
+    /// Worker A stores through ``HoldingS3Proxy`` with every output going up in parts (threshold
+    /// 0): it creates the multipart upload, its part upload is held, and it is killed there.
+    /// Then the key names no object (only the unfinished upload, as S3 shows it), worker B
+    /// (straight to moto) rescues the job once A's lease has expired and publishes it once: one
+    /// object, whose bytes have the manifest entry's SHA-256. A's upload stays listed: nothing
+    /// is left to abort it, and S3 keeps it (and bills its parts) until the bucket's lifecycle
+    /// rule (`AbortIncompleteMultipartUpload`, see the README) removes it.
+    @Test("a worker killed mid multipart upload leaves no object; the rescued job is published once")
+    func workerKilledMidMultipartUpload() async throws {
+        let server = MotoS3Server.shared
+        let bucket = try await server.makeBucket()
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let inputs = try TinyBMP.write(count: 1, into: dir)
+        let motoPort = try #require(try await server.endpoint.port)
+        let proxy = try HoldingS3Proxy(upstreamPort: motoPort, log: dir.appendingPathComponent("proxy.log"))
+        defer { proxy.stop() }
+        let proxyPort = try await proxy.port()
+        let held = "s3://\(bucket)/jobs?region=\(server.region)&endpoint=http://127.0.0.1:\(proxyPort)"
+        let direct = try await server.storeURL(prefix: "jobs", bucket: bucket)
+        // Every output, however small, goes up as a multipart upload (parts of S3's minimum 5 MiB).
+        let multipart = ["--multipart-threshold", "0", "--part-size", "\(5 * 1024 * 1024)"]
+        let environment = try await Self.environment(server)
+        try await QueueFixture.withQueue(.sqlite) { queue, url in
+            let id = try WorkerProcessTests.enqueue(inputs.map(\.path), queue: url.commandLineArgument, in: dir)[0]
+            let workerA = try PushPrepCLI.startWorker(
+                queue: url.commandLineArgument, out: dir, store: held, environment: environment, in: dir,
+                options: multipart)
+            let request = try await Poll.value(
+                "worker A sends a part", within: .seconds(120),
+                diagnostics: { workerA.logTail() + "\nproxy:\n" + proxy.output }
+            ) { proxy.heldRequests.first }
+            #expect(request.hasPrefix("PUT /\(bucket)/jobs/") && request.contains("uploadId="), "\(request)")
+            let inFlight = try await WorkerProcessTests.listing(of: bucket, prefix: "jobs/", on: server)
+            #expect(inFlight.keys.isEmpty, "nothing stored while the part is in flight: \(inFlight.keys)")
+            try #require(inFlight.uploads.count == 1, "worker A's upload is under way: \(inFlight.uploads)")
+            let running = try #require(try await queue.job(id))
+            #expect(WorkerProcessTests.isOwned(running, by: workerA), "A holds the job while it uploads: \(running)")
+
+            let killed = try await workerA.kill()
+            #expect(killed.signal == SIGKILL, "worker A ended before the kill: \(killed)")
+            let afterKill = try await WorkerProcessTests.listing(of: bucket, prefix: "jobs/", on: server)
+            #expect(afterKill.keys.isEmpty, "no half object: \(afterKill.keys)")
+            #expect(afterKill.uploads == inFlight.uploads)
+            #expect(try await server.readBack(inFlight.uploads[0], bucket: bucket) == nil, "GET finds no object")
+
+            let workerB = try PushPrepCLI.startWorker(
+                queue: url.commandLineArgument, out: dir, store: direct, environment: environment, in: dir,
+                options: multipart)
+            let done = try await WorkerProcessTests.waitUntilFinished(
+                id, on: queue, within: .seconds(120), worker: workerB)
+            try #require(done.state == .succeeded, "job ended \(done.state): \(done.errorMessage ?? "")")
+            #expect(done.attempt == 2 && done.leaseToken == 2, "A's attempt and B's: \(done)")
+            let attachment = try WorkerProcessTests.attachment(of: done)
+            let key = "jobs/\(attachment.file)"
+            #expect(inFlight.uploads == [key], "A was uploading the same content-addressed key")
+            let stored = try #require(try await server.readBack(key, bucket: bucket))
+            #expect(SHA256.hash(data: stored.body).hexString == attachment.sha256)
+            #expect(stored.body.count == attachment.bytes)
+            let listing = try await WorkerProcessTests.listing(of: bucket, prefix: "jobs/", on: server)
+            #expect(listing.keys == [key], "one object, published once")
+            // A's upload is orphaned: S3 keeps it until a lifecycle rule aborts it.
+            #expect(listing.uploads == [key], "the killed worker's upload is left unfinished")
+            #expect(proxy.heldRequests.count == 1, "B did not go through the proxy")
+            try await WorkerProcessTests.stop(workerB)
+        }
+    }
+}
+
+/// `scripts/s3_hold_proxy.py` in front of moto: it passes requests through and holds every
+/// multipart part upload unanswered, so a worker storing through it is stuck mid-upload for as
+/// long as the test needs. Killed by ``stop()`` or when it goes away.
+private final class HoldingS3Proxy: @unchecked Sendable {
+    private let process = Process()
+    private let log: URL
+
+    init(upstreamPort: Int, log: URL) throws {
+        self.log = log
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        process.executableURL = URL(fileURLWithPath: MotoS3Server.python)
+        process.arguments = [
+            TestTools.packageRoot.appendingPathComponent("scripts/s3_hold_proxy.py").path, "\(upstreamPort)",
+        ]
+        let output = try FileHandle(forWritingTo: log)
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+    }
+
+    deinit { stop() }
+
+    /// What the proxy printed.
+    var output: String {
+        String(decoding: (try? Data(contentsOf: log)) ?? Data(), as: UTF8.self)
+    }
+
+    /// The request lines of the part uploads held so far.
+    var heldRequests: [String] {
+        output.split(separator: "\n").filter { $0.hasPrefix("held ") }.map { String($0.dropFirst(5)) }
+    }
+
+    /// The port it listens on, once it does.
+    func port() async throws -> Int {
+        try await Poll.value("the proxy listens", within: .seconds(60), diagnostics: { self.output }) {
+            self.output.split(separator: "\n").first { $0.hasPrefix("listening ") }.flatMap { Int($0.dropFirst(10)) }
+        }
+    }
+
+    /// SIGKILL, not `terminate()`'s SIGTERM: the test runner starts children with SIGTERM
+    /// blocked, so the proxy would never see it (and waiting for its exit would hang).
+    func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PushPrepCore
 import PushPrepTestSupport
 import Testing
 
@@ -50,20 +51,20 @@ import Testing
 
     @Test("Retry-After: seconds or an HTTP date; garbage is ignored")
     func retryAfter() {
-        #expect(RetryPolicy.retryAfter("3") == .seconds(3))
-        #expect(RetryPolicy.retryAfter(" 0 ") == .seconds(0))
-        #expect(RetryPolicy.retryAfter(nil) == nil)
-        #expect(RetryPolicy.retryAfter("soon") == nil)
-        #expect(RetryPolicy.retryAfter("-5") == nil)
-        #expect(RetryPolicy.retryAfter("99999999999999999999999") == nil)
-        #expect(RetryPolicy.retryAfter("Tue, 01 Apr 20250 10:00:30 GMT")! > .seconds(500_000_000_000))
+        #expect(RetryAfter.parse("3") == .seconds(3))
+        #expect(RetryAfter.parse(" 0 ") == .seconds(0))
+        #expect(RetryAfter.parse(nil) == nil)
+        #expect(RetryAfter.parse("soon") == nil)
+        #expect(RetryAfter.parse("-5") == nil)
+        #expect(RetryAfter.parse("99999999999999999999999") == nil)
+        #expect(RetryAfter.parse("Tue, 01 Apr 20250 10:00:30 GMT")! > .seconds(500_000_000_000))
         let now = Date(timeIntervalSince1970: 1_743_501_600)  // Tue, 01 Apr 2025 10:00:00 GMT
-        #expect(RetryPolicy.retryAfter("Tue, 01 Apr 2025 10:00:30 GMT", now: now) == .seconds(30))
-        #expect(RetryPolicy.retryAfter("Tue, 01 Apr 2025 09:00:00 GMT", now: now) == .zero)
+        #expect(RetryAfter.parse("Tue, 01 Apr 2025 10:00:30 GMT", now: now) == .seconds(30))
+        #expect(RetryAfter.parse("Tue, 01 Apr 2025 09:00:00 GMT", now: now) == .zero)
         // The obsolete forms a recipient must still read (RFC 9110 §5.6.7).
-        #expect(RetryPolicy.retryAfter("Tuesday, 01-Apr-25 10:00:30 GMT", now: now) == .seconds(30))
-        #expect(RetryPolicy.retryAfter("Tue Apr  1 10:01:00 2025", now: now) == .seconds(60))
-        #expect(RetryPolicy.retryAfter("Tue, 01 Apr 2025 10:00", now: now) == nil)
+        #expect(RetryAfter.parse("Tuesday, 01-Apr-25 10:00:30 GMT", now: now) == .seconds(30))
+        #expect(RetryAfter.parse("Tue Apr  1 10:01:00 2025", now: now) == .seconds(60))
+        #expect(RetryAfter.parse("Tue, 01 Apr 2025 10:00", now: now) == nil)
         #expect(RetryPolicy.transientStatuses == [429, 502, 503, 504])
     }
 

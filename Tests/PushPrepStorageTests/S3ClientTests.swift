@@ -217,6 +217,75 @@ struct S3ClientTests {
         #expect(Set(puts.compactMap { $0.headers["authorization"] }).count == 3)
     }
 
+    @Test("503 SlowDown with Retry-After: 1, then success: the client waits the second asked, not its backoff")
+    func retryAfterIsHonoured() async throws {
+        let file = try Self.makeFile(size: 1000)
+        defer { try? FileManager.default.removeItem(atPath: file.path) }
+        // The backoff alone would wait at most 20 ms; a cap of 5 s lets the server's second through.
+        var limits = Self.fastLimits
+        limits.backoff = Backoff(base: .milliseconds(5), cap: .seconds(5), minimumFraction: 0)
+        let log = CapturedLog()
+        try await Self.withServer(limits: limits, log: log) { server, client in
+            server.inject(
+                .init(operation: .putObject, times: 1, action: .error(status: 503, code: "SlowDown", retryAfter: "1")))
+            let start = ContinuousClock.now
+            let result = try await client.publish(
+                file: file.path, key: "a.jpg", contentType: "image/jpeg", sha256: file.sha256)
+            let waited = ContinuousClock.now - start
+            #expect(result.outcome == .stored && result.retries == 1)
+            #expect(waited >= .milliseconds(950), "waited \(waited), not the second the server asked for")
+            #expect(server.object("a.jpg")?.writes == 1)
+            let retried = log.lines.filter { $0.message == "storage request retried" }
+            #expect(retried.map { $0.metadata["retry_after"] } == ["\(Duration.seconds(1))"])
+            #expect(retried.map { $0.metadata["delay"] } == ["\(Duration.seconds(1))"])
+        }
+    }
+
+    @Test("Retry-After as seconds or an HTTP date is waited, capped by the backoff's cap and the request timeout")
+    func retryAfterIsCapped() async throws {
+        let file = try Self.makeFile(size: 1000)
+        defer { try? FileManager.default.removeItem(atPath: file.path) }
+        let server = try await S3FaultServer.start()
+        var limits = Self.fastLimits
+        limits.backoff = Backoff(base: .milliseconds(5), cap: .seconds(2), minimumFraction: 0)
+        limits.maxAttempts = 5
+        // Tue, 01 Apr 2025 10:00:00 GMT, for the HTTP date; the waits are recorded, not slept.
+        let now = Date(timeIntervalSince1970: 1_743_501_600)
+        let waits = Mutex<[Duration]>([])
+        let client = S3Client(
+            configuration: try Self.configuration(server, limits: limits), logger: CapturedLog().logger(),
+            now: { now }, sleep: { delay in waits.withLock { $0.append(delay) } })
+        for (status, code, retryAfter) in [
+            (503, "SlowDown", "86400"), (429, "TooManyRequests", "Tue, 01 Apr 2025 10:00:01 GMT"),
+            (503, "SlowDown", "soon"), (503, "SlowDown", "Tue, 01 Apr 2025 09:00:00 GMT"),
+        ] {
+            server.inject(
+                .init(
+                    operation: .putObject, times: 1,
+                    action: .error(status: status, code: code, retryAfter: retryAfter)))
+        }
+        let result = await Self.failure {
+            _ = try await client.publish(file: file.path, key: "c.jpg", contentType: "image/jpeg", sha256: file.sha256)
+        }
+        #expect(result == nil)
+        let recorded = waits.withLock { $0 }
+        try #require(recorded.count == 4, "\(recorded)")
+        #expect(recorded[0] == .seconds(2), "a day asked, the cap waited")
+        #expect(recorded[1] == .seconds(1), "an HTTP date a second ahead")
+        #expect(recorded[2] <= .milliseconds(20), "unreadable: the jittered backoff (at most 20 ms here)")
+        #expect(recorded[3] == .zero, "a date in the past: no wait")
+        #expect(server.object("c.jpg")?.writes == 1)
+        // A request timeout shorter than the cap bounds the wait too.
+        var short = limits
+        short.requestTimeout = .milliseconds(500)
+        let bounded = S3Client(
+            configuration: try Self.configuration(server, limits: short), logger: CapturedLog().logger())
+        #expect(bounded.retryDelay(afterFailure: 1, retryAfter: .seconds(30)) == .milliseconds(500))
+        await bounded.shutdown()
+        await client.shutdown()
+        await server.shutdown()
+    }
+
     @Test("SlowDown on every try: storage_unavailable after the configured tries")
     func slowDownForever() async throws {
         let file = try Self.makeFile(size: 1000)

@@ -29,8 +29,10 @@ final class S3FaultServer: Sendable {
 
     /// What a scripted fault does to a matching request.
     enum Action: Sendable {
-        /// Answers with S3's XML error (a HEAD gets the status and headers only).
-        case error(status: Int, code: String, message: String = "scripted", region: String? = nil)
+        /// Answers with S3's XML error (a HEAD gets the status and headers only), with a
+        /// `Retry-After` header when `retryAfter` is given.
+        case error(
+            status: Int, code: String, message: String = "scripted", region: String? = nil, retryAfter: String? = nil)
         /// Closes the connection once this many body bytes have arrived.
         case closeAfterBodyBytes(Int)
         /// Does what was asked, then closes the connection instead of answering (a lost answer).
@@ -330,10 +332,11 @@ private final class S3Handler: ChannelInboundHandler, @unchecked Sendable {
         _ head: HTTPRequestHead, operation: S3FaultServer.Operation, path: String, query: [String: String],
         server: S3FaultServer
     ) -> Answer {
-        if case .error(let status, let code, let message, let region) = fault {
+        if case .error(let status, let code, let message, let region, let retryAfter) = fault {
             return error(
                 status, code, message, region: region,
-                extra: region.map { [("x-amz-bucket-region", $0)] } ?? [])
+                extra: (region.map { [("x-amz-bucket-region", $0)] } ?? [])
+                    + (retryAfter.map { [("Retry-After", $0)] } ?? []))
         }
         // The credential scope: AKID/yyyymmdd/region/s3/aws4_request.
         let authorization = head.headers.first(name: "authorization") ?? ""

@@ -7,8 +7,11 @@ Reads one JSON object on standard input:
      "secret_access_key": "…", "region": "us-east-1"}
 takes the URL's X-Amz-Date and X-Amz-Expires, signs the same URL without its authentication
 parameters with botocore's S3SigV4QueryAuth at that time, and prints
-    {"given": "<the URL's signature>", "botocore": "<botocore's>", "match": true|false}
-Exits 0 whenever it could compute a signature, so the test decides what a mismatch means.
+    {"given": "<the URL's signature>", "botocore": "<botocore's>", "match": true|false,
+     "expired": true|false}
+where "expired" says whether now (this machine's clock, UTC) is at or past X-Amz-Date plus
+X-Amz-Expires, the moment S3 starts refusing the URL. Exits 0 whenever it could compute a
+signature, so the test decides what a mismatch or an expiry means.
 """
 
 import datetime
@@ -41,9 +44,11 @@ def main():
     aws_request = AWSRequest(method="GET", url=unsigned)
     auth.add_auth(aws_request)
     computed = dict(parse_qsl(urlsplit(aws_request.url).query))["X-Amz-Signature"]
+    ends = signed_at + datetime.timedelta(seconds=int(given["X-Amz-Expires"]))
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
     json.dump(
         {"given": given.get("X-Amz-Signature"), "botocore": computed,
-         "match": computed == given.get("X-Amz-Signature")},
+         "match": computed == given.get("X-Amz-Signature"), "expired": now >= ends},
         sys.stdout)
 
 

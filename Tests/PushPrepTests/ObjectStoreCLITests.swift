@@ -134,6 +134,14 @@ struct ObjectStoreCLITests {
     /// What `scripts/presign_check.py` (botocore's S3SigV4QueryAuth at the URL's own time)
     /// says of `url`.
     static func botocoreAgrees(_ url: String, environment: [String: String], region: String) throws -> Bool {
+        try presignVerdict(url, environment: environment, region: region).match
+    }
+
+    /// What the independent checker (`scripts/presign_check.py`, botocore) says of a presigned
+    /// URL: whether its signature is the one botocore computes, and whether it has expired.
+    static func presignVerdict(_ url: String, environment: [String: String], region: String) throws
+        -> (match: Bool, expired: Bool)
+    {
         let request: [String: String] = [
             "url": url, "access_key_id": environment["AWS_ACCESS_KEY_ID"] ?? "",
             "secret_access_key": environment["AWS_SECRET_ACCESS_KEY"] ?? "", "region": region,
@@ -143,7 +151,35 @@ struct ObjectStoreCLITests {
             MotoS3Server.python, [script], stdin: try JSONSerialization.data(withJSONObject: request))
         #expect(result.status == 0, "\(String(decoding: result.stderr, as: UTF8.self))")
         let answer = try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any]
-        return answer?["match"] as? Bool == true
+        return (answer?["match"] as? Bool == true, answer?["expired"] as? Bool ?? false)
+    }
+
+    @Test("--presign 1s: once its second is over the URL is expired to the independent checker, and payload says so")
+    func expiredPresignedURL() async throws {
+        let server = MotoS3Server.shared
+        let bucket = try await server.makeBucket()
+        let store = try await server.storeURL(prefix: "short", bucket: bucket)
+        let environment = try await server.pushprepEnvironment()
+        try await Self.inTemporaryDirectory { directory in
+            let inputs = try Self.makeSamples(in: directory)
+            let run = try Self.pushprep(
+                ["process", inputs[0], "--store", store, "--presign", "1s", "--manifest", "manifest.json"],
+                in: directory, environment: environment)
+            #expect(run.status == 0, "\(run.stderr)")
+            let manifest = try JSONDecoder().decode(
+                Manifest.self, from: Data(contentsOf: directory.appendingPathComponent("manifest.json")))
+            let attachment = try #require(manifest.attachments.first?.attachment)
+            let link = try #require(attachment.url)
+            #expect(link.contains("X-Amz-Expires=1"))
+            // Past its one second (the signing time is whole seconds, so up to two).
+            try await Task.sleep(for: .seconds(2.5))
+            let verdict = try Self.presignVerdict(link, environment: environment, region: server.region)
+            #expect(verdict.match && verdict.expired, "\(verdict)")
+            let payload = try Self.pushprep(
+                ["payload", "manifest.json", "--body", "Hi"], in: directory, environment: environment)
+            #expect(payload.status == 0, "\(payload.stderr)")
+            #expect(payload.stderr.contains("the signed URL expired at"), "\(payload.stderr)")
+        }
     }
 
     @Test(

@@ -262,6 +262,22 @@ struct ObjectStoreCLITests {
         }
     }
 
+    @Test("a bucket that does not exist fails the inputs with storage_unavailable (NoSuchBucket, exit 1)")
+    func missingBucket() async throws {
+        let server = MotoS3Server.shared
+        let environment = try await server.pushprepEnvironment()
+        let store = try await server.storeURL(prefix: "push", bucket: "pushprep-never-made")
+        try await Self.inTemporaryDirectory { directory in
+            let inputs = try Self.makeSamples(in: directory)
+            let run = try Self.pushprep(
+                ["process", inputs[0], "--store", store], in: directory, environment: environment)
+            #expect(run.status == 1, "\(run.stderr)")
+            let failure = try #require(try Self.manifest(run).attachments.first?.failure)
+            #expect(failure.error.code == .storageUnavailable)
+            #expect(failure.error.message.contains("NoSuchBucket"), "\(failure.error.message)")
+        }
+    }
+
     @Test("--out with --store, and --presign over 7 days or without a bucket, are usage errors (exit 2)")
     func usageErrors() async throws {
         let server = MotoS3Server.shared

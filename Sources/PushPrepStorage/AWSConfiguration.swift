@@ -119,13 +119,24 @@ package struct AWSConfiguration: Sendable, CustomStringConvertible, CustomDebugS
         return try S3BucketAddress(bucket: location.bucket, endpoint: endpoint, pathStyle: pathStyle)
     }
 
-    /// The real file system's ``FileReader``.
+    /// The largest credentials or config file read: real ones are a few KiB; the cap keeps a
+    /// path such as `AWS_CONFIG_FILE=/dev/zero` from filling memory.
+    static let maxFileBytes = 1 << 20
+
+    /// The real file system's ``FileReader``: a regular file, read once through ``InputFile``
+    /// within ``maxFileBytes``; nil when there is none.
     package static func readFileIfPresent(_ path: String) throws(PushPrepError) -> String? {
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw PushPrepError(.invalidSettings, "cannot read \(path)")
+        let contents: [UInt8]
+        do {
+            contents = try InputFile.read(path: path, maxBytes: maxFileBytes) { _ in true }.contents ?? []
+        } catch  where error.code == .notFound {
+            return nil
+        } catch  where error.code == .corruptInput {
+            return ""  // an empty file: no profiles
+        } catch {
+            throw PushPrepError(.invalidSettings, "cannot read \(path): \(error.message)")
         }
-        guard let text = String(data: data, encoding: .utf8) else {
+        guard let text = String(validating: contents, as: UTF8.self) else {
             throw PushPrepError(.invalidSettings, "\(path) is not UTF-8 text")
         }
         return text

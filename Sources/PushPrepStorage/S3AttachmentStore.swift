@@ -159,7 +159,7 @@ package struct S3AttachmentStore: Sendable {
         } catch {
             throw PushPrepError(.ioError, "cannot read \(path) to publish it: \(error)", cause: error)
         }
-        return S3Client.hex(hasher.finalize())
+        return hasher.finalize().hexString
     }
 }
 

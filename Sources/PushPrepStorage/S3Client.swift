@@ -263,23 +263,14 @@ package final class S3Client: Sendable {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(32)
         for index in stride(from: 0, to: 64, by: 2) {
-            guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
+            guard let high = hexDigitValue(digits[index]), let low = hexDigitValue(digits[index + 1]) else {
+                return nil
+            }
             bytes.append(high << 4 | low)
         }
         return bytes
     }
 
-    private static func hexValue(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        default: nil
-        }
-    }
-
-    static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        bytes.map { String(format: "%02x", $0) }.joined()
-    }
 }
 
 /// Counts the HTTP requests of one publication, from however many parts run at once.

@@ -75,7 +75,7 @@ extension S3Client {
                     S3Request(
                         method: .POST, key: key, query: "uploadId=\(upload)",
                         headers: [("Content-Type", "application/xml")], body: .bytes(body),
-                        payloadHash: Self.hex(SHA256.hash(data: body)), operation: "CompleteMultipartUpload \(name)",
+                        payloadHash: SHA256.hash(data: body).hexString, operation: "CompleteMultipartUpload \(name)",
                         errorMayHide200: true),
                     counter: counter)
             } catch {
@@ -190,7 +190,7 @@ extension S3Client {
                 for try await chunk in handle.readChunks(in: range, chunkLength: chunkLength) {
                     chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
                 }
-                return hex(hasher.finalize())
+                return hasher.finalize().hexString
             }
         } catch let error as FileSystemError {
             throw PushPrepError(.ioError, "\(operation): cannot read \(path): \(error.message)")

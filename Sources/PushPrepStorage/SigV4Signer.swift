@@ -261,7 +261,7 @@ package struct SigV4Signer: Sendable, CustomStringConvertible, CustomDebugString
     private func scope(_ time: SigningTime) -> String { "\(time.day)/\(region)/\(service)/aws4_request" }
 
     private func stringToSign(canonicalRequest: String, date time: SigningTime) -> String {
-        let hash = Self.hex(SHA256.hash(data: Array(canonicalRequest.utf8)))
+        let hash = SHA256.hash(data: Array(canonicalRequest.utf8)).hexString
         return [Self.algorithm, time.amzDate, scope(time), hash].joined(separator: "\n")
     }
 
@@ -275,7 +275,7 @@ package struct SigV4Signer: Sendable, CustomStringConvertible, CustomDebugString
 
     private func signature(stringToSign: String, date time: SigningTime) -> String {
         let key = SymmetricKey(data: signingKey(time))
-        return Self.hex(HMAC<SHA256>.authenticationCode(for: Array(stringToSign.utf8), using: key))
+        return HMAC<SHA256>.authenticationCode(for: Array(stringToSign.utf8), using: key).hexString
     }
 
     // MARK: - Parsing and encoding
@@ -371,7 +371,7 @@ package struct SigV4Signer: Sendable, CustomStringConvertible, CustomDebugString
         var index = 0
         while index < bytes.count {
             if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
-                let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+                let high = hexDigitValue(bytes[index + 1]), let low = hexDigitValue(bytes[index + 2])
             {
                 out.append(high << 4 | low)
                 index += 3
@@ -383,23 +383,7 @@ package struct SigV4Signer: Sendable, CustomStringConvertible, CustomDebugString
         return out
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
-
     private static let upperHexDigits = Array("0123456789ABCDEF".utf8)
-    private static let lowerHexDigits = Array("0123456789abcdef".utf8)
-
-    private static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        var out: [UInt8] = []
-        for byte in bytes { out += [lowerHexDigits[Int(byte >> 4)], lowerHexDigits[Int(byte & 0x0F)]] }
-        return String(decoding: out, as: UTF8.self)
-    }
 
     /// Trimmed, with inner runs of spaces and tabs collapsed to one space (SigV4's "Trimall").
     private static func trimmed(_ value: String) -> String {
@@ -445,7 +429,7 @@ package struct SigV4Signer: Sendable, CustomStringConvertible, CustomDebugString
     }
 
     private static func isSHA256Hex(_ text: String) -> Bool {
-        text.utf8.count == 64 && text.utf8.allSatisfy { lowerHexDigits.contains($0) }
+        text.utf8.count == 64 && text.utf8.allSatisfy { hexDigitValue($0) != nil } && text == text.lowercased()
     }
 }
 

@@ -1,4 +1,3 @@
-import Crypto
 package import Foundation
 package import PushPrepCore
 
@@ -38,7 +37,7 @@ package struct S3AttachmentStore: Sendable {
         var files = [(name: attachment.file, type: attachment.mime, sha256: attachment.sha256)]
         if let poster = attachment.poster {
             let path = "\(directory)/\(poster.file)"
-            files.append((poster.file, MediaType.jpeg.mime, try Self.sha256(ofFileAt: path)))
+            files.append((poster.file, MediaType.jpeg.mime, try InputFile.read(path: path, maxBytes: .max).sha256))
         }
         for file in files {
             let key = try location.key(forFile: file.name)
@@ -146,21 +145,6 @@ package struct S3AttachmentStore: Sendable {
         return published
     }
 
-    /// The lowercase hex SHA-256 of a file, read in 1 MiB chunks (a poster is small, but
-    /// nothing here reads a file whole).
-    static func sha256(ofFileAt path: String) throws(PushPrepError) -> String {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw PushPrepError(.ioError, "cannot open \(path) to publish it")
-        }
-        defer { try? handle.close() }
-        var hasher = SHA256()
-        do {
-            while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
-        } catch {
-            throw PushPrepError(.ioError, "cannot read \(path) to publish it: \(error)", cause: error)
-        }
-        return hasher.finalize().hexString
-    }
 }
 
 /// Which URL the manifest gives an object in a bucket (issue 14 §3).

@@ -192,6 +192,7 @@ let package = Package(
             name: "PushPrepQueue",
             dependencies: [
                 "PushPrep",
+                "PushPrepJSON",
                 "PushPrepStorage",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -1,0 +1,118 @@
+public import Foundation
+public import PushPrep
+public import PushPrepJSON
+
+/// A job as the HTTP API and its webhooks show it: `GET /v1/jobs/{id}`, the items of
+/// `GET /v1/jobs`, and the `data` of a webhook event are this one shape.
+///
+/// Keys are snake_case, like the request bodies; the manifest entry inside `attachment` keeps
+/// the manifest's own keys (the JSON Schema in `schema/manifest.schema.json`). Times are
+/// ISO 8601 in UTC.
+public struct JobResource: Sendable, Encodable, Equatable {
+    public var id: JobID
+    /// `queued`, `running`, `succeeded`, `failed`, `dead` or `cancelled`.
+    public var state: JobState
+    /// The source URL (or, for an upload, the name it was stored under).
+    public var source: String
+    public var priority: Int
+    /// Claims so far, including a running one.
+    public var attempt: Int
+    public var maxAttempts: Int
+    /// Set when a running job was asked to stop and has not stopped yet.
+    public var cancelRequested: Bool
+    public var createdAt: Date
+    public var updatedAt: Date
+    /// Not started before this time (a delay or a retry's backoff).
+    public var runAt: Date
+    public var finishedAt: Date?
+    /// The last error: why the job failed, or why its previous attempt did.
+    public var error: ErrorView?
+    /// The manifest entry, once succeeded (`status` `ok` or `failed`).
+    public var attachment: ManifestEntry?
+    /// The job's settings, as the worker runs them.
+    public var settings: ProcessingSettings?
+    public var links: Links
+
+    public struct ErrorView: Sendable, Encodable, Equatable {
+        public var code: String
+        public var message: String
+    }
+
+    public struct Links: Sendable, Encodable, Equatable {
+        /// This job: `/v1/jobs/{id}`.
+        public var `self`: String
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, state, source, priority, attempt, settings, error, attachment, links
+        case maxAttempts = "max_attempts"
+        case cancelRequested = "cancel_requested"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+        case runAt = "run_at"
+        case finishedAt = "finished_at"
+    }
+
+    /// The resource of `record`. Settings and a result the queue holds but this build cannot
+    /// read (written by another version) are left out rather than failing the request.
+    public init(_ record: JobRecord) {
+        id = record.id
+        state = record.state
+        source = record.source
+        priority = record.priority
+        attempt = record.attempt
+        maxAttempts = record.maxAttempts
+        cancelRequested = record.cancelRequested
+        createdAt = record.createdAt
+        updatedAt = record.updatedAt
+        runAt = record.runAt
+        finishedAt = record.finishedAt
+        error = record.errorCode.map { ErrorView(code: $0, message: record.errorMessage ?? "") }
+        attachment = record.result.flatMap { try? JSONDecoder().decode(ManifestEntry.self, from: Data($0.utf8)) }
+        settings = try? JSONDecoder().decode(ProcessingSettings.self, from: Data(record.payload.utf8))
+        links = Links(self: "/v1/jobs/\(record.id)")
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(state, forKey: .state)
+        try container.encode(source, forKey: .source)
+        try container.encode(priority, forKey: .priority)
+        try container.encode(attempt, forKey: .attempt)
+        try container.encode(maxAttempts, forKey: .maxAttempts)
+        try container.encode(cancelRequested, forKey: .cancelRequested)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(updatedAt, forKey: .updatedAt)
+        try container.encode(runAt, forKey: .runAt)
+        // Absent values are written as null: clients read one shape whatever the state.
+        try container.encode(finishedAt, forKey: .finishedAt)
+        try container.encode(error, forKey: .error)
+        try container.encode(attachment, forKey: .attachment)
+        try container.encode(settings, forKey: .settings)
+        try container.encode(links, forKey: .links)
+    }
+}
+
+/// The JSON coding the API and its webhooks use: ISO 8601 times with milliseconds, in UTC, and
+/// no escaped slashes (URLs stay readable).
+public enum APICoding {
+    /// An encoder for responses and webhook bodies (compact; keys in declaration order).
+    public static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(timestamp(date))
+        }
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        return encoder
+    }
+
+    /// `date` as `2026-11-25T20:15:03.123Z`.
+    public static func timestamp(_ date: Date) -> String {
+        date.formatted(
+            Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC") ?? .gmt))
+    }
+}

@@ -36,7 +36,12 @@ let testOnlyDependencies: [String: [Target.Dependency]] = [
     "PushPrepStorageTests": [
         Product.nioHTTP1,
         Product.crypto,
-    ]
+    ],
+    "PushPrepServerTests": [
+        Product.nioHTTP1,
+        Product.httpClient,
+        Product.crypto,
+    ],
 ]
 
 /// A test target's dependencies: its source targets, the support target, and what it alone needs.
@@ -205,6 +210,25 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // `pushprep serve`: the HTTP API (Hummingbird 2) in front of the queue, its auth, limits,
+        // problem details and the published attachments.
+        .target(
+            name: "PushPrepServer",
+            dependencies: [
+                "PushPrep",
+                "PushPrepCore",
+                "PushPrepJSON",
+                "PushPrepQueue",
+                "PushPrepRemote",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                Product.serviceLifecycle,
+                Product.logging,
+                Product.metrics,
+                Product.prometheus,
+                Product.crypto,
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "pushprep",
             dependencies: [
@@ -213,6 +237,7 @@ let package = Package(
                 "PushPrepJSON",
                 "PushPrepPayload",
                 "PushPrepQueue",
+                "PushPrepServer",
                 Product.serviceLifecycle,
                 Product.unixSignals,
                 Product.metrics,
@@ -248,6 +273,7 @@ let package = Package(
                 Product.nioCore,
                 Product.nioPosix,
                 Product.nioHTTP1,
+                Product.httpClient,
             ],
             path: "Tests/PushPrepTestSupport",
             swiftSettings: swiftSettings
@@ -262,6 +288,7 @@ let package = Package(
             ("PushPrepTests", ["PushPrepMedia", "PushPrepPayload", "PushPrepJSON"]),
             ("PushPrepQueueTests", ["PushPrepQueue"]),
             ("PushPrepStorageTests", ["PushPrepStorage"]),
+            ("PushPrepServerTests", ["PushPrepServer", "PushPrepQueue"]),
         ].map { name, modules in
             // Each source target's tests; every one may drive the whole product (a real processor,
             // the CLI) through the support target.

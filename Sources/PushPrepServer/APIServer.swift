@@ -101,6 +101,11 @@ public struct APIServer: Service {
     }
 }
 
+extension APIServer: CustomStringConvertible {
+    /// What the service group logs: where it listens, never the keys' hashes or other settings.
+    public var description: String { "APIServer(\(configuration.host):\(configuration.port))" }
+}
+
 /// The URL clients reach this server at: `--public-url`, else the address it bound (known only
 /// once listening, when the port was 0).
 final class PublicURL: Sendable {

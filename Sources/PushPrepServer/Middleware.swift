@@ -5,6 +5,7 @@ import Logging
 import PushPrep
 import PushPrepCore
 import PushPrepQueue
+import Synchronization
 
 /// The outermost step: gives the request its id (`X-Request-Id` when the client sent a sane
 /// one, else a new one), puts it on the logger and the response, turns every error into a
@@ -41,7 +42,7 @@ struct RequestIDMiddleware: RouterMiddleware {
             "method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(response.status.code)",
             "duration_ms": "\(Self.milliseconds(ContinuousClock.now - start))",
         ]
-        if let key = context.apiKey { metadata["key"] = "\(key.id)" }
+        if let key = context.notes.keyID.withLock({ $0 }) { metadata["key"] = "\(key)" }
         context.logger.info("request", metadata: metadata)
         return response
     }

@@ -1,8 +1,8 @@
 public import Foundation
 public import Hummingbird
 import Logging
-import Synchronization
 public import PushPrepQueue
+import Synchronization
 
 /// What one request carries through the middleware to its handler: the request id (which
 /// follows a job into the worker's logs) and the API key that authenticated it.

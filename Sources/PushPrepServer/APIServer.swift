@@ -68,7 +68,8 @@ public struct APIServer: Service {
         let router = Router(context: APIRequestContext.self)
         // Outermost first: metrics see the final status of every request, problems included.
         router.add(middleware: MetricsMiddleware())
-        router.add(middleware: RequestIDMiddleware(maxURLBytes: configuration.maxURLBytes))
+        let routes = RouteTable()
+        router.add(middleware: RequestIDMiddleware(maxURLBytes: configuration.maxURLBytes, routes: routes))
         router.add(
             middleware: AuthMiddleware(
                 keys: configuration.apiKeys,
@@ -95,8 +96,14 @@ public struct APIServer: Service {
                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
             }
         }
+        router.get("openapi.json") { _, _ -> Response in
+            Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: PackageResources.openapi_json)))
+        }
         let depth = QueueDepth(queue: queue, maxQueued: configuration.maxQueued)
         JobRoutes(queue: queue, configuration: configuration, publicURL: publicURL, depth: depth).register(on: router)
+        routes.record(router.routes.map { ("\($0.path)", $0.method.rawValue) })
         return router
     }
 }

@@ -204,7 +204,7 @@ struct JobRoutes {
         let timeout =
             try request.uri.queryParameters["timeout"].map {
                 try QueryDuration.parse(String($0), name: "timeout", range: 0...configuration.maxWaitSeconds)
-            } ?? .seconds(30)
+            } ?? min(.seconds(30), .milliseconds(Int64(configuration.maxWaitSeconds * 1000)))
         let body = try await RequestBody.collect(request, maxBytes: configuration.maxBodyBytes)
         var create = try RequestBody.decode(CreateRequest.self, from: body, allowedKeys: CreateRequest.keys)
         create.priority = create.priority ?? JobSpec.priorities.upperBound

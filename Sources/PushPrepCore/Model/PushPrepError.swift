@@ -86,7 +86,8 @@ public struct PushPrepError: Error, Sendable, CustomStringConvertible {
             .unsupportedType, .corruptInput, .inputTooLarge, .tooManyPixels, .cannotFit, .notFound, .ioError, .timeout,
             .fetchFailed, .blockedAddress, .sourceNotAllowed, .invalidSettings, .cancelled, .queueUnavailable,
             .jobNotFound,
-            .invalidJobState, .idempotencyConflict, .invalidPayload, .payloadTooLarge, .storageDenied, .storageUnavailable,
+            .invalidJobState, .idempotencyConflict, .invalidPayload, .payloadTooLarge, .storageDenied,
+            .storageUnavailable,
         ]
 
         /// Errors that the same input would hit again: a queued job that fails with one of

@@ -38,7 +38,8 @@ extension PostgresJobQueue {
         _ specs: [JobSpec], idempotency: IdempotencyKey, on connection: PostgresConnection, logger: Logger
     ) async throws -> IdempotentEnqueue {
         let (scope, key) = (idempotency.scope, idempotency.key)
-        try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(scope) || ':' || \(key), 0))", logger: logger)
+        try await connection.query(
+            "SELECT pg_advisory_xact_lock(hashtextextended(\(scope) || ':' || \(key), 0))", logger: logger)
         let retention = idempotency.retention.seconds
         let recorded = try await connection.query(
             """

@@ -23,7 +23,8 @@ extension PostgresJobQueue {
         let (state, status, error, after): (DeliveryState, Int?, String?, Double)
         switch outcome {
         case .delivered(let code): (state, status, error, after) = (.delivered, code, nil, 0)
-        case .retry(let code, let message, let delay): (state, status, error, after) = (.pending, code, message, delay.seconds)
+        case .retry(let code, let message, let delay):
+            (state, status, error, after) = (.pending, code, message, delay.seconds)
         case .failed(let code, let message): (state, status, error, after) = (.failed, code, message, 0)
         }
         var bindings = PostgresBindings()

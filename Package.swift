@@ -38,6 +38,7 @@ let testOnlyDependencies: [String: [Target.Dependency]] = [
         Product.crypto,
     ],
     "PushPrepServerTests": [
+        .product(name: "Hummingbird", package: "hummingbird"),
         Product.nioHTTP1,
         Product.httpClient,
         Product.crypto,

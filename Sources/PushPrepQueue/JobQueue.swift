@@ -128,6 +128,8 @@ public struct ClaimedJob: Sendable, Equatable {
     public var attempt: Int
     public var maxAttempts: Int
     public var timeout: Duration?
+    /// The HTTP request that created the job (`X-Request-Id`), for the worker's logs.
+    public var requestID: String?
     /// Why the job cannot run as stored (its row's timeout is not a finite number of seconds in
     /// ``JobSpec/timeoutSeconds``), or nil: the worker fails such a job with `invalid_settings`
     /// without running it.
@@ -147,10 +149,12 @@ public struct ClaimedJob: Sendable, Equatable {
     /// A job as a queue row stores it: `timeoutSeconds` is checked (a row written by hand or by
     /// another program may hold `Infinity`, `NaN` or `1e300`), never trusted.
     public init(
-        lease: Lease, source: String, payload: String, attempt: Int, maxAttempts: Int, timeoutSeconds: Double?
+        lease: Lease, source: String, payload: String, attempt: Int, maxAttempts: Int, timeoutSeconds: Double?,
+        requestID: String? = nil
     ) {
         self.init(
             lease: lease, source: source, payload: payload, attempt: attempt, maxAttempts: maxAttempts, timeout: nil)
+        self.requestID = requestID
         guard let timeoutSeconds else { return }
         do {
             timeout = try Duration.seconds(checking: timeoutSeconds, in: JobSpec.timeoutSeconds, "the job's timeout")

@@ -45,7 +45,8 @@ struct AuthAndLimitsTests {
         #expect(none.status == 401)
         #expect(try none.json()["code"] as? String == "unauthorized")
         #expect(none.header("WWW-Authenticate")?.hasPrefix("Bearer") == true)
-        let wrong = try await APITestClient(baseURL: server.baseURL, apiKey: "not-a-key-of-this-server").get("/v1/stats")
+        let wrong = try await APITestClient(baseURL: server.baseURL, apiKey: "not-a-key-of-this-server").get(
+            "/v1/stats")
         #expect(wrong.status == 401)
 
         let reader = APITestClient(baseURL: server.baseURL, apiKey: Self.reader)
@@ -165,7 +166,8 @@ struct AuthAndLimitsTests {
             #expect(answer.status == 200)
             #expect(try answer.json()["state"] as? String == "succeeded", "\(answer.text)")
             let exit = await server.process.waitForExit(within: .seconds(60))
-            #expect(exit?.status == 0 && exit?.signal == nil, "\(String(describing: exit))\n\(server.process.logTail())")
+            #expect(
+                exit?.status == 0 && exit?.signal == nil, "\(String(describing: exit))\n\(server.process.logTail())")
         }
     }
 }

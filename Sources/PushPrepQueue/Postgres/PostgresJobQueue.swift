@@ -114,7 +114,7 @@ public final class PostgresJobQueue: JobQueue {
         return rows.sorted(by: Self.inClaimOrder).map { row in
             ClaimedJob(
                 lease: Lease(id: row.0, token: row.1), source: row.2, payload: row.3, attempt: row.4,
-                maxAttempts: row.5, timeoutSeconds: row.6)
+                maxAttempts: row.5, timeoutSeconds: row.6, requestID: row.9)
         }
     }
 

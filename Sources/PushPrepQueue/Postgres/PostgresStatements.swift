@@ -111,10 +111,10 @@ struct ClaimStatement: PostgresPreparedStatement {
             lease_expires_at = now() + make_interval(secs => $3::float8), updated_at = now()
         WHERE j.id = ANY(ARRAY(SELECT id FROM next))
         RETURNING j.id, j.lease_token, j.source, j.payload, j.attempt, j.max_attempts, j.timeout_seconds, j.priority,
-            j.run_at
+            j.run_at, j.request_id
         """
 
-    typealias Row = (JobID, Int64, String, String, Int, Int, Double?, Int, Date)
+    typealias Row = (JobID, Int64, String, String, Int, Int, Double?, Int, Date, String?)
 
     let limit: Int
     let worker: String

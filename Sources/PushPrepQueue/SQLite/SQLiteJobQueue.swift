@@ -418,7 +418,7 @@ public final class SQLiteJobQueue: JobQueue {
             lease: Lease(id: row[SQL.Claimed.id], token: row[SQL.Claimed.token]), source: row[SQL.Claimed.source],
             payload: row[SQL.Claimed.payload], attempt: row[SQL.Claimed.attempt],
             maxAttempts: row[SQL.Claimed.maxAttempts],
-            timeoutSeconds: row[SQL.Claimed.timeout])
+            timeoutSeconds: row[SQL.Claimed.timeout], requestID: row[SQL.Claimed.requestID])
     }
 
     /// A row selected with ``SQL/columns``.
@@ -462,6 +462,7 @@ private enum SQL {
         static let timeout = 6
         static let priority = 7
         static let runAt = 8
+        static let requestID = 9
     }
 
     /// Ends the claim: the lease fields are cleared (the token stays); `:now` is bound.
@@ -492,7 +493,8 @@ private enum SQL {
             WHERE state = 'queued' AND run_at <= :now
             ORDER BY priority DESC, run_at, id
             LIMIT :limit)
-        RETURNING id, lease_token, source, payload, attempt, max_attempts, timeout_seconds, priority, run_at
+        RETURNING id, lease_token, source, payload, attempt, max_attempts, timeout_seconds, priority, run_at,
+            request_id
         """
 
     static let rescue = """

@@ -122,6 +122,8 @@ public final class QueueWorker<Handler: JobHandler>: Service {
         logger[metadataKey: "job"] = "\(job.id)"
         logger[metadataKey: "attempt"] = "\(job.attempt)/\(job.maxAttempts)"
         logger[metadataKey: "source"] = "\(job.source)"
+        // The request that created the job, so one id follows it from the API into these logs.
+        if let requestID = job.requestID { logger[metadataKey: "request_id"] = "\(requestID)" }
         logger.debug("job started")
         let timeout = job.timeout ?? configuration.defaultJobTimeout
         let leaseDuration = configuration.lease

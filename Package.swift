@@ -186,14 +186,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The job queue (SQLite through GRDB, PostgreSQL through PostgresNIO) and the worker
-        // service that processes its jobs.
+        // The job queue (SQLite through GRDB, PostgreSQL through PostgresNIO), the worker
+        // service that processes its jobs, and the dispatcher that sends their webhooks.
         .target(
             name: "PushPrepQueue",
             dependencies: [
                 "PushPrep",
                 "PushPrepJSON",
                 "PushPrepStorage",
+                // Webhooks go out through the remote sources' SSRF checks and pinned clients.
+                "PushPrepRemote",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 Product.serviceLifecycle,
@@ -202,7 +204,7 @@ let package = Package(
                 Product.prometheus,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 Product.crypto,
-            ],
+            ] + Product.httpClientStack,
             swiftSettings: swiftSettings
         ),
         .executableTarget(

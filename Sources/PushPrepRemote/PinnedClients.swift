@@ -89,8 +89,7 @@ package final class PinnedClients: Sendable {
 }
 
 extension TimeAmount {
-    /// The same span in NIO's unit.
-    package init(_ duration: Duration) {
+    init(_ duration: Duration) {
         let (seconds, attoseconds) = duration.components
         self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }

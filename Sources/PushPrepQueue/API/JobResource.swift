@@ -97,10 +97,13 @@ public struct JobResource: Sendable, Encodable, Equatable {
 /// The JSON coding the API and its webhooks use: ISO 8601 times with milliseconds, in UTC, and
 /// no escaped slashes (URLs stay readable).
 public enum APICoding {
-    /// An encoder for responses and webhook bodies (compact; keys in declaration order).
+    /// An encoder for responses and webhook bodies: compact, keys sorted. Foundation on Linux
+    /// writes an object's keys in hash order, which changes from one encoding to the next; sorted
+    /// keys make the bytes of one value always the same (a webhook's retries must send identical
+    /// bytes, and responses compare and cache byte for byte).
     public static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
+        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
             try container.encode(timestamp(date))

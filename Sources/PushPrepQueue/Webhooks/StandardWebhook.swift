@@ -29,7 +29,7 @@ public struct StandardWebhook: Sendable {
         let contents: [UInt8]
         do {
             contents = try InputFile.read(path: path, maxBytes: Self.maxSecretFileBytes) { _ in true }.contents ?? []
-        } catch where error.code == .corruptInput {
+        } catch  where error.code == .corruptInput {
             throw PushPrepError(.invalidSettings, "the webhook secret file \(path) is empty")
         } catch {
             throw PushPrepError(.invalidSettings, "cannot read the webhook secret file \(path): \(error.message)")

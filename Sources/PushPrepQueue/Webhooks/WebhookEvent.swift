@@ -3,8 +3,8 @@ public import PushPrep
 
 /// One webhook message, rendered: its stable id and the exact bytes POSTed.
 ///
-/// The body is `{"type": …, "timestamp": …, "data": <JobResource>}` (the Standard Webhooks
-/// envelope), encoded with ``APICoding/encoder()``. It is rendered only from the job as it
+/// The body is `{"data": <JobResource>, "timestamp": …, "type": …}` (the Standard Webhooks
+/// envelope), encoded with ``APICoding/encoder()``, whose sorted keys make it deterministic. It is rendered only from the job as it
 /// ended, which the outbox keeps unchanged, and its `timestamp` is the job's `finished_at`, not
 /// the time of sending: every retry, from any process, sends the same bytes under the same id,
 /// so a receiver can drop duplicates and a signature over them stays meaningful.
@@ -32,19 +32,10 @@ public struct WebhookEvent: Sendable, Equatable {
     /// The `webhook-id` of a delivery.
     public static func messageID(_ deliveryID: Int64) -> String { "msg_\(deliveryID)" }
 
-    /// The envelope, its keys in the spec's order.
+    /// The envelope (its keys come out sorted, as every object of ``APICoding/encoder()``).
     private struct Envelope: Encodable {
         let type: String
         let timestamp: Date
         let data: JobResource
-
-        enum CodingKeys: String, CodingKey { case type, timestamp, data }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(type, forKey: .type)
-            try container.encode(timestamp, forKey: .timestamp)
-            try container.encode(data, forKey: .data)
-        }
     }
 }

@@ -49,7 +49,8 @@ public final class WebhookSender: Sendable {
         do {
             url = try RemoteURL(target)
         } catch {
-            return .failed(status: nil, PushPrepError(.invalidSettings, "the callback URL cannot be used: \(error.message)"))
+            return .failed(
+                status: nil, PushPrepError(.invalidSettings, "the callback URL cannot be used: \(error.message)"))
         }
         let addresses: [IPAddress]
         do {
@@ -135,7 +136,9 @@ public final class WebhookSender: Sendable {
         if let error = error as? HTTPClientError {
             switch error {
             case .connectTimeout:
-                return (PushPrepError(.timeout, "could not connect to \(target) within \(settings.connectTimeout)"), true)
+                return (
+                    PushPrepError(.timeout, "could not connect to \(target) within \(settings.connectTimeout)"), true
+                )
             case .readTimeout, .deadlineExceeded:
                 return (PushPrepError(.timeout, "no answer from \(target) within \(settings.timeout)"), false)
             case .cancelled:
@@ -173,7 +176,9 @@ public struct WebhookSendResult: Sendable, CustomStringConvertible {
     public var error: PushPrepError?
 
     static func delivered(status: Int) -> Self { Self(verdict: .delivered, status: status, error: nil) }
-    static func retry(status: Int?, _ error: PushPrepError) -> Self { Self(verdict: .retry, status: status, error: error) }
+    static func retry(status: Int?, _ error: PushPrepError) -> Self {
+        Self(verdict: .retry, status: status, error: error)
+    }
     static func failed(status: Int?, _ error: PushPrepError) -> Self {
         Self(verdict: .failed, status: status, error: error)
     }

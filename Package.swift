@@ -36,7 +36,12 @@ let testOnlyDependencies: [String: [Target.Dependency]] = [
     "PushPrepStorageTests": [
         Product.nioHTTP1,
         Product.crypto,
-    ]
+    ],
+    "PushPrepServerTests": [
+        Product.nioHTTP1,
+        Product.httpClient,
+        Product.crypto,
+    ],
 ]
 
 /// A test target's dependencies: its source targets, the support target, and what it alone needs.
@@ -207,6 +212,25 @@ let package = Package(
             ] + Product.httpClientStack,
             swiftSettings: swiftSettings
         ),
+        // `pushprep serve`: the HTTP API (Hummingbird 2) in front of the queue, its auth, limits,
+        // problem details and the published attachments.
+        .target(
+            name: "PushPrepServer",
+            dependencies: [
+                "PushPrep",
+                "PushPrepCore",
+                "PushPrepJSON",
+                "PushPrepQueue",
+                "PushPrepRemote",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                Product.serviceLifecycle,
+                Product.logging,
+                Product.metrics,
+                Product.prometheus,
+                Product.crypto,
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "pushprep",
             dependencies: [
@@ -215,6 +239,7 @@ let package = Package(
                 "PushPrepJSON",
                 "PushPrepPayload",
                 "PushPrepQueue",
+                "PushPrepServer",
                 Product.serviceLifecycle,
                 Product.unixSignals,
                 Product.metrics,
@@ -250,6 +275,7 @@ let package = Package(
                 Product.nioCore,
                 Product.nioPosix,
                 Product.nioHTTP1,
+                Product.httpClient,
             ],
             path: "Tests/PushPrepTestSupport",
             swiftSettings: swiftSettings
@@ -264,6 +290,7 @@ let package = Package(
             ("PushPrepTests", ["PushPrepMedia", "PushPrepPayload", "PushPrepJSON"]),
             ("PushPrepQueueTests", ["PushPrepQueue"]),
             ("PushPrepStorageTests", ["PushPrepStorage"]),
+            ("PushPrepServerTests", ["PushPrepServer", "PushPrepQueue"]),
         ].map { name, modules in
             // Each source target's tests; every one may drive the whole product (a real processor,
             // the CLI) through the support target.

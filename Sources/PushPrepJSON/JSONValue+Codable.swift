@@ -4,7 +4,7 @@
 /// numbers become their shortest `Double` text, and members come in the order the decoder
 /// gives them (Foundation's does not keep the text's). Encoding writes an integer literal as an
 /// integer and any other number as a `Double`, members in order. To keep literals and order
-/// exactly, parse with ``JSONDocument/parse(_:)`` instead.
+/// exactly, parse with ``JSONValue/parse(_:)`` instead.
 extension JSONValue: Codable {
     private struct Key: CodingKey {
         var stringValue: String

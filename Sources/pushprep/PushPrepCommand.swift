@@ -23,7 +23,7 @@ struct PushPrepCommand: AsyncParsableCommand {
         version: PushPrepVersion.current,
         subcommands: [
             ProcessCommand.self, InspectCommand.self, PayloadCommand.self, PreflightCommand.self, EnqueueCommand.self,
-            WorkerCommand.self, JobsCommand.self,
+            WorkerCommand.self, JobsCommand.self, ServeCommand.self,
         ]
     )
 

@@ -51,35 +51,7 @@ struct WorkerCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Jobs run at once (default: the number of cores).")
     var concurrency: Int = ProcessingSettings.defaultJobs
 
-    @Option(
-        name: .customLong("drain-timeout"),
-        help: "Seconds running jobs may take to finish after SIGTERM/SIGINT (0...86400).")
-    var drainTimeout: Double = 30
-
-    @Option(name: .long, help: "Seconds a claim holds a job without a heartbeat (1...86400).")
-    var lease: Double = 60
-
-    @Option(
-        name: .customLong("poll-interval"),
-        help: "Seconds between looks for work when nothing signals it (0.01...3600).")
-    var pollInterval: Double = 1
-
-    @Option(
-        name: .customLong("job-timeout"),
-        help: "Seconds one attempt may take, for jobs enqueued without one (1...86400).")
-    var jobTimeout: Double = 600
-
-    @Option(
-        name: .customLong("retry-base"),
-        help: "Seconds before the first retry, doubled for each further one (0.1...86400).")
-    var retryBase: Double = 15
-
-    @Option(
-        name: .customLong("retry-max"), help: "The longest wait between retries, in seconds (up to 2592000, 30 days).")
-    var retryMax: Double = 3600
-
-    @Option(name: .long, help: "Days finished jobs are kept before pruning, 0...3650 (0 keeps them).")
-    var retention: Double = 7
+    @OptionGroup(title: "Leases, retries and retention") var tuning: WorkerTuningOptions
 
     @Option(name: .customLong("metrics-port"), help: "Serve Prometheus metrics on this port (GET /metrics).")
     var metricsPort: Int?
@@ -146,56 +118,13 @@ struct WorkerCommand: AsyncParsableCommand {
         return try SourcePolicy(kinds: kinds, root: sourceRoot)
     }
 
-    /// The options as a configuration; a usage error for a number that is not finite or out
-    /// of its range.
     var workerConfiguration: WorkerConfiguration {
-        get throws {
-            typealias Limits = WorkerConfiguration
-            let retryBase = try retryBase.seconds(option: "--retry-base", in: Limits.retryBaseSeconds)
-            let retryMax = try retryMax.seconds(option: "--retry-max", in: Limits.retryMaxSeconds)
-            guard retryMax >= retryBase else { throw ValidationError("--retry-max must be at least --retry-base") }
-            guard retention.isFinite, Limits.retentionDays.contains(retention) else {
-                throw ValidationError("--retention must be in 0...3650 days, got \(retention)")
-            }
-            return WorkerConfiguration(
-                concurrency: concurrency, lease: try lease.seconds(option: "--lease", in: Limits.leaseSeconds),
-                pollInterval: try pollInterval.seconds(option: "--poll-interval", in: Limits.pollIntervalSeconds),
-                drainTimeout: try drainTimeout.seconds(option: "--drain-timeout", in: Limits.drainTimeoutSeconds),
-                defaultJobTimeout: try jobTimeout.seconds(option: "--job-timeout", in: JobSpec.timeoutSeconds),
-                backoff: Backoff(base: retryBase, cap: retryMax),
-                retention: retention > 0
-                    ? try (retention * 86_400).seconds(
-                        option: "--retention", in: 0...(Limits.retentionDays.upperBound * 86_400))
-                    : nil)
-        }
+        get throws { try tuning.configuration(concurrency: concurrency) }
     }
 
     func run() async throws {
         let logger = LoggingOptions.makeLogger(level: Logger.Level(rawValue: logLevel) ?? .info)
-        let store: any OutputStore
-        var client: S3Client?
-        switch try location {
-        case .directory(let out):
-            do {
-                try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-            } catch {
-                throw CommandFailure(message: "cannot create the out directory \(out): \(error.localizedDescription)")
-            }
-            store = DirectoryOutputStore(outputDirectory: out)
-        case .s3(let s3):
-            let bucketClient: S3Client
-            let urls: ObjectURLStyle
-            do {
-                bucketClient = S3Client(configuration: try storage.configuration(for: s3), logger: logger)
-                urls = try storage.urls(baseURL: nil)
-            } catch {
-                throw CommandFailure(message: error.description)
-            }
-            client = bucketClient
-            store = BucketOutputStore(
-                store: S3AttachmentStore(client: bucketClient, location: s3), urls: urls,
-                stagingRoot: try LocalStaging.makeFolder("worker", unique: false))
-        }
+        let (store, client) = try WorkerRuntime.outputStore(location: try location, storage: storage, logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         // Metrics must be bootstrapped before the worker creates its counters.
         if let metricsPort {
@@ -212,31 +141,17 @@ struct WorkerCommand: AsyncParsableCommand {
         configuration.recordsQueueStats = metricsPort != nil
         let url = try queue.url
         let sources = try sourcePolicy(for: url)
-        let session: ProcessingSession
-        do {
-            session = try ProcessingSession(
-                threads: concurrency, remote: remote.settings, sources: sources, logger: logger)
-        } catch {
-            throw CommandFailure(message: error.description)
-        }
-        let handler = ProcessingJobHandler(session: session, store: store)
-        handler.removeAbandonedStaging(workerID: configuration.workerID)
-        let worker = QueueWorker(url: url, configuration: configuration, handler: handler, logger: logger)
+        let (worker, session) = try WorkerRuntime.worker(
+            url: url, configuration: configuration, store: store, remote: remote.settings, sources: sources,
+            logger: logger)
         // Shut down last-to-first: the worker drains before the metrics server stops.
         services.append(.init(service: worker))
-        var groupConfiguration = ServiceGroupConfiguration(
-            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        groupConfiguration.maximumGracefulShutdownDuration = configuration.drainTimeout + .seconds(15)
-        let group = ServiceGroup(configuration: groupConfiguration)
-        do {
-            try await group.run()
-        } catch let error as PushPrepError {
-            await session.shutdown()
-            await client?.shutdown()
-            throw CommandFailure(message: error.description)
-        }
-        await session.shutdown()
-        await client?.shutdown()
+        try await WorkerRuntime.run(
+            services, drainTimeout: configuration.drainTimeout, logger: logger,
+            cleanup: {
+                await session.shutdown()
+                await client?.shutdown()
+            })
     }
 }
 

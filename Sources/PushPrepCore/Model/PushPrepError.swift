@@ -78,12 +78,28 @@ public struct PushPrepError: Error, Sendable, CustomStringConvertible {
         /// bucket. Worth trying again later.
         public static let storageUnavailable = Code("storage_unavailable")
 
+        /// An HTTP request is malformed: a body that is not the JSON the endpoint takes, a
+        /// missing or unknown field, a local path where only URLs are accepted, a bad query.
+        public static let invalidRequest = Code("invalid_request")
+        /// An HTTP request carries no API key, or one the server does not know.
+        public static let unauthorized = Code("unauthorized")
+        /// The request's API key lacks the scope the endpoint needs (`read` or `write`).
+        public static let forbidden = Code("forbidden")
+        /// The API key sent more requests than its rate allows; retry after `Retry-After`.
+        public static let rateLimited = Code("rate_limited")
+        /// More jobs are queued than the server accepts (`--max-queued`); retry after
+        /// `Retry-After`.
+        public static let queueFull = Code("queue_full")
+        /// A request's body, headers or URL is larger than the server accepts.
+        public static let requestTooLarge = Code("request_too_large")
+
         /// Every code, in documentation order.
         public static let all: [Code] = [
             .unsupportedType, .corruptInput, .inputTooLarge, .tooManyPixels, .cannotFit, .notFound, .ioError, .timeout,
             .fetchFailed, .blockedAddress, .sourceNotAllowed, .invalidSettings, .cancelled, .queueUnavailable,
             .jobNotFound,
             .invalidJobState, .invalidPayload, .payloadTooLarge, .storageDenied, .storageUnavailable,
+            .invalidRequest, .unauthorized, .forbidden, .rateLimited, .queueFull, .requestTooLarge,
         ]
 
         /// Errors that the same input would hit again: a queued job that fails with one of

@@ -39,8 +39,17 @@ public struct JobResource: Sendable, Encodable, Equatable {
     }
 
     public struct Links: Sendable, Encodable, Equatable {
-        /// This job: `/v1/jobs/{id}`.
-        public var `self`: String
+        /// This job: `/v1/jobs/{id}` (the member `self`).
+        public var job: String
+
+        enum CodingKeys: String, CodingKey {
+            case job = "self"
+        }
+
+        /// The links of job `id`.
+        public init(job id: JobID) {
+            job = "/v1/jobs/\(id)"
+        }
     }
 
     enum CodingKeys: String, CodingKey {
@@ -70,7 +79,7 @@ public struct JobResource: Sendable, Encodable, Equatable {
         error = record.errorCode.map { ErrorView(code: $0, message: record.errorMessage ?? "") }
         attachment = record.result.flatMap { try? JSONDecoder().decode(ManifestEntry.self, from: Data($0.utf8)) }
         settings = try? JSONDecoder().decode(ProcessingSettings.self, from: Data(record.payload.utf8))
-        links = Links(self: "/v1/jobs/\(record.id)")
+        links = Links(job: record.id)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -97,13 +106,10 @@ public struct JobResource: Sendable, Encodable, Equatable {
 /// The JSON coding the API and its webhooks use: ISO 8601 times with milliseconds, in UTC, and
 /// no escaped slashes (URLs stay readable).
 public enum APICoding {
-    /// An encoder for responses and webhook bodies: compact, keys sorted. Foundation on Linux
-    /// writes an object's keys in hash order, which changes from one encoding to the next; sorted
-    /// keys make the bytes of one value always the same (a webhook's retries must send identical
-    /// bytes, and responses compare and cache byte for byte).
+    /// An encoder for responses and webhook bodies: compact, keys sorted (stable bytes).
     public static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
             try container.encode(timestamp(date))

@@ -1,0 +1,33 @@
+public import Foundation
+public import Hummingbird
+import Logging
+public import PushPrepQueue
+
+/// What one request carries through the middleware to its handler: the request id (which
+/// follows a job into the worker's logs) and the API key that authenticated it.
+public struct APIRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// `X-Request-Id` as sent (when it is a sane token), else one generated here.
+    public var requestID: String = ""
+    /// The key the request authenticated with, or nil when the server has no keys.
+    public var apiKey: APIKey?
+
+    public init(source: Source) {
+        coreContext = .init(source: source)
+    }
+
+    /// Request bodies are read with explicit caps by each endpoint; this is the cap of
+    /// Hummingbird's own `decode` (unused by the API).
+    public var maxUploadSize: Int { 1 << 20 }
+
+    public var requestDecoder: JSONDecoder { JSONDecoder() }
+
+    public var responseEncoder: JSONEncoder { APICoding.encoder() }
+
+    /// The scope of whoever made the request: the key's, or both when the server has no keys
+    /// (it then listens on loopback only).
+    public var scopes: Set<APIKey.Scope> { apiKey?.scopes ?? Set(APIKey.Scope.allCases) }
+
+    /// The idempotency keys' owner: the key's id, so two clients never share a key space.
+    var idempotencyScope: String { apiKey?.id ?? "anonymous" }
+}

@@ -1,0 +1,119 @@
+public import Foundation
+import HTTPTypes
+public import Hummingbird
+public import Logging
+import Metrics
+public import Prometheus
+import PushPrepCore
+public import PushPrepQueue
+public import ServiceLifecycle
+import Synchronization
+
+/// `pushprep serve`'s HTTP side: the `/v1` API, health, readiness and metrics, as a service of
+/// the command's service group (beside the embedded workers and the webhook dispatcher). On
+/// graceful shutdown it stops accepting connections and finishes the requests in flight.
+public struct APIServer: Service {
+    let configuration: ServerConfiguration
+    let queueURL: QueueURL
+    let registry: PrometheusCollectorRegistry?
+    let readiness: @Sendable () async throws -> Void
+    let logger: Logger
+    let onListening: (@Sendable (String) async -> Void)?
+
+    /// A server for the queue at `queueURL` (opened when the service runs, closed when it
+    /// stops). `registry` is the Prometheus registry the metrics system was bootstrapped with
+    /// (served at `/metrics`); `readiness` checks what else `/readyz` needs (the store);
+    /// `onListening` reports the URL the server is bound to.
+    public init(
+        configuration: ServerConfiguration, queueURL: QueueURL, registry: PrometheusCollectorRegistry?,
+        readiness: @escaping @Sendable () async throws -> Void = {}, logger: Logger,
+        onListening: (@Sendable (String) async -> Void)? = nil
+    ) {
+        self.configuration = configuration
+        self.queueURL = queueURL
+        self.registry = registry
+        self.readiness = readiness
+        var logger = logger
+        logger[metadataKey: "component"] = "api"
+        self.logger = logger
+        self.onListening = onListening
+    }
+
+    public func run() async throws {
+        try await JobQueues.withQueue(queueURL, logger: logger) { queue in
+            let publicURL = PublicURL(configured: configuration.publicURL)
+            let router = Self.router(
+                configuration: configuration, queue: queue, publicURL: publicURL, registry: registry,
+                readiness: readiness)
+            let application = Application(
+                router: router,
+                configuration: ApplicationConfiguration(
+                    address: .hostname(configuration.host, port: configuration.port), serverName: "pushprep"),
+                onServerRunning: { channel in
+                    let port = channel.localAddress?.port ?? configuration.port
+                    let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+                    let bound = "http://\(host):\(port)"
+                    publicURL.bound(bound)
+                    await onListening?(bound)
+                },
+                logger: logger)
+            try await application.run()
+        }
+    }
+
+    static func router(
+        configuration: ServerConfiguration, queue: any JobQueue, publicURL: PublicURL,
+        registry: PrometheusCollectorRegistry?, readiness: @escaping @Sendable () async throws -> Void
+    ) -> Router<APIRequestContext> {
+        let router = Router(context: APIRequestContext.self)
+        // Outermost first: metrics see the final status of every request, problems included.
+        router.add(middleware: MetricsMiddleware())
+        router.add(middleware: RequestIDMiddleware(maxURLBytes: configuration.maxURLBytes))
+        router.add(
+            middleware: AuthMiddleware(
+                keys: configuration.apiKeys,
+                rateLimiter: configuration.rateLimit.map { RateLimiter(rate: $0, burst: configuration.rateBurst) }))
+        router.get("healthz") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
+        }
+        router.get("readyz") { _, _ -> Response in
+            do {
+                _ = try await queue.stats()
+                try await readiness()
+            } catch let error as PushPrepError {
+                throw Problem(.serviceUnavailable, error.code, "not ready: \(error.message)")
+            }
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain"],
+                body: .init(byteBuffer: ByteBuffer(string: "ready\n")))
+        }
+        if let registry {
+            router.get("metrics") { _, _ -> Response in
+                Response(
+                    status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+            }
+        }
+        let depth = QueueDepth(queue: queue, maxQueued: configuration.maxQueued)
+        JobRoutes(queue: queue, configuration: configuration, publicURL: publicURL, depth: depth).register(on: router)
+        return router
+    }
+}
+
+/// The URL clients reach this server at: `--public-url`, else the address it bound (known only
+/// once listening, when the port was 0).
+final class PublicURL: Sendable {
+    private let value: Mutex<String?>
+
+    init(configured: String?) {
+        value = Mutex(configured.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
+    }
+
+    /// Records the bound address, unless a public URL was configured.
+    func bound(_ url: String) {
+        value.withLock { if $0 == nil { $0 = url } }
+    }
+
+    var url: String? { value.withLock { $0 } }
+}

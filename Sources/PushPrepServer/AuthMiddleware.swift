@@ -1,0 +1,105 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import PushPrep
+import PushPrepCore
+import Synchronization
+
+/// Checks `Authorization: Bearer KEY` against the keys file, the key's scope against the
+/// request, and the key's request rate. Paths in `publicPaths` (health, the contract, the
+/// attachments phones download) pass without a key.
+struct AuthMiddleware: RouterMiddleware {
+    typealias Context = APIRequestContext
+
+    /// Nil: the server has no keys (it listens on loopback only) and every request has both
+    /// scopes.
+    let keys: APIKeyStore?
+    let rateLimiter: RateLimiter?
+
+    func handle(
+        _ request: Request, context: APIRequestContext, next: (Request, APIRequestContext) async throws -> Response
+    ) async throws -> Response {
+        var context = context
+        let path = request.uri.path
+        if Self.isPublic(path) { return try await next(request, context) }
+        if let keys {
+            guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
+                throw Problem(.unauthorized, .unauthorized, "send an API key as Authorization: Bearer KEY")
+            }
+            let presented = header.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces)
+            guard let key = keys.authenticate(presented) else {
+                throw Problem(.unauthorized, .unauthorized, "the API key is not known to this server")
+            }
+            context.apiKey = key
+            context.logger[metadataKey: "key"] = "\(key.id)"
+        }
+        let needed = Self.scope(for: request)
+        guard context.scopes.contains(needed) else {
+            throw Problem(.forbidden, .forbidden, "this API key lacks the \(needed.rawValue) scope")
+        }
+        if let rateLimiter, let wait = rateLimiter.take(context.apiKey?.id ?? "anonymous") {
+            throw Problem(
+                .tooManyRequests, .rateLimited, "too many requests for this API key; retry in \(wait) s",
+                retryAfter: wait)
+        }
+        return try await next(request, context)
+    }
+
+    /// Health, readiness, the OpenAPI document and the published attachments (phones cannot
+    /// send keys; `--sign-attachments` protects those instead).
+    static func isPublic(_ path: String) -> Bool {
+        ["/healthz", "/readyz", "/openapi.json"].contains(path) || path.hasPrefix("/v1/attachments/")
+    }
+
+    /// `read` for GET and HEAD and for the endpoints that only compute (`payload`,
+    /// `preflight`); `write` for everything that creates or changes a job.
+    static func scope(for request: Request) -> APIKey.Scope {
+        switch request.method {
+        case .get, .head, .options: return .read
+        default:
+            return ["/v1/payload", "/v1/preflight"].contains(request.uri.path) ? .read : .write
+        }
+    }
+}
+
+/// A token bucket per API key: `rate` requests a second on average, bursts up to `burst`.
+final class RateLimiter: Sendable {
+    let rate: Double
+    let burst: Double
+    private let buckets = Mutex<[String: Bucket]>([:])
+
+    private struct Bucket {
+        var tokens: Double
+        var updated: ContinuousClock.Instant
+    }
+
+    /// Buckets kept at most; beyond it, full (idle) buckets are dropped, so many keys cannot
+    /// grow the table without bound.
+    static let maxBuckets = 10_000
+
+    init(rate: Double, burst: Double) {
+        self.rate = rate
+        self.burst = max(burst, 1)
+    }
+
+    /// Takes a token for `key`: nil when there was one, else the whole seconds until there is.
+    func take(_ key: String, now: ContinuousClock.Instant = .now) -> Int? {
+        buckets.withLock { buckets in
+            var bucket = buckets[key] ?? Bucket(tokens: burst, updated: now)
+            let elapsed = now - bucket.updated
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            bucket.tokens = min(burst, bucket.tokens + seconds * rate)
+            bucket.updated = now
+            defer {
+                if buckets.count >= Self.maxBuckets { buckets = buckets.filter { $0.value.tokens < burst } }
+                buckets[key] = bucket
+            }
+            if bucket.tokens >= 1 {
+                bucket.tokens -= 1
+                return nil
+            }
+            return max(1, Int(((1 - bucket.tokens) / rate).rounded(.up)))
+        }
+    }
+}

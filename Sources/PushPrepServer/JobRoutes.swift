@@ -1,0 +1,300 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import PushPrep
+import PushPrepCore
+import PushPrepJSON
+import PushPrepQueue
+import PushPrepRemote
+
+/// `/v1/jobs`, `/v1/process` and `/v1/stats`: jobs created from URLs, looked at, waited for,
+/// listed, cancelled and retried.
+struct JobRoutes {
+    let queue: any JobQueue
+    let configuration: ServerConfiguration
+    let publicURL: PublicURL
+    let depth: QueueDepth
+
+    /// The base URL of jobs whose settings name none: `--base-url`, else this server's
+    /// `/v1/attachments` when it publishes into an out directory.
+    var attachmentBaseURL: String? {
+        if let baseURL = configuration.baseURL { return baseURL }
+        guard configuration.attachmentsDirectory != nil, let url = publicURL.url else { return nil }
+        return url + "/v1/attachments"
+    }
+
+    func register(on router: Router<APIRequestContext>) {
+        let jobs = router.group("v1/jobs")
+        jobs.post { request, context in try await create(request, context) }
+        jobs.get { request, context in try await list(request, context) }
+        jobs.get(":id") { request, context in try await show(request, context) }
+        jobs.delete(":id") { _, context in try await json(JobResource(try await queue.cancel(try id(context)))) }
+        jobs.post(":id/retry") { _, context in try await json(JobResource(try await queue.retry(try id(context)))) }
+        router.post("v1/process") { request, context in try await process(request, context) }
+        router.get("v1/stats") { _, _ in try json(StatsResource(try await queue.stats())) }
+    }
+
+    // MARK: Creating
+
+    /// `POST /v1/jobs`'s body.
+    struct CreateRequest: Decodable {
+        var sources: [String]
+        var settings: ProcessingSettings?
+        var priority: Int?
+        var callbackURL: String?
+        var metadata: JSONValue?
+        var maxAttempts: Int?
+        var delaySeconds: Double?
+        var timeoutSeconds: Double?
+
+        static let keys: Set<String> = [
+            "sources", "settings", "priority", "callback_url", "metadata", "max_attempts", "delay_seconds",
+            "timeout_seconds",
+        ]
+
+        enum CodingKeys: String, CodingKey {
+            case sources, settings, priority, metadata
+            case callbackURL = "callback_url"
+            case maxAttempts = "max_attempts"
+            case delaySeconds = "delay_seconds"
+            case timeoutSeconds = "timeout_seconds"
+        }
+    }
+
+    /// One created (or found) job in a `202`.
+    struct CreatedJob: Encodable {
+        var id: JobID
+        var state: JobState
+        var source: String
+        /// False when the same source with the same settings was already queued or running and
+        /// that job is returned.
+        var created: Bool
+        var links: JobResource.Links
+    }
+
+    struct CreatedJobs: Encodable {
+        var jobs: [CreatedJob]
+    }
+
+    func create(_ request: Request, _ context: APIRequestContext) async throws -> Response {
+        let body = try await RequestBody.collect(request, maxBytes: configuration.maxBodyBytes)
+        let create = try RequestBody.decode(CreateRequest.self, from: body, allowedKeys: CreateRequest.keys)
+        let specs = try specs(for: create, maxSources: configuration.maxSourcesPerRequest, context: context)
+        try await depth.admit(specs.count)
+        let results = try await queue.enqueue(specs)
+        let created = CreatedJobs(
+            jobs: zip(specs, results).map { spec, result in
+                CreatedJob(
+                    id: result.id, state: result.state, source: spec.source, created: result.created,
+                    links: .init(job: result.id))
+            })
+        return try json(created, status: .accepted)
+    }
+
+    /// The specs of a create request: URL sources only, settings validated once, the server's
+    /// attachment base URL when the request names none.
+    func specs(for create: CreateRequest, maxSources: Int, context: APIRequestContext) throws -> [JobSpec] {
+        guard (1...maxSources).contains(create.sources.count) else {
+            throw Problem(
+                .badRequest, .invalidRequest,
+                "sources must hold 1 to \(maxSources) URLs, got \(create.sources.count)")
+        }
+        for source in create.sources { try Self.checkURL(source, field: "sources") }
+        var settings = create.settings ?? ProcessingSettings()
+        if settings.baseURL == nil { settings.baseURL = attachmentBaseURL }
+        do throws(PushPrepError) {
+            var delay = Duration.zero
+            if let seconds = create.delaySeconds {
+                delay = try Duration.seconds(checking: seconds, in: JobSpec.delaySeconds, "delay_seconds")
+            }
+            var timeout: Duration?
+            if let seconds = create.timeoutSeconds {
+                timeout = try Duration.seconds(checking: seconds, in: JobSpec.timeoutSeconds, "timeout_seconds")
+            }
+            return try ProcessingJobs.specs(
+                sources: create.sources, settings: settings, priority: create.priority ?? 0, delay: delay,
+                maxAttempts: create.maxAttempts ?? 5, timeout: timeout)
+        } catch {
+            throw Problem(.unprocessableContent, error.code, error.message)
+        }
+    }
+
+    /// Refuses anything but an http(s) URL: a path would name a file of the server's.
+    static func checkURL(_ source: String, field: String) throws {
+        let lowercased = source.prefix(8).lowercased()
+        guard lowercased.hasPrefix("http://") || lowercased.hasPrefix("https://") else {
+            throw Problem(
+                .badRequest, .invalidRequest,
+                "\(field): only http and https URLs are accepted over HTTP (upload a file with POST /v1/uploads)")
+        }
+        do {
+            _ = try RemoteURL(source)
+        } catch {
+            throw Problem(.badRequest, .invalidRequest, "\(field): \(error.message)")
+        }
+    }
+
+    // MARK: Reading
+
+    func show(_ request: Request, _ context: APIRequestContext) async throws -> Response {
+        let id = try id(context)
+        guard var job = try await queue.job(id) else { throw Self.notFound(id) }
+        if let text = request.uri.queryParameters["wait"], !job.state.isFinished {
+            let wait = try QueryDuration.parse(String(text), name: "wait", range: 0...configuration.maxWaitSeconds)
+            job = try await JobWaiter(queue: queue).wait(for: [id], upTo: wait).first ?? job
+        }
+        return try json(JobResource(job))
+    }
+
+    struct JobPage: Encodable {
+        var jobs: [JobResource]
+        /// Pass as `cursor` for the next page; null on the last.
+        var nextCursor: String?
+
+        enum CodingKeys: String, CodingKey {
+            case jobs
+            case nextCursor = "next_cursor"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(jobs, forKey: .jobs)
+            try container.encode(nextCursor, forKey: .nextCursor)
+        }
+    }
+
+    func list(_ request: Request, _ context: APIRequestContext) async throws -> Response {
+        let query = request.uri.queryParameters
+        var state: JobState?
+        if let text = query["state"], !text.isEmpty {
+            guard let parsed = JobState(rawValue: String(text)) else {
+                throw Problem(
+                    .badRequest, .invalidRequest,
+                    "state must be one of \(JobState.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            state = parsed
+        }
+        var limit = 50
+        if let text = query["limit"] {
+            guard let parsed = Int(text), (1...500).contains(parsed) else {
+                throw Problem(.badRequest, .invalidRequest, "limit must be an integer in 1...500")
+            }
+            limit = parsed
+        }
+        let before = try query["cursor"].map { try JobCursor.decode(String($0)) }
+        // One more than asked tells whether there is a next page.
+        let records = try await queue.list(state: state, limit: limit + 1, before: before)
+        let page = Array(records.prefix(limit))
+        let next = records.count > limit ? page.last.map { JobCursor.encode($0.id) } : nil
+        var response = try json(JobPage(jobs: page.map(JobResource.init), nextCursor: next))
+        if let next {
+            var link = "/v1/jobs?limit=\(limit)&cursor=\(next)"
+            if let state { link += "&state=\(state.rawValue)" }
+            response.headers[.link] = "<\(link)>; rel=\"next\""
+        }
+        return response
+    }
+
+    // MARK: Synchronous processing
+
+    /// `POST /v1/process`: the jobs of a create request, run through the queue (so its limits
+    /// and the workers' concurrency hold) at a high priority, answered when all have finished
+    /// or, after `?timeout=` (default 30 s), with `504` and the jobs to poll.
+    func process(_ request: Request, _ context: APIRequestContext) async throws -> Response {
+        let timeout =
+            try request.uri.queryParameters["timeout"].map {
+                try QueryDuration.parse(String($0), name: "timeout", range: 0...configuration.maxWaitSeconds)
+            } ?? .seconds(30)
+        let body = try await RequestBody.collect(request, maxBytes: configuration.maxBodyBytes)
+        var create = try RequestBody.decode(CreateRequest.self, from: body, allowedKeys: CreateRequest.keys)
+        create.priority = create.priority ?? JobSpec.priorities.upperBound
+        let specs = try specs(for: create, maxSources: configuration.maxProcessSources, context: context)
+        try await depth.admit(specs.count)
+        let ids = try await queue.enqueue(specs).map(\.id)
+        let jobs = try await JobWaiter(queue: queue).wait(for: ids, upTo: timeout)
+        guard jobs.count == ids.count, jobs.allSatisfy(\.state.isFinished) else {
+            throw Problem(
+                .gatewayTimeout, .timeout,
+                "the jobs did not finish within \(timeout); poll them at /v1/jobs/{id}",
+                extensions: ["job_ids": .array(ids.map { JSONValue(Int($0)) })])
+        }
+        return try json(JobList(jobs: jobs.map(JobResource.init)))
+    }
+
+    struct JobList: Encodable {
+        var jobs: [JobResource]
+    }
+
+    // MARK: Helpers
+
+    func id(_ context: APIRequestContext) throws -> JobID {
+        guard let text = context.parameters.get("id"), let id = JobID(text), id > 0 else {
+            throw Problem(.notFound, .jobNotFound, "no job has the id \(context.parameters.get("id") ?? "")")
+        }
+        return id
+    }
+
+    static func notFound(_ id: JobID) -> Problem {
+        Problem(.notFound, .jobNotFound, "no job has the id \(id)")
+    }
+}
+
+/// `GET /v1/stats`: jobs by state and the queue's health.
+struct StatsResource: Encodable {
+    var jobs: [String: Int]
+    var ready: Int
+    var scheduled: Int
+    var expiredLeases: Int
+    var oldestReadySeconds: Double?
+
+    init(_ stats: QueueStats) {
+        jobs = Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0.rawValue, stats.byState[$0] ?? 0) })
+        ready = stats.ready
+        scheduled = stats.scheduled
+        expiredLeases = stats.expiredLeases
+        oldestReadySeconds = stats.oldestReadyAge
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case jobs, ready, scheduled
+        case expiredLeases = "expired_leases"
+        case oldestReadySeconds = "oldest_ready_seconds"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(jobs, forKey: .jobs)
+        try container.encode(ready, forKey: .ready)
+        try container.encode(scheduled, forKey: .scheduled)
+        try container.encode(expiredLeases, forKey: .expiredLeases)
+        try container.encode(oldestReadySeconds, forKey: .oldestReadySeconds)
+    }
+}
+
+/// The opaque cursor of `GET /v1/jobs`: the last id of a page, base64url, so clients do not
+/// build cursors of their own (the encoding may change).
+enum JobCursor {
+    static func encode(_ id: JobID) -> String {
+        Data("j\(id)".utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    static func decode(_ text: String) throws -> JobID {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard text.count <= 32, let data = Data(base64Encoded: base64),
+            let decoded = String(data: data, encoding: .utf8), decoded.hasPrefix("j"),
+            let id = JobID(decoded.dropFirst()), id > 0
+        else { throw Problem(.badRequest, .invalidRequest, "cursor is not one this server gave") }
+        return id
+    }
+}
+
+/// Encodes a response body as the API's JSON.
+func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+    let data = try APICoding.encoder().encode(value)
+    return Response(
+        status: status, headers: [.contentType: "application/json"],
+        body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+}

@@ -1,0 +1,113 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import PushPrep
+import PushPrepCore
+import PushPrepQueue
+
+/// The outermost step: gives the request its id (`X-Request-Id` when the client sent a sane
+/// one, else a new one), puts it on the logger and the response, turns every error into a
+/// problem (so no handler can answer anything but problem JSON), and writes one access-log
+/// line per request: method, route, status, duration, key id. Never the key, the query (it may
+/// hold a signature) or a body.
+struct RequestIDMiddleware: RouterMiddleware {
+    typealias Context = APIRequestContext
+
+    /// The longest URL (path and query) accepted: longer ones are refused with 414.
+    let maxURLBytes: Int
+
+    func handle(
+        _ request: Request, context: APIRequestContext, next: (Request, APIRequestContext) async throws -> Response
+    ) async throws -> Response {
+        var context = context
+        let start = ContinuousClock.now
+        context.requestID = Self.sanitized(request.headers[.xRequestID]) ?? Self.makeID()
+        context.logger[metadataKey: "request_id"] = "\(context.requestID)"
+        var response: Response
+        if request.uri.string.utf8.count > maxURLBytes {
+            response = Self.problemResponse(
+                Problem(.uriTooLong, .requestTooLarge, "the URL is longer than \(maxURLBytes) bytes"), request,
+                context)
+        } else {
+            do {
+                response = try await next(request, context)
+            } catch {
+                response = Self.problemResponse(Self.problem(for: error), request, context)
+            }
+        }
+        response.headers[.xRequestID] = context.requestID
+        var metadata: Logger.Metadata = [
+            "method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(response.status.code)",
+            "duration_ms": "\(Self.milliseconds(ContinuousClock.now - start))",
+        ]
+        if let key = context.apiKey { metadata["key"] = "\(key.id)" }
+        context.logger.info("request", metadata: metadata)
+        return response
+    }
+
+    /// Any error as a problem: ours as they are, PushPrep's by their code, Hummingbird's by
+    /// their status (404 for no route, 405, 413 ...), anything else as a 500 that says nothing
+    /// of its internals.
+    static func problem(for error: any Error) -> Problem {
+        switch error {
+        case let problem as Problem:
+            return problem
+        case let error as PushPrepError:
+            return Problem(error)
+        case let error as any HTTPResponseError:
+            let code: PushPrepError.Code =
+                switch error.status {
+                case .notFound: .notFound
+                case .contentTooLarge: .requestTooLarge
+                case .unauthorized: .unauthorized
+                case .forbidden: .forbidden
+                case .tooManyRequests: .rateLimited
+                default: error.status.code < 500 ? .invalidRequest : .ioError
+                }
+            let detail =
+                error.status == .notFound ? "no such endpoint or resource" : error.status.reasonPhrase.lowercased()
+            return Problem(error.status, code, detail)
+        default:
+            return Problem(.internalServerError, .ioError, "the server failed to answer this request")
+        }
+    }
+
+    private static func problemResponse(_ problem: Problem, _ request: Request, _ context: APIRequestContext)
+        -> Response
+    {
+        if problem.status.code >= 500 {
+            context.logger.error(
+                "request failed", metadata: ["code": "\(problem.code)", "detail": "\(problem.detail)"])
+        }
+        return (try? problem.response(from: request, context: context))
+            ?? Response(status: .internalServerError)
+    }
+
+    /// A client's id when it is 1–128 visible ASCII characters (it goes into logs and the
+    /// job's record), else nil.
+    static func sanitized(_ value: String?) -> String? {
+        guard let value, (1...128).contains(value.utf8.count),
+            value.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
+        else { return nil }
+        return value
+    }
+
+    /// 16 random bytes as 32 hex digits.
+    static func makeID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }.hexString
+    }
+
+    static func milliseconds(_ duration: Duration) -> String {
+        String(
+            format: "%.1f", Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15)
+    }
+}
+
+extension HTTPField.Name {
+    static let xRequestID = HTTPField.Name("X-Request-Id")!
+    static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
+    static let idempotentReplayed = HTTPField.Name("Idempotent-Replayed")!
+    static let link = HTTPField.Name("Link")!
+}

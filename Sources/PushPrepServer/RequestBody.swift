@@ -1,0 +1,109 @@
+import Foundation
+import Hummingbird
+import PushPrep
+import PushPrepCore
+import PushPrepJSON
+
+/// Reading a JSON request body: capped, strict, and with errors that say what to fix.
+enum RequestBody {
+    /// The body's bytes, refused with 413 beyond `maxBytes` (read no further than that).
+    static func collect(_ request: Request, maxBytes: Int) async throws -> [UInt8] {
+        var request = request
+        do {
+            return Array(buffer: try await request.collectBody(upTo: maxBytes))
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            throw Problem(.contentTooLarge, .requestTooLarge, "the request body is larger than \(maxBytes) bytes")
+        }
+    }
+
+    /// Decodes `bytes` as `Value` after a strict parse (``JSONValue/parse(_:)``: no
+    /// duplicate keys, no trailing garbage) that also checks the top-level object has only
+    /// `allowedKeys`. Every failure is `invalid_request` naming the field.
+    static func decode<Value: Decodable>(_ type: Value.Type, from bytes: [UInt8], allowedKeys: Set<String>) throws
+        -> Value
+    {
+        let document: JSONDocument
+        do {
+            document = try JSONValue.parse(bytes)
+        } catch {
+            throw Problem(.badRequest, .invalidRequest, "the body is not JSON: \(error.message)")
+        }
+        guard let object = document.value.objectValue else {
+            throw Problem(.badRequest, .invalidRequest, "the body must be a JSON object")
+        }
+        if let duplicate = document.duplicateKeys.first {
+            throw Problem(.badRequest, .invalidRequest, "the key \(duplicate.pointer) appears more than once")
+        }
+        if let unknown = object.keys.first(where: { !allowedKeys.contains($0) }) {
+            throw Problem(
+                .badRequest, .invalidRequest,
+                "unknown field \(unknown); this endpoint takes \(allowedKeys.sorted().joined(separator: ", "))")
+        }
+        do {
+            return try JSONDecoder().decode(Value.self, from: Data(bytes))
+        } catch let error as PushPrepError {
+            throw Problem(.unprocessableContent, error.code, error.message)
+        } catch let error as DecodingError {
+            throw Problem(.badRequest, .invalidRequest, describe(error))
+        } catch {
+            throw Problem(.badRequest, .invalidRequest, "the body cannot be read: \(error)")
+        }
+    }
+
+    /// A decoding error in words: the field's path and what was wrong.
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ codingPath: [any CodingKey]) -> String {
+            codingPath.isEmpty
+                ? "the body"
+                : codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+                    .trimmingCharacters(in: CharacterSet(charactersIn: "."))
+        }
+        switch error {
+        case .typeMismatch(let type, let context):
+            return "\(path(context.codingPath)) must be \(describe(type))"
+        case .valueNotFound(let type, let context):
+            return "\(path(context.codingPath)) must be \(describe(type)), not null"
+        case .keyNotFound(let key, let context):
+            return "\(path(context.codingPath + [key])) is required"
+        case .dataCorrupted(let context):
+            return "\(path(context.codingPath)): \(context.debugDescription)"
+        @unknown default:
+            return "the body cannot be read"
+        }
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type, is Int64.Type: "an integer"
+        case is Double.Type: "a number"
+        case is Bool.Type: "true or false"
+        case is [String].Type: "an array of strings"
+        default: "of another type"
+        }
+    }
+}
+
+/// Durations in query parameters: `20s`, `1500ms`, `2m`, or plain seconds (`20`, `0.5`).
+enum QueryDuration {
+    static func parse(_ text: String, name: String, range: ClosedRange<Double>) throws -> Duration {
+        var number = Substring(text)
+        var scale = 1.0
+        if number.hasSuffix("ms") {
+            number = number.dropLast(2)
+            scale = 0.001
+        } else if number.hasSuffix("s") {
+            number = number.dropLast()
+        } else if number.hasSuffix("m") {
+            number = number.dropLast()
+            scale = 60
+        }
+        guard let value = Double(number), value.isFinite, range.contains(value * scale) else {
+            throw Problem(
+                .badRequest, .invalidRequest,
+                "\(name) must be a duration such as 20s or 500ms, within \(Int(range.lowerBound))...\(Int(range.upperBound)) seconds"
+            )
+        }
+        return .milliseconds(Int64((value * scale * 1000).rounded()))
+    }
+}

@@ -1,0 +1,102 @@
+public import Foundation
+public import PushPrepCore
+
+/// What `pushprep serve` was told: where it listens, what it accepts, and the limits that keep
+/// it standing.
+public struct ServerConfiguration: Sendable {
+    public var host: String
+    /// 0 picks a free port (the tests do); the bound port is reported by `onListening`.
+    public var port: Int
+    /// The keys of `--api-keys-file`; nil: no authentication, loopback only.
+    public var apiKeys: APIKeyStore?
+    /// Requests a second per key (token bucket), nil for no limit.
+    public var rateLimit: Double?
+    /// The bucket's size: the burst a key may send at once.
+    public var rateBurst: Double
+    /// Refuse new jobs (429) while more than this many are queued.
+    public var maxQueued: Int
+    /// The largest JSON request body.
+    public var maxBodyBytes: Int
+    /// The largest upload (`POST /v1/uploads`).
+    public var maxUploadBytes: Int
+    /// The longest URL, path and query.
+    public var maxURLBytes: Int
+    /// Sources in one `POST /v1/jobs`.
+    public var maxSourcesPerRequest: Int
+    /// Sources in one `POST /v1/process`.
+    public var maxProcessSources: Int
+    /// The longest `?wait=` and `?timeout=`, in seconds.
+    public var maxWaitSeconds: Double
+    /// How long an `Idempotency-Key` is remembered.
+    public var idempotencyRetention: Duration
+    /// How clients reach this server (`--public-url`); nil: the address it binds.
+    public var publicURL: String?
+    /// The URL prefix of published files for jobs whose settings name none (`--base-url`);
+    /// nil: this server's `/v1/attachments` when it serves an out directory.
+    public var baseURL: String?
+    /// The out directory this server publishes from (`GET /v1/attachments/{file}`), or nil
+    /// when outputs go to a bucket.
+    public var attachmentsDirectory: String?
+    /// Where uploads are written before they become jobs (the workers read them from here).
+    public var uploadsDirectory: String?
+    /// The webhook target of jobs created without a `callback_url`.
+    public var webhookURL: String?
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, apiKeys: APIKeyStore? = nil, rateLimit: Double? = nil,
+        rateBurst: Double = 100, maxQueued: Int = 50_000, maxBodyBytes: Int = 1 << 20,
+        maxUploadBytes: Int = 200 << 20, maxURLBytes: Int = 8192, maxSourcesPerRequest: Int = 100,
+        maxProcessSources: Int = 10, maxWaitSeconds: Double = 60, idempotencyRetention: Duration = .seconds(86_400),
+        publicURL: String? = nil, baseURL: String? = nil, attachmentsDirectory: String? = nil,
+        uploadsDirectory: String? = nil,
+        webhookURL: String? = nil
+    ) {
+        self.host = host
+        self.port = port
+        self.apiKeys = apiKeys
+        self.rateLimit = rateLimit
+        self.rateBurst = rateBurst
+        self.maxQueued = maxQueued
+        self.maxBodyBytes = maxBodyBytes
+        self.maxUploadBytes = maxUploadBytes
+        self.maxURLBytes = maxURLBytes
+        self.maxSourcesPerRequest = maxSourcesPerRequest
+        self.maxProcessSources = maxProcessSources
+        self.maxWaitSeconds = maxWaitSeconds
+        self.idempotencyRetention = idempotencyRetention
+        self.publicURL = publicURL
+        self.baseURL = baseURL
+        self.attachmentsDirectory = attachmentsDirectory
+        self.uploadsDirectory = uploadsDirectory
+        self.webhookURL = webhookURL
+    }
+
+    /// Whether `host` is a loopback name or address: the only kind a server without API keys
+    /// may listen on.
+    public static func isLoopback(_ host: String) -> Bool {
+        let host = host.lowercased()
+        if host == "localhost" || host == "::1" || host == "[::1]" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+    }
+
+    /// Refuses a configuration that cannot be served safely. `keysConfigured` says whether
+    /// keys will be there when it is not yet ``apiKeys`` (the file is read later).
+    public func validate(keysConfigured: Bool? = nil) throws(PushPrepError) {
+        if !(keysConfigured ?? (apiKeys != nil)) && !Self.isLoopback(host) {
+            throw PushPrepError(
+                .invalidSettings,
+                "without --api-keys-file the server listens on loopback only (127.0.0.1, ::1), not \(host)")
+        }
+        guard (0...65535).contains(port) else {
+            throw PushPrepError(.invalidSettings, "--port must be in 0...65535, got \(port)")
+        }
+        guard maxQueued >= 1 else { throw PushPrepError(.invalidSettings, "--max-queued must be at least 1") }
+        guard maxUploadBytes >= 1 else {
+            throw PushPrepError(.invalidSettings, "--max-upload-bytes must be at least 1")
+        }
+        if let rateLimit, !(rateLimit.isFinite && rateLimit > 0) {
+            throw PushPrepError(.invalidSettings, "--rate-limit must be a positive number of requests a second")
+        }
+    }
+}

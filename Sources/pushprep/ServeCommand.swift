@@ -1,0 +1,199 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Metrics
+import Prometheus
+import PushPrep
+import PushPrepQueue
+import PushPrepServer
+import PushPrepStorage
+import ServiceLifecycle
+
+/// `pushprep serve`: the HTTP API, with embedded workers on the same queue.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the HTTP API (and run workers) until stopped (SIGTERM/SIGINT drain gracefully).",
+        discussion: """
+            Other services submit sources over HTTP (POST /v1/jobs, POST /v1/uploads, POST \
+            /v1/process), learn when attachments are ready (webhooks, or GET /v1/jobs/ID?wait=20s) \
+            and fetch manifests, payloads and pre-flight findings. The contract is the OpenAPI \
+            document at /openapi.json. Errors are RFC 9457 problem details with the CLI's codes.
+
+            One command runs everything on one machine: --workers (default: the core count) \
+            embedded workers process the same queue. With --workers 0 the server is an API node \
+            in front of separate `pushprep worker` hosts sharing a PostgreSQL queue.
+
+            Without --api-keys-file the server listens on loopback only. With it, requests need \
+            Authorization: Bearer KEY (read or write scope); the published attachments stay \
+            public (phones cannot send keys).
+
+            Examples:
+              pushprep serve --out /srv/push
+              pushprep serve --host 0.0.0.0 --api-keys-file /etc/pushprep/keys --out /srv/push \\
+                --public-url https://push-media.example.com
+              pushprep serve --queue postgres://pushprep@db/pushprep --workers 0 --api-keys-file keys \\
+                --host 0.0.0.0 --store s3://media/push
+            """
+    )
+
+    @Option(name: .long, help: "The address to listen on (anything but loopback needs --api-keys-file).")
+    var host: String = "127.0.0.1"
+
+    @Option(name: .long, help: "The port to listen on (0 picks a free one; the bound port is printed).")
+    var port: Int = 8080
+
+    @OptionGroup var queue: QueueOptions
+
+    @Option(name: .long, help: "The out directory (the same as --store file:DIR; default ./pushprep-out).")
+    var out: String?
+
+    @OptionGroup(title: "Object storage") var storage: StoreOptions
+
+    @Option(name: .long, help: "Embedded workers' jobs at once; 0 for an API-only node (default: the core count).")
+    var workers: Int = ProcessingSettings.defaultJobs
+
+    @Option(
+        name: .customLong("public-url"),
+        help: "How clients reach this server, e.g. https://push.example.com (default: http://HOST:PORT).")
+    var publicURL: String?
+
+    @Option(
+        name: ProcessingSettings.Declared.baseURL.name,
+        help:
+            "URL prefix of published files for jobs that name none (default: PUBLIC-URL/v1/attachments with an out directory)."
+    )
+    var baseURL: String?
+
+    @Option(
+        name: .customLong("uploads"),
+        help:
+            "Where uploads are kept until processed; workers read local files only from here (default ./pushprep-uploads)."
+    )
+    var uploads: String = "./pushprep-uploads"
+
+    @Option(
+        name: .customLong("api-keys-file"),
+        help: "API keys, one per line with optional scopes (KEY [read|write|read,write]); KEY may be sha256:HEX.")
+    var apiKeysFile: String?
+
+    @Option(name: .customLong("rate-limit"), help: "Requests a second per API key (token bucket); none by default.")
+    var rateLimit: Double?
+
+    @Option(name: .customLong("rate-burst"), help: "Requests a key may send at once above its rate.")
+    var rateBurst: Double = 100
+
+    @Option(name: .customLong("max-queued"), help: "Refuse new jobs with 429 while more than this many are queued.")
+    var maxQueued: Int = 50_000
+
+    @Option(name: .customLong("max-body-bytes"), help: "The largest JSON request body.")
+    var maxBodyBytes: Int = 1 << 20
+
+    @Option(name: .customLong("max-upload-bytes"), help: "The largest upload (POST /v1/uploads).")
+    var maxUploadBytes: Int = 200_000_000
+
+    @Option(name: .customLong("webhook-url"), help: "Where to POST job results of jobs created without a callback_url.")
+    var webhookURL: String?
+
+    @OptionGroup(title: "Leases, retries and retention") var tuning: WorkerTuningOptions
+
+    @OptionGroup(title: "Remote sources") var remote: RemoteOptions
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+        guard (0...256).contains(workers) else { throw ValidationError("--workers must be in 0...256") }
+        _ = try tuning.configuration(concurrency: max(workers, 1))
+        try storage.validate(location: try location, baseURL: baseURL)
+        if let webhookURL { try checkURL(webhookURL, option: "--webhook-url") }
+        // The keys are read in run(); here it is enough to know there will be some.
+        let configuration = try serverConfiguration(keys: nil)
+        do {
+            try configuration.validate(keysConfigured: apiKeysFile != nil)
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+
+    private func checkURL(_ text: String, option: String) throws {
+        let lowercased = text.lowercased()
+        guard lowercased.hasPrefix("http://") || lowercased.hasPrefix("https://"), URL(string: text) != nil else {
+            throw ValidationError("\(option) must be an http or https URL")
+        }
+    }
+
+    var location: StoreLocation {
+        get throws { try storage.location(out: out, defaultOut: "./pushprep-out") }
+    }
+
+    func serverConfiguration(keys: APIKeyStore?) throws -> ServerConfiguration {
+        var directory: String?
+        if case .directory(let out) = try location { directory = out }
+        return ServerConfiguration(
+            host: host, port: port, apiKeys: keys, rateLimit: rateLimit, rateBurst: rateBurst, maxQueued: maxQueued,
+            maxBodyBytes: maxBodyBytes, maxUploadBytes: maxUploadBytes, publicURL: publicURL,
+            baseURL: baseURL, attachmentsDirectory: directory, uploadsDirectory: uploads, webhookURL: webhookURL)
+    }
+
+    func run() async throws {
+        let logger = LoggingOptions.makeLogger(level: Logger.Level(rawValue: logLevel) ?? .info)
+        var keys: APIKeyStore?
+        if let apiKeysFile {
+            do {
+                keys = try APIKeyStore(path: apiKeysFile)
+            } catch {
+                throw ValidationError(error.message)
+            }
+        }
+        let configuration = try serverConfiguration(keys: keys)
+        do {
+            try configuration.validate()
+            try FileManager.default.createDirectory(atPath: uploads, withIntermediateDirectories: true)
+        } catch let error as PushPrepError {
+            throw ValidationError(error.message)
+        } catch {
+            throw CommandFailure(
+                message: "cannot create the uploads directory \(uploads): \(error.localizedDescription)")
+        }
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let url = try queue.url
+        let (store, client) = try WorkerRuntime.outputStore(location: try location, storage: storage, logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        var session: ProcessingSession?
+        let workerConfiguration = try tuning.configuration(concurrency: max(workers, 1))
+        if workers > 0 {
+            var embedded = workerConfiguration
+            embedded.recordsQueueStats = true
+            let sources: SourcePolicy
+            do {
+                sources = try SourcePolicy(kinds: .any, root: uploads)
+            } catch {
+                throw ValidationError(error.message)
+            }
+            let (worker, workerSession) = try WorkerRuntime.worker(
+                url: url, configuration: embedded, store: store, remote: remote.settings, sources: sources,
+                logger: logger)
+            services.append(.init(service: worker))
+            session = workerSession
+        }
+        // Shut down last-to-first: the API stops accepting first, then the workers drain.
+        services.append(
+            .init(
+                service: APIServer(
+                    configuration: configuration, queueURL: url, registry: registry, logger: logger,
+                    onListening: { address in
+                        FileHandle.standardOutput.write(Data("pushprep serve: listening on \(address)\n".utf8))
+                    })))
+        try await WorkerRuntime.run(
+            services, drainTimeout: workerConfiguration.drainTimeout, logger: logger,
+            cleanup: {
+                await session?.shutdown()
+                await client?.shutdown()
+            })
+    }
+}

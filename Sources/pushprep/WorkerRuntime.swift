@@ -1,0 +1,135 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PushPrep
+import PushPrepQueue
+import PushPrepStorage
+import ServiceLifecycle
+import UnixSignals
+
+/// How queue workers hold, retry and keep jobs: shared by `worker` and `serve` (whose embedded
+/// workers take the same options).
+struct WorkerTuningOptions: ParsableArguments {
+    @Option(
+        name: .customLong("drain-timeout"),
+        help: "Seconds running jobs may take to finish after SIGTERM/SIGINT (0...86400).")
+    var drainTimeout: Double = 30
+
+    @Option(name: .long, help: "Seconds a claim holds a job without a heartbeat (1...86400).")
+    var lease: Double = 60
+
+    @Option(
+        name: .customLong("poll-interval"),
+        help: "Seconds between looks for work when nothing signals it (0.01...3600).")
+    var pollInterval: Double = 1
+
+    @Option(
+        name: .customLong("job-timeout"),
+        help: "Seconds one attempt may take, for jobs enqueued without one (1...86400).")
+    var jobTimeout: Double = 600
+
+    @Option(
+        name: .customLong("retry-base"),
+        help: "Seconds before the first retry, doubled for each further one (0.1...86400).")
+    var retryBase: Double = 15
+
+    @Option(
+        name: .customLong("retry-max"), help: "The longest wait between retries, in seconds (up to 2592000, 30 days).")
+    var retryMax: Double = 3600
+
+    @Option(name: .long, help: "Days finished jobs are kept before pruning, 0...3650 (0 keeps them).")
+    var retention: Double = 7
+
+    /// The options as a configuration; a usage error for a number that is not finite or out
+    /// of its range.
+    func configuration(concurrency: Int) throws -> WorkerConfiguration {
+        do {
+            typealias Limits = WorkerConfiguration
+            let retryBase = try retryBase.seconds(option: "--retry-base", in: Limits.retryBaseSeconds)
+            let retryMax = try retryMax.seconds(option: "--retry-max", in: Limits.retryMaxSeconds)
+            guard retryMax >= retryBase else { throw ValidationError("--retry-max must be at least --retry-base") }
+            guard retention.isFinite, Limits.retentionDays.contains(retention) else {
+                throw ValidationError("--retention must be in 0...3650 days, got \(retention)")
+            }
+            return WorkerConfiguration(
+                concurrency: concurrency, lease: try lease.seconds(option: "--lease", in: Limits.leaseSeconds),
+                pollInterval: try pollInterval.seconds(option: "--poll-interval", in: Limits.pollIntervalSeconds),
+                drainTimeout: try drainTimeout.seconds(option: "--drain-timeout", in: Limits.drainTimeoutSeconds),
+                defaultJobTimeout: try jobTimeout.seconds(option: "--job-timeout", in: JobSpec.timeoutSeconds),
+                backoff: Backoff(base: retryBase, cap: retryMax),
+                retention: retention > 0
+                    ? try (retention * 86_400).seconds(
+                        option: "--retention", in: 0...(Limits.retentionDays.upperBound * 86_400))
+                    : nil)
+        }
+    }
+}
+
+/// Building and running a worker, as `worker` and `serve` both do.
+enum WorkerRuntime {
+    /// The out directory (created) or the bucket the worker publishes to, and the bucket's client
+    /// (to shut down) when there is one.
+    static func outputStore(location: StoreLocation, storage: StoreOptions, logger: Logger) throws
+        -> (any OutputStore, S3Client?)
+    {
+        switch location {
+        case .directory(let out):
+            do {
+                try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+            } catch {
+                throw CommandFailure(message: "cannot create the out directory \(out): \(error.localizedDescription)")
+            }
+            return (DirectoryOutputStore(outputDirectory: out), nil)
+        case .s3(let s3):
+            let client: S3Client
+            let urls: ObjectURLStyle
+            do {
+                client = S3Client(configuration: try storage.configuration(for: s3), logger: logger)
+                urls = try storage.urls(baseURL: nil)
+            } catch {
+                throw CommandFailure(message: error.description)
+            }
+            let store = BucketOutputStore(
+                store: S3AttachmentStore(client: client, location: s3), urls: urls,
+                stagingRoot: try LocalStaging.makeFolder("worker", unique: false))
+            return (store, client)
+        }
+    }
+
+    /// A worker on `url` processing into `store`, and the processing session it runs in (to
+    /// shut down once the worker has stopped).
+    static func worker(
+        url: QueueURL, configuration: WorkerConfiguration, store: any OutputStore, remote: RemoteSettings,
+        sources: SourcePolicy, logger: Logger
+    ) throws -> (QueueWorker<ProcessingJobHandler>, ProcessingSession) {
+        let session: ProcessingSession
+        do {
+            session = try ProcessingSession(
+                threads: configuration.concurrency, remote: remote, sources: sources, logger: logger)
+        } catch {
+            throw CommandFailure(message: error.description)
+        }
+        let handler = ProcessingJobHandler(session: session, store: store)
+        handler.removeAbandonedStaging(workerID: configuration.workerID)
+        return (QueueWorker(url: url, configuration: configuration, handler: handler, logger: logger), session)
+    }
+
+    /// Runs `services` until SIGTERM or SIGINT, shutting them down last-to-first within the
+    /// drain timeout (and 15 s more for the rest), then `cleanup`.
+    static func run(
+        _ services: [ServiceGroupConfiguration.ServiceConfiguration], drainTimeout: Duration, logger: Logger,
+        cleanup: () async -> Void
+    ) async throws {
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        groupConfiguration.maximumGracefulShutdownDuration = drainTimeout + .seconds(15)
+        let group = ServiceGroup(configuration: groupConfiguration)
+        do {
+            try await group.run()
+        } catch let error as PushPrepError {
+            await cleanup()
+            throw CommandFailure(message: error.description)
+        }
+        await cleanup()
+    }
+}

@@ -229,6 +229,8 @@ let package = Package(
                 Product.prometheus,
                 Product.crypto,
             ],
+            // The API's contract, served at /openapi.json from the binary itself.
+            resources: [.embedInCode("openapi.json")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

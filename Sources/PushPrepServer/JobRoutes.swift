@@ -81,8 +81,7 @@ struct JobRoutes {
         let body = try await RequestBody.collect(request, maxBytes: configuration.maxBodyBytes)
         let create = try RequestBody.decode(CreateRequest.self, from: body, allowedKeys: CreateRequest.keys)
         let specs = try specs(for: create, maxSources: configuration.maxSourcesPerRequest, context: context)
-        try await depth.admit(specs.count)
-        let results = try await queue.enqueue(specs)
+        let results = try await depth.admitting(specs.count) { try await queue.enqueue(specs) }
         let created = CreatedJobs(
             jobs: zip(specs, results).map { spec, result in
                 CreatedJob(
@@ -205,13 +204,12 @@ struct JobRoutes {
         let timeout =
             try request.uri.queryParameters["timeout"].map {
                 try QueryDuration.parse(String($0), name: "timeout", range: 0...configuration.maxWaitSeconds)
-            } ?? .seconds(30)
+            } ?? min(.seconds(30), .milliseconds(Int64(configuration.maxWaitSeconds * 1000)))
         let body = try await RequestBody.collect(request, maxBytes: configuration.maxBodyBytes)
         var create = try RequestBody.decode(CreateRequest.self, from: body, allowedKeys: CreateRequest.keys)
         create.priority = create.priority ?? JobSpec.priorities.upperBound
         let specs = try specs(for: create, maxSources: configuration.maxProcessSources, context: context)
-        try await depth.admit(specs.count)
-        let ids = try await queue.enqueue(specs).map(\.id)
+        let ids = try await depth.admitting(specs.count) { try await queue.enqueue(specs) }.map(\.id)
         let jobs = try await JobWaiter(queue: queue).wait(for: ids, upTo: timeout)
         guard jobs.count == ids.count, jobs.allSatisfy(\.state.isFinished) else {
             throw Problem(

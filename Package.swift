@@ -42,6 +42,10 @@ let testOnlyDependencies: [String: [Target.Dependency]] = [
         Product.httpClient,
         Product.crypto,
     ],
+    // The webhook dispatcher's tests run it in a ServiceGroup and shut it down gracefully.
+    "PushPrepQueueTests": [
+        Product.serviceLifecycle
+    ],
 ]
 
 /// A test target's dependencies: its source targets, the support target, and what it alone needs.

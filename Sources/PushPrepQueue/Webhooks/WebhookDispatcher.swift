@@ -13,7 +13,7 @@ import Synchronization
 /// dies instead leaves its claims to expire; another one sends them again after the lease
 /// (delivery is at least once, and receivers drop duplicates by `webhook-id`).
 public final class WebhookDispatcher: Service {
-    let outbox: any WebhookOutbox
+    let queue: any JobQueue
     let settings: WebhookSettings
     let sender: WebhookSender
     let logger: Logger
@@ -21,19 +21,19 @@ public final class WebhookDispatcher: Service {
     /// Sends in flight.
     private let inFlight = Mutex(0)
 
-    /// A dispatcher for `outbox`'s deliveries, signing with `signer`. The queue stays the
+    /// A dispatcher for `queue`'s webhook deliveries, signing with `signer`. The queue stays the
     /// caller's to close; the sender is this dispatcher's and is shut down when ``run()`` ends.
     public convenience init(
-        outbox: any WebhookOutbox, settings: WebhookSettings, signer: StandardWebhook, logger: Logger
+        queue: any JobQueue, settings: WebhookSettings, signer: StandardWebhook, logger: Logger
     ) {
         self.init(
-            outbox: outbox, settings: settings,
+            queue: queue, settings: settings,
             sender: WebhookSender(settings: settings, signer: signer, logger: logger), logger: logger)
     }
 
     /// A dispatcher sending with `sender`.
-    package init(outbox: any WebhookOutbox, settings: WebhookSettings, sender: WebhookSender, logger: Logger) {
-        self.outbox = outbox
+    package init(queue: any JobQueue, settings: WebhookSettings, sender: WebhookSender, logger: Logger) {
+        self.queue = queue
         self.settings = settings
         self.sender = sender
         self.logger = logger
@@ -83,7 +83,7 @@ public final class WebhookDispatcher: Service {
             }
             let deliveries: [WebhookDelivery]
             do {
-                deliveries = try await outbox.claimDeliveries(
+                deliveries = try await queue.claimDeliveries(
                     limit: min(settings.batchSize, free), lease: settings.lease)
             } catch {
                 logger.warning("cannot claim webhook deliveries", metadata: ["error": "\(error)"])
@@ -118,7 +118,7 @@ public final class WebhookDispatcher: Service {
 
         let applied: Bool
         do {
-            applied = try await outbox.finishDelivery(delivery.id, attempt: delivery.attempts, outcome: outcome)
+            applied = try await queue.finishDelivery(delivery.id, attempt: delivery.attempts, outcome: outcome)
         } catch {
             // The claim expires and the delivery is sent again: at least once.
             logger.warning("cannot record a webhook outcome", metadata: ["error": "\(error)"])
@@ -145,7 +145,7 @@ public final class WebhookDispatcher: Service {
 
     /// The queue's outcome of a send that was claim `attempt`: a retry turns into `failed` once
     /// the schedule has no wait left after it.
-    static func outcome(of result: WebhookSendResult, attempt: Int, schedule: WebhookRetrySchedule)
+    package static func outcome(of result: WebhookSendResult, attempt: Int, schedule: WebhookRetrySchedule)
         -> DeliveryOutcome
     {
         let message = result.error?.message ?? "not delivered"

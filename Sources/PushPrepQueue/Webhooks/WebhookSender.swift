@@ -175,6 +175,13 @@ public struct WebhookSendResult: Sendable, CustomStringConvertible {
     /// Why it was not delivered.
     public var error: PushPrepError?
 
+    /// A result, as the sender makes them.
+    package init(verdict: Verdict, status: Int?, error: PushPrepError? = nil) {
+        self.verdict = verdict
+        self.status = status
+        self.error = error
+    }
+
     static func delivered(status: Int) -> Self { Self(verdict: .delivered, status: status, error: nil) }
     static func retry(status: Int?, _ error: PushPrepError) -> Self {
         Self(verdict: .retry, status: status, error: error)

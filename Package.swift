@@ -43,6 +43,10 @@ let testOnlyDependencies: [String: [Target.Dependency]] = [
         Product.httpClient,
         Product.crypto,
     ],
+    // The webhook dispatcher's tests run it in a ServiceGroup and shut it down gracefully.
+    "PushPrepQueueTests": [
+        Product.serviceLifecycle
+    ],
 ]
 
 /// A test target's dependencies: its source targets, the support target, and what it alone needs.
@@ -192,14 +196,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The job queue (SQLite through GRDB, PostgreSQL through PostgresNIO) and the worker
-        // service that processes its jobs.
+        // The job queue (SQLite through GRDB, PostgreSQL through PostgresNIO), the worker
+        // service that processes its jobs, and the dispatcher that sends their webhooks.
         .target(
             name: "PushPrepQueue",
             dependencies: [
                 "PushPrep",
                 "PushPrepJSON",
                 "PushPrepStorage",
+                // Webhooks go out through the remote sources' SSRF checks and pinned clients.
+                "PushPrepRemote",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 Product.serviceLifecycle,
@@ -208,7 +214,7 @@ let package = Package(
                 Product.prometheus,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 Product.crypto,
-            ],
+            ] + Product.httpClientStack,
             swiftSettings: swiftSettings
         ),
         // `pushprep serve`: the HTTP API (Hummingbird 2) in front of the queue, its auth, limits,

@@ -37,15 +37,13 @@ let testOnlyDependencies: [String: [Target.Dependency]] = [
         Product.nioHTTP1,
         Product.crypto,
     ],
+    // The webhook dispatcher's tests run it in a ServiceGroup and shut it down gracefully.
     "PushPrepServerTests": [
         .product(name: "Hummingbird", package: "hummingbird"),
         Product.nioHTTP1,
         Product.httpClient,
         Product.crypto,
-    ],
-    // The webhook dispatcher's tests run it in a ServiceGroup and shut it down gracefully.
-    "PushPrepQueueTests": [
-        Product.serviceLifecycle
+        Product.serviceLifecycle,
     ],
 ]
 
@@ -196,16 +194,14 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The job queue (SQLite through GRDB, PostgreSQL through PostgresNIO), the worker
-        // service that processes its jobs, and the dispatcher that sends their webhooks.
+        // The job queue (SQLite through GRDB, PostgreSQL through PostgresNIO) and the worker
+        // service that processes its jobs.
         .target(
             name: "PushPrepQueue",
             dependencies: [
                 "PushPrep",
                 "PushPrepJSON",
                 "PushPrepStorage",
-                // Webhooks go out through the remote sources' SSRF checks and pinned clients.
-                "PushPrepRemote",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 Product.serviceLifecycle,
@@ -214,11 +210,12 @@ let package = Package(
                 Product.prometheus,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 Product.crypto,
-            ] + Product.httpClientStack,
+            ],
             swiftSettings: swiftSettings
         ),
         // `pushprep serve`: the HTTP API (Hummingbird 2) in front of the queue, its auth, limits,
-        // problem details and the published attachments.
+        // problem details, the published attachments, and the webhooks that tell clients a job
+        // ended (out through the remote sources' SSRF checks and pinned clients).
         .target(
             name: "PushPrepServer",
             dependencies: [
@@ -233,7 +230,7 @@ let package = Package(
                 Product.metrics,
                 Product.prometheus,
                 Product.crypto,
-            ],
+            ] + Product.httpClientStack,
             // The API's contract, served at /openapi.json from the binary itself.
             resources: [.embedInCode("openapi.json")],
             swiftSettings: swiftSettings

@@ -139,7 +139,14 @@ struct JobRoutes {
         }
         for source in create.sources { try Self.checkURL(source, field: "sources") }
         let callbackURL = create.callbackURL ?? configuration.webhookURL
-        if let url = create.callbackURL { try Self.checkURL(url, field: "callback_url") }
+        if let url = create.callbackURL {
+            try Self.checkURL(url, field: "callback_url")
+            guard configuration.acceptsCallbacks else {
+                throw Problem(
+                    .unprocessableContent, .invalidRequest,
+                    "callback_url needs a server started with --webhook-secret-file (webhooks are signed)")
+            }
+        }
         let metadata = try create.metadata.map(Self.metadataText)
         var settings = create.settings ?? ProcessingSettings()
         if settings.baseURL == nil { settings.baseURL = attachmentBaseURL }

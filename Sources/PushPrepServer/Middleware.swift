@@ -139,7 +139,7 @@ final class RouteTable: Sendable {
         entries.withLock { entries in
             for entry in entries where entry.pattern.count == parts.count {
                 let matches = zip(entry.pattern, parts).allSatisfy { pattern, part in
-                    pattern.hasPrefix(":") ? !part.isEmpty : pattern == part
+                    pattern.hasPrefix(":") || pattern.hasPrefix("{") ? !part.isEmpty : pattern == part
                 }
                 if matches {
                     methods.insert(entry.method)

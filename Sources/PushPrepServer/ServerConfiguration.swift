@@ -41,6 +41,9 @@ public struct ServerConfiguration: Sendable {
     public var uploadsDirectory: String?
     /// The webhook target of jobs created without a `callback_url`.
     public var webhookURL: String?
+    /// Whether webhooks can be sent (a signing secret is configured): without one, a request
+    /// naming a `callback_url` is refused.
+    public var acceptsCallbacks: Bool
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, apiKeys: APIKeyStore? = nil, rateLimit: Double? = nil,
@@ -49,7 +52,7 @@ public struct ServerConfiguration: Sendable {
         maxProcessSources: Int = 10, maxWaitSeconds: Double = 60, idempotencyRetention: Duration = .seconds(86_400),
         publicURL: String? = nil, baseURL: String? = nil, attachmentsDirectory: String? = nil,
         uploadsDirectory: String? = nil,
-        webhookURL: String? = nil
+        webhookURL: String? = nil, acceptsCallbacks: Bool = false
     ) {
         self.host = host
         self.port = port
@@ -69,6 +72,7 @@ public struct ServerConfiguration: Sendable {
         self.attachmentsDirectory = attachmentsDirectory
         self.uploadsDirectory = uploadsDirectory
         self.webhookURL = webhookURL
+        self.acceptsCallbacks = acceptsCallbacks
     }
 
     /// Whether `host` is a loopback name or address: the only kind a server without API keys

@@ -1,5 +1,6 @@
 public import Foundation
 public import PushPrep
+public import PushPrepQueue
 
 /// One webhook message, rendered: its stable id and the exact bytes POSTed.
 ///

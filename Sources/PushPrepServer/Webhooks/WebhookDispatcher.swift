@@ -1,6 +1,7 @@
 public import Logging
 import Metrics
 public import PushPrep
+public import PushPrepQueue
 public import ServiceLifecycle
 import Synchronization
 
@@ -180,4 +181,29 @@ struct WebhookMetrics: Sendable {
         case nil: dropped.increment()
         }
     }
+}
+
+/// The dispatcher as a service of `pushprep serve`'s group: opens the queue at `queueURL`,
+/// dispatches until graceful shutdown, and closes the queue.
+public struct WebhookService: Service, CustomStringConvertible {
+    let queueURL: QueueURL
+    let settings: WebhookSettings
+    let signer: StandardWebhook
+    let logger: Logger
+
+    public init(queueURL: QueueURL, settings: WebhookSettings, signer: StandardWebhook, logger: Logger) {
+        self.queueURL = queueURL
+        self.settings = settings
+        self.signer = signer
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        try await JobQueues.withQueue(queueURL, logger: logger) { queue in
+            try await WebhookDispatcher(queue: queue, settings: settings, signer: signer, logger: logger).run()
+        }
+    }
+
+    /// Never the secrets.
+    public var description: String { "WebhookService(\(queueURL))" }
 }

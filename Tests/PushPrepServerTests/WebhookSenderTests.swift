@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PushPrep
 import PushPrepQueue
+import PushPrepServer
 import PushPrepTestSupport
 import Testing
 
@@ -75,7 +76,9 @@ struct WebhookSenderTests {
         #expect(data["state"] as? String == "succeeded")
         #expect(data["finished_at"] as? String == "2026-05-28T20:26:43.250Z")
         let text = String(decoding: event.body, as: UTF8.self)
-        #expect(text.hasPrefix(#"{"data":{"attachment":null,"attempt":1,"cancel_requested":false,"#), "keys sorted")
+        #expect(
+            text.hasPrefix(#"{"data":{"attachment":null,"attempt":1,"callback_url":null,"cancel_requested":false,"#),
+            "keys sorted")
         #expect(text.hasSuffix(#""timestamp":"2026-05-28T20:26:43.250Z","type":"job.succeeded"}"#))
     }
 

@@ -1,6 +1,7 @@
 public import Foundation
 public import PushPrep
 public import PushPrepJSON
+public import PushPrepQueue
 
 /// A job as the HTTP API and its webhooks show it: `GET /v1/jobs/{id}`, the items of
 /// `GET /v1/jobs`, and the `data` of a webhook event are this one shape.

@@ -1,6 +1,7 @@
 import Foundation
 import PushPrep
 import PushPrepQueue
+import PushPrepServer
 import PushPrepTestSupport
 import Testing
 

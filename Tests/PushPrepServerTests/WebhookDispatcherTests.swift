@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PushPrep
 import PushPrepQueue
+import PushPrepServer
 import PushPrepTestSupport
 import ServiceLifecycle
 import Testing

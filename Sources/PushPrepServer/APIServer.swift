@@ -103,6 +103,7 @@ public struct APIServer: Service {
         }
         let depth = QueueDepth(queue: queue, maxQueued: configuration.maxQueued)
         JobRoutes(queue: queue, configuration: configuration, publicURL: publicURL, depth: depth).register(on: router)
+        DeliveryRoutes(queue: queue).register(on: router)
         routes.record(router.routes.map { ("\($0.path)", $0.method.rawValue) })
         return router
     }

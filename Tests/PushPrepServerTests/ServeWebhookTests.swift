@@ -43,6 +43,42 @@ struct ServeWebhookTests {
             #expect(data["state"] as? String == "succeeded")
             #expect((data["metadata"] as? [String: Any])?["order"] as? Int == 7)
             #expect((data["attachment"] as? [String: Any])?["status"] as? String == "ok")
+            let id = try #require(data["id"] as? Int)
+            let deliveries = try await Poll.value("the delivery to be recorded", within: .seconds(30)) {
+                () -> [[String: Any]]? in
+                let list = try await api.get("/v1/jobs/\(id)/deliveries").json()["deliveries"] as? [[String: Any]]
+                return list?.first?["state"] as? String == "delivered" ? list : nil
+            }
+            #expect(deliveries.count == 1)
+            #expect(deliveries.first?["attempts"] as? Int == 1)
+            #expect(deliveries.first?["last_status"] as? Int == 200)
+            #expect(deliveries.first?["event"] as? String == "job.succeeded")
+        }
+    }
+
+    /// A receiver that answers 410 Gone ends the delivery for good: it is listed as failed.
+    @Test func aGoneReceiverIsListedAsFailed() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret, status: 410)
+        defer { receiver.stop() }
+        try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(7)]) { files in
+            let server = try await ServeProcess.start(
+                ["--webhook-secret-file", try Self.secretFile(in: dir)], in: dir)
+            let api = APITestClient(baseURL: server.baseURL)
+            let created = try await api.post(
+                "/v1/jobs",
+                json: #"{"sources": ["\#(files.url("/files/a.bmp"))"], "callback_url": "\#(receiver.url())"}"#)
+            #expect(created.status == 202)
+            let failed = try await Poll.value("the delivery to fail", within: .seconds(60)) { () -> [String: Any]? in
+                let list = try await api.get("/v1/deliveries?state=failed").json()["deliveries"] as? [[String: Any]]
+                return list?.first
+            }
+            #expect(failed["last_status"] as? Int == 410)
+            #expect(failed["url"] as? String == receiver.url())
+            #expect(try await api.get("/v1/deliveries?state=delivered").json()["deliveries"] as? [Any] != nil)
+            #expect(try await api.get("/v1/deliveries?state=lost").status == 400)
+            #expect(try await api.get("/v1/jobs/999999/deliveries").status == 404)
         }
     }
 

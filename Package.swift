@@ -218,6 +218,7 @@ let package = Package(
                 "PushPrep",
                 "PushPrepCore",
                 "PushPrepJSON",
+                "PushPrepPayload",
                 "PushPrepQueue",
                 "PushPrepRemote",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -226,6 +227,8 @@ let package = Package(
                 Product.metrics,
                 Product.prometheus,
                 Product.crypto,
+                // Uploads stream to disk off the event loops.
+                Product.nioFileSystem,
             ],
             swiftSettings: swiftSettings
         ),

@@ -97,6 +97,8 @@ public struct APIServer: Service {
         }
         let depth = QueueDepth(queue: queue, maxQueued: configuration.maxQueued)
         JobRoutes(queue: queue, configuration: configuration, publicURL: publicURL, depth: depth).register(on: router)
+        UploadRoutes(queue: queue, configuration: configuration, publicURL: publicURL, depth: depth).register(on: router)
+        PayloadRoutes(queue: queue, configuration: configuration).register(on: router)
         return router
     }
 }

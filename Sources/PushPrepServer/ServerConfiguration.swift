@@ -1,5 +1,6 @@
 public import Foundation
 public import PushPrepCore
+public import PushPrepRemote
 
 /// What `pushprep serve` was told: where it listens, what it accepts, and the limits that keep
 /// it standing.
@@ -41,6 +42,9 @@ public struct ServerConfiguration: Sendable {
     public var uploadsDirectory: String?
     /// The webhook target of jobs created without a `callback_url`.
     public var webhookURL: String?
+    /// How `POST /v1/preflight` with `fetch` downloads attachments: the address policy, caps
+    /// and timeouts of remote sources (`--allow-host`, `--allow-private-networks`, ...).
+    public var remote = RemoteSettings()
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, apiKeys: APIKeyStore? = nil, rateLimit: Double? = nil,

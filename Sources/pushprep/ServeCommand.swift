@@ -133,10 +133,12 @@ struct ServeCommand: AsyncParsableCommand {
     func serverConfiguration(keys: APIKeyStore?) throws -> ServerConfiguration {
         var directory: String?
         if case .directory(let out) = try location { directory = out }
-        return ServerConfiguration(
+        var configuration = ServerConfiguration(
             host: host, port: port, apiKeys: keys, rateLimit: rateLimit, rateBurst: rateBurst, maxQueued: maxQueued,
             maxBodyBytes: maxBodyBytes, maxUploadBytes: maxUploadBytes, publicURL: publicURL,
             baseURL: baseURL, attachmentsDirectory: directory, uploadsDirectory: uploads, webhookURL: webhookURL)
+        configuration.remote = remote.settings
+        return configuration
     }
 
     func run() async throws {

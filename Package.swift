@@ -38,9 +38,14 @@ let testOnlyDependencies: [String: [Target.Dependency]] = [
         Product.crypto,
     ],
     "PushPrepServerTests": [
+        .product(name: "Hummingbird", package: "hummingbird"),
         Product.nioHTTP1,
         Product.httpClient,
         Product.crypto,
+    ],
+    // The webhook dispatcher's tests run it in a ServiceGroup and shut it down gracefully.
+    "PushPrepQueueTests": [
+        Product.serviceLifecycle
     ],
 ]
 
@@ -191,14 +196,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The job queue (SQLite through GRDB, PostgreSQL through PostgresNIO) and the worker
-        // service that processes its jobs.
+        // The job queue (SQLite through GRDB, PostgreSQL through PostgresNIO), the worker
+        // service that processes its jobs, and the dispatcher that sends their webhooks.
         .target(
             name: "PushPrepQueue",
             dependencies: [
                 "PushPrep",
                 "PushPrepJSON",
                 "PushPrepStorage",
+                // Webhooks go out through the remote sources' SSRF checks and pinned clients.
+                "PushPrepRemote",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 Product.serviceLifecycle,
@@ -207,7 +214,7 @@ let package = Package(
                 Product.prometheus,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 Product.crypto,
-            ],
+            ] + Product.httpClientStack,
             swiftSettings: swiftSettings
         ),
         // `pushprep serve`: the HTTP API (Hummingbird 2) in front of the queue, its auth, limits,
@@ -230,6 +237,8 @@ let package = Package(
                 // Uploads stream to disk off the event loops.
                 Product.nioFileSystem,
             ],
+            // The API's contract, served at /openapi.json from the binary itself.
+            resources: [.embedInCode("openapi.json")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

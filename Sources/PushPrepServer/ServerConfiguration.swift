@@ -99,6 +99,9 @@ public struct ServerConfiguration: Sendable {
         guard maxUploadBytes >= 1 else {
             throw PushPrepError(.invalidSettings, "--max-upload-bytes must be at least 1")
         }
+        guard maxWaitSeconds.isFinite, (0...3600).contains(maxWaitSeconds) else {
+            throw PushPrepError(.invalidSettings, "--max-wait must be in 0...3600 seconds")
+        }
         if let rateLimit, !(rateLimit.isFinite && rateLimit > 0) {
             throw PushPrepError(.invalidSettings, "--rate-limit must be a positive number of requests a second")
         }

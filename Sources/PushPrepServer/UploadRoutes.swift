@@ -52,27 +52,32 @@ struct UploadRoutes {
             throw Problem(
                 .badRequest, .invalidRequest, "a multipart upload takes its fields in the form, not the query")
         }
-        try await depth.admit(1)
+        // A queue already over --max-queued refuses before the file is read; the job itself is
+        // admitted (or refused) when it is enqueued.
+        try await depth.admitting(0) {}
 
         let temporary = AtomicFile.temporaryPath(in: directory, name: "upload")
         let received = try await receive(
             request, boundary: boundary, maxBody: maxBody, to: temporary, form: form, logger: context.logger)
         let specs: [JobSpec]
         let path: String
+        let results: [EnqueueResult]
         do {
             let type = try received.file.type()
             path = "\(directory)/\(received.file.sha256).\(type.fileExtension)"
             specs = try jobs.specs(
                 for: received.form.request(source: path), maxSources: 1, context: context, uploaded: true)
-            guard rename(temporary, path) == 0 else {
-                context.logger.error("cannot store an upload", metadata: ["error": "\(PushPrepError.system(path))"])
-                throw Problem(.internalServerError, .ioError, "the upload could not be stored")
+            results = try await depth.admitting(1) {
+                guard rename(temporary, path) == 0 else {
+                    context.logger.error("cannot store an upload", metadata: ["error": "\(PushPrepError.system(path))"])
+                    throw Problem(.internalServerError, .ioError, "the upload could not be stored")
+                }
+                return try await queue.enqueue(specs)
             }
         } catch {
             unlink(temporary)
             throw error
         }
-        let results = try await queue.enqueue(specs)
         context.logger.info(
             "upload stored",
             metadata: [

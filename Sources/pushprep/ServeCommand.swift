@@ -92,6 +92,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-upload-bytes"), help: "The largest upload (POST /v1/uploads).")
     var maxUploadBytes: Int = 200_000_000
 
+    @Option(name: .customLong("max-wait"), help: "The longest ?wait= and ?timeout= a request may ask for, in seconds.")
+    var maxWait: Double = 60
+
     @Option(name: .customLong("webhook-url"), help: "Where to POST job results of jobs created without a callback_url.")
     var webhookURL: String?
 
@@ -135,7 +138,7 @@ struct ServeCommand: AsyncParsableCommand {
         if case .directory(let out) = try location { directory = out }
         var configuration = ServerConfiguration(
             host: host, port: port, apiKeys: keys, rateLimit: rateLimit, rateBurst: rateBurst, maxQueued: maxQueued,
-            maxBodyBytes: maxBodyBytes, maxUploadBytes: maxUploadBytes, publicURL: publicURL,
+            maxBodyBytes: maxBodyBytes, maxUploadBytes: maxUploadBytes, maxWaitSeconds: maxWait, publicURL: publicURL,
             baseURL: baseURL, attachmentsDirectory: directory, uploadsDirectory: uploads, webhookURL: webhookURL)
         configuration.remote = remote.settings
         return configuration

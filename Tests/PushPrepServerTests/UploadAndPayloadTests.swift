@@ -85,7 +85,8 @@ struct UploadAndPayloadTests {
         #expect(lines.last == "202", "\(lines)")
         let body = try #require(lines.first.flatMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) })
         let job = try #require(((body as? [String: Any])?["jobs"] as? [[String: Any]])?.first)
-        let stored = dir.appendingPathComponent("uploads/\(Self.sha256(try Data(contentsOf: URL(fileURLWithPath: jpeg)))).jpg")
+        let stored = dir.appendingPathComponent(
+            "uploads/\(Self.sha256(try Data(contentsOf: URL(fileURLWithPath: jpeg)))).jpg")
         #expect(job["source"] as? String == stored.path)
         let done = try await Self.finished(api, try #require(job["id"] as? Int))
         #expect(done["state"] as? String == "succeeded", "\(done)\n\(server.process.logTail())")
@@ -196,8 +197,9 @@ struct UploadAndPayloadTests {
         #expect(try post(fits, chunked: true) == "202")
         #expect(Self.uploads(dir).count == 1)
         let afterStored = try peakMegabytes()
-        print("serve VmHWM: \(before) MB at start, \(afterRefused) MB after 2 × 150 MB refused, "
-            + "\(afterStored) MB after 90 MB stored")
+        print(
+            "serve VmHWM: \(before) MB at start, \(afterRefused) MB after 2 × 150 MB refused, "
+                + "\(afterStored) MB after 90 MB stored")
         // 390 MB went through; the peak moves by a few buffers at most.
         #expect(afterStored - before < 30, "grew from \(before) MB to \(afterStored) MB")
         #expect(afterStored < 150, "peak resident memory \(afterStored) MB")
@@ -237,7 +239,10 @@ struct UploadAndPayloadTests {
                 ["--dialect", "onesignal", "--body", "Hi", "--sound", "ping.caf"],
                 #""dialect": "onesignal", "body": "Hi", "sound": "ping.caf""#
             ),
-            (["--dialect", "braze", "--id", firstID, "--body", "Hi"], #""dialect": "braze", "ids": ["\#(firstID)"], "body": "Hi""#),
+            (
+                ["--dialect", "braze", "--id", firstID, "--body", "Hi"],
+                #""dialect": "braze", "ids": ["\#(firstID)"], "body": "Hi""#
+            ),
         ]
         var apnsPayload: [UInt8] = []
         for variant in variants {
@@ -245,7 +250,8 @@ struct UploadAndPayloadTests {
             #expect(cli.status == 0, "\(cli.stderrText)")
             let expected = Array(cli.stdoutText.trimmingCharacters(in: .newlines).utf8)
             let fromJobs = try await api.post(
-                "/v1/payload", json: #"{"job_ids": [\#(ids.map(String.init).joined(separator: ","))], \#(variant.api)}"#)
+                "/v1/payload", json: #"{"job_ids": [\#(ids.map(String.init).joined(separator: ","))], \#(variant.api)}"#
+            )
             #expect(fromJobs.status == 200, "\(fromJobs.text)")
             #expect(fromJobs.body == expected, "\(variant.cli)\n\(fromJobs.text)\n\(cli.stdoutText)")
             let fromEntries = try await api.post("/v1/payload", json: #"{"entries": \#(entriesJSON), \#(variant.api)}"#)
@@ -259,7 +265,8 @@ struct UploadAndPayloadTests {
 
         // Pre-flight: the payload above (its attachments on 127.0.0.1 over http), as an object
         // and as text with a repeated key; the CLI's report names its file, the API's "payload".
-        let withDuplicate = "{\"sound\": \"a\", \"sound\": \"b\", " + String(decoding: apnsPayload.dropFirst(), as: UTF8.self)
+        let withDuplicate =
+            "{\"sound\": \"a\", \"sound\": \"b\", " + String(decoding: apnsPayload.dropFirst(), as: UTF8.self)
         let apnsText = String(decoding: apnsPayload, as: UTF8.self)
         for (payload, member) in [(apnsText, apnsText), (withDuplicate, try Self.jsonString(withDuplicate))] {
             let file = dir.appendingPathComponent("payload.json")
@@ -271,7 +278,9 @@ struct UploadAndPayloadTests {
             var reports = try #require(expected["reports"] as? [[String: Any]])
             reports[0]["file"] = "payload"
             expected["reports"] = reports
-            #expect(NSDictionary(dictionary: try answer.json()) == NSDictionary(dictionary: expected), "\(answer.text)\n\(cli.stdoutText)")
+            #expect(
+                NSDictionary(dictionary: try answer.json()) == NSDictionary(dictionary: expected),
+                "\(answer.text)\n\(cli.stdoutText)")
         }
         let unsure = try await api.post("/v1/preflight", json: #"{"payload": [1], "dialect": "auto"}"#)
         #expect(unsure.status == 400)
@@ -297,13 +306,16 @@ struct UploadAndPayloadTests {
             let expected = try #require(try JSONSerialization.jsonObject(with: cli.stdout) as? [String: Any])
             let fetched = try await api.post(
                 "/v1/preflight",
-                json: #"{"payload": \#(String(decoding: served.body, as: UTF8.self)), "fetch": true, "allow_http": true}"#)
+                json:
+                    #"{"payload": \#(String(decoding: served.body, as: UTF8.self)), "fetch": true, "allow_http": true}"#
+            )
             #expect(fetched.status == 200, "\(fetched.text)")
             let report = try #require((try fetched.json()["reports"] as? [[String: Any]])?.first)
             let attachments = try #require(report["attachments"] as? [[String: Any]])
             #expect(attachments.count == 2)
             #expect(
-                attachments.allSatisfy { ($0["fetched"] as? [String: Any])?["status"] as? Int == 200 }, "\(fetched.text)")
+                attachments.allSatisfy { ($0["fetched"] as? [String: Any])?["status"] as? Int == 200 },
+                "\(fetched.text)")
             let cliReport = try #require((expected["reports"] as? [[String: Any]])?.first)
             #expect(
                 NSArray(array: report["findings"] as? [Any] ?? [0])

@@ -222,6 +222,7 @@ let package = Package(
                 "PushPrep",
                 "PushPrepCore",
                 "PushPrepJSON",
+                "PushPrepPayload",
                 "PushPrepQueue",
                 "PushPrepRemote",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -230,6 +231,8 @@ let package = Package(
                 Product.metrics,
                 Product.prometheus,
                 Product.crypto,
+                // Uploads stream to disk off the event loops.
+                Product.nioFileSystem,
             ] + Product.httpClientStack,
             // The API's contract, served at /openapi.json from the binary itself.
             resources: [.embedInCode("openapi.json")],

@@ -104,6 +104,9 @@ public struct APIServer: Service {
         let depth = QueueDepth(queue: queue, maxQueued: configuration.maxQueued)
         JobRoutes(queue: queue, configuration: configuration, publicURL: publicURL, depth: depth).register(on: router)
         DeliveryRoutes(queue: queue).register(on: router)
+        UploadRoutes(queue: queue, configuration: configuration, publicURL: publicURL, depth: depth)
+            .register(on: router)
+        PayloadRoutes(queue: queue, configuration: configuration).register(on: router)
         routes.record(router.routes.map { ("\($0.path)", $0.method.rawValue) })
         return router
     }

@@ -129,15 +129,18 @@ struct JobRoutes {
         return key
     }
 
-    /// The specs of a create request: URL sources only, settings validated once, the server's
-    /// attachment base URL when the request names none.
-    func specs(for create: CreateRequest, maxSources: Int, context: APIRequestContext) throws -> [JobSpec] {
+    /// The specs of a create request: URL sources only (unless `uploaded`: files this server
+    /// wrote into its uploads directory), settings validated once, the server's attachment base
+    /// URL when the request names none.
+    func specs(
+        for create: CreateRequest, maxSources: Int, context: APIRequestContext, uploaded: Bool = false
+    ) throws -> [JobSpec] {
         guard (1...maxSources).contains(create.sources.count) else {
             throw Problem(
                 .badRequest, .invalidRequest,
                 "sources must hold 1 to \(maxSources) URLs, got \(create.sources.count)")
         }
-        for source in create.sources { try Self.checkURL(source, field: "sources") }
+        if !uploaded { for source in create.sources { try Self.checkURL(source, field: "sources") } }
         let callbackURL = create.callbackURL ?? configuration.webhookURL
         if let url = create.callbackURL {
             try Self.checkURL(url, field: "callback_url")

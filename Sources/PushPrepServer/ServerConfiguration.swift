@@ -1,5 +1,6 @@
 public import Foundation
 public import PushPrepCore
+public import PushPrepRemote
 
 /// What `pushprep serve` was told: where it listens, what it accepts, and the limits that keep
 /// it standing.
@@ -44,6 +45,9 @@ public struct ServerConfiguration: Sendable {
     /// Whether webhooks can be sent (a signing secret is configured): without one, a request
     /// naming a `callback_url` is refused.
     public var acceptsCallbacks: Bool
+    /// How `POST /v1/preflight` with `fetch` downloads attachments: the address policy, caps
+    /// and timeouts of remote sources (`--allow-host`, `--allow-private-networks`, ...).
+    public var remote = RemoteSettings()
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, apiKeys: APIKeyStore? = nil, rateLimit: Double? = nil,

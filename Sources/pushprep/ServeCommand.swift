@@ -148,11 +148,13 @@ struct ServeCommand: AsyncParsableCommand {
     func serverConfiguration(keys: APIKeyStore?) throws -> ServerConfiguration {
         var directory: String?
         if case .directory(let out) = try location { directory = out }
-        return ServerConfiguration(
+        var configuration = ServerConfiguration(
             host: host, port: port, apiKeys: keys, rateLimit: rateLimit, rateBurst: rateBurst, maxQueued: maxQueued,
             maxBodyBytes: maxBodyBytes, maxUploadBytes: maxUploadBytes, maxWaitSeconds: maxWait, publicURL: publicURL,
             baseURL: baseURL, attachmentsDirectory: directory, uploadsDirectory: uploads, webhookURL: webhookURL,
             acceptsCallbacks: webhookSecretFile != nil)
+        configuration.remote = remote.settings
+        return configuration
     }
 
     func run() async throws {

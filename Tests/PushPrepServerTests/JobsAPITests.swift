@@ -169,7 +169,8 @@ struct JobsAPITests {
     @Test func idempotencyMetadataAndCallback() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(["--workers", "0"], in: dir)
+        let server = try await ServeProcess.start(
+            ["--workers", "0", "--webhook-secret-file", try ServeWebhookTests.secretFile(in: dir)], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let body = #"""
             {"sources": ["https://media.example.com/a.jpg", "https://media.example.com/b.jpg"],

@@ -92,9 +92,13 @@ struct RequestIDMiddleware: RouterMiddleware {
     private static func problemResponse(_ problem: Problem, _ request: Request, _ context: APIRequestContext)
         -> Response
     {
-        if problem.status.code >= 500 {
-            context.logger.error(
-                "request failed", metadata: ["code": "\(problem.code)", "detail": "\(problem.detail)"])
+        // A 500 is the server's fault; a 503 or 504 (the queue down, jobs not done in time) is a
+        // state the operator may want to see, not an error of this request.
+        let metadata: Logger.Metadata = ["code": "\(problem.code)", "detail": "\(problem.detail)"]
+        if problem.status == .internalServerError {
+            context.logger.error("request failed", metadata: metadata)
+        } else if problem.status.code >= 500 {
+            context.logger.notice("request not served", metadata: metadata)
         }
         return (try? problem.response(from: request, context: context))
             ?? Response(status: .internalServerError)

@@ -34,7 +34,7 @@ SCHEMATHESIS_VERSION := 4.32.5
 
 DEMO_OUT := demo-out
 
-.PHONY: deps pyenv build release test demo lint format bench samples clean fuzz fuzz-seeds test-sanitize
+.PHONY: deps bench-deps pyenv build release test demo lint format bench samples clean fuzz fuzz-seeds test-sanitize
 
 ## deps: install the missing Debian packages (apt-get update first, only when something is missing)
 deps:
@@ -49,6 +49,11 @@ deps:
 		$$SUDO apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
+
+## bench-deps: what only `make bench` needs: wrk (load) and nginx (the static-file reference)
+BENCH_APT_PACKAGES := wrk nginx
+bench-deps: deps
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BENCH_APT_PACKAGES)"
 
 ## pyenv: the Python packages the tests use (botocore, boto3, moto's server, schemathesis), in .build/pyenv; once
 # Skipped when all import at their pinned versions (moto.server too: it needs the [server]
@@ -116,7 +121,7 @@ format:
 	$(SWIFT) format --in-place --recursive Package.swift Sources Tests
 
 ## bench: PushPrep and the reference tools side by side, same run, same cores; then the job queue
-bench: release
+bench: release bench-deps
 	$(SWIFT) build -c release --product pushprep-queue-bench
 	bin=$$($(SWIFT) build -c release --show-bin-path) && \
 		PUSHPREP=$$bin/pushprep QUEUE_BENCH=$$bin/pushprep-queue-bench bash scripts/bench.sh

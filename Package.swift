@@ -226,6 +226,9 @@ let package = Package(
                 Product.metrics,
                 Product.prometheus,
                 Product.crypto,
+                // Attachments stream from descriptors opened without following links.
+                Product.nioFileSystem,
+                Product.system,
             ],
             swiftSettings: swiftSettings
         ),

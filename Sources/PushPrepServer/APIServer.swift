@@ -97,6 +97,10 @@ public struct APIServer: Service {
         }
         let depth = QueueDepth(queue: queue, maxQueued: configuration.maxQueued)
         JobRoutes(queue: queue, configuration: configuration, publicURL: publicURL, depth: depth).register(on: router)
+        if let directory = configuration.attachmentsDirectory {
+            AttachmentRoutes(directory: directory, signer: configuration.attachmentSigner, digests: AttachmentDigests())
+                .register(on: router)
+        }
         return router
     }
 }

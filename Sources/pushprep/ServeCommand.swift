@@ -95,6 +95,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("webhook-url"), help: "Where to POST job results of jobs created without a callback_url.")
     var webhookURL: String?
 
+    @OptionGroup(title: "Signed attachment URLs") var signing: AttachmentSigningOptions
+
     @OptionGroup(title: "Leases, retries and retention") var tuning: WorkerTuningOptions
 
     @OptionGroup(title: "Remote sources") var remote: RemoteOptions
@@ -112,6 +114,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let webhookURL { try checkURL(webhookURL, option: "--webhook-url") }
         // The keys are read in run(); here it is enough to know there will be some.
         let configuration = try serverConfiguration(keys: nil)
+        try signing.validate(directory: configuration.attachmentsDirectory != nil)
         do {
             try configuration.validate(keysConfigured: apiKeysFile != nil)
         } catch {
@@ -149,7 +152,8 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ValidationError(error.message)
             }
         }
-        let configuration = try serverConfiguration(keys: keys)
+        var configuration = try serverConfiguration(keys: keys)
+        configuration.attachmentSigner = try signing.signer()
         do {
             try configuration.validate()
             try FileManager.default.createDirectory(atPath: uploads, withIntermediateDirectories: true)

@@ -59,8 +59,7 @@ struct AttachmentRoutes {
                 throw Problem(.forbidden, .forbidden, refusal)
             }
         }
-        let path = FilePath(directory).appending(name)
-        let file = try await open(path, context: context) { handle, identity in
+        let file = try await open(name, context: context) { handle, identity in
             PublishedFile(identity: identity, sha256: try await digests.digest(of: handle, identity: identity))
         }
 
@@ -102,13 +101,13 @@ struct AttachmentRoutes {
             headers[.contentLength] = String(size)
             return Response(
                 status: .ok, headers: headers,
-                body: withBody ? body(path, file.identity, range: 0..<size, context: context) : ResponseBody())
+                body: withBody ? body(name, file.identity, range: 0..<size, context: context) : ResponseBody())
         case .part(let part):
             headers[.contentLength] = String(part.count)
             headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound)/\(size)"
             return Response(
                 status: .partialContent, headers: headers,
-                body: body(path, file.identity, range: Range(part), context: context))
+                body: body(name, file.identity, range: Range(part), context: context))
         }
     }
 
@@ -123,40 +122,43 @@ struct AttachmentRoutes {
         }
     }
 
-    /// Opens `path` without following a symbolic link (O_NOFOLLOW; NIOFileSystem also opens
-    /// non-blocking, so a FIFO cannot hang a thread), checks through the descriptor that it is a
-    /// regular file, and runs `body` on it. Anything else, or no such file, is a 404.
+    /// Opens `name` relative to the out directory's descriptor (openat), without following a
+    /// symbolic link (O_NOFOLLOW) and non-blocking (so a FIFO planted there cannot hang a
+    /// thread-pool thread, as opening by path would), checks through the descriptor that it is
+    /// a regular file, and runs `body` on it. Anything else, or no such file, is a 404.
     private func open<Result: Sendable>(
-        _ path: FilePath, context: APIRequestContext,
+        _ name: String, context: APIRequestContext,
         _ body: (ReadFileHandle, FileIdentity) async throws -> Result
     ) async throws -> Result {
         do {
-            return try await FileSystem.shared.withFileHandle(
-                forReadingAt: path, options: OpenOptions.Read(followSymbolicLinks: false, closeOnExec: true)
-            ) { handle in
-                guard let identity = try await handle.withUnsafeDescriptor(FileIdentity.ofRegularFile) else {
-                    throw Self.notFound
+            return try await FileSystem.shared.withDirectoryHandle(atPath: FilePath(directory)) { folder in
+                try await folder.withFileHandle(
+                    forReadingAt: FilePath(name), options: OpenOptions.Read(followSymbolicLinks: false, closeOnExec: true)
+                ) { handle in
+                    guard let identity = try await handle.withUnsafeDescriptor(FileIdentity.ofRegularFile) else {
+                        throw Self.notFound
+                    }
+                    return try await body(handle, identity)
                 }
-                return try await body(handle, identity)
             }
         } catch let error as FileSystemError {
             if error.code != .notFound {
                 // A symbolic link (ELOOP), a permission problem: not something to show a phone.
                 context.logger.notice(
-                    "attachment not served", metadata: ["file": "\(path.lastComponent?.string ?? "")", "error": "\(error.code)"])
+                    "attachment not served", metadata: ["file": "\(name)", "error": "\(error.code)"])
             }
             throw Self.notFound
         }
     }
 
-    /// A body streaming `range` of the file at `path` from disk, in ``chunkLength`` reads off the
+    /// A body streaming `range` of the file `name` from disk, in ``chunkLength`` reads off the
     /// event loops. The file is opened again (the handler's descriptor is closed by then) the
     /// same careful way, and must still be the file the headers describe.
-    private func body(_ path: FilePath, _ identity: FileIdentity, range: Range<Int64>, context: APIRequestContext)
+    private func body(_ name: String, _ identity: FileIdentity, range: Range<Int64>, context: APIRequestContext)
         -> ResponseBody
     {
         ResponseBody(contentLength: range.count) { writer in
-            try await open(path, context: context) { handle, opened in
+            try await open(name, context: context) { handle, opened in
                 guard opened == identity else {
                     throw PushPrepError(.ioError, "the attachment changed while it was being served")
                 }

@@ -44,7 +44,9 @@ struct AttachmentRoutes {
             } catch {
                 response = try RequestIDMiddleware.problem(for: error).response(from: request, context: context)
             }
-            return Response(status: response.status, headers: response.headers, body: ResponseBody())
+            // A body of unknown length, so the headers keep the GET's Content-Length (or none).
+            return Response(
+                status: response.status, headers: response.headers, body: ResponseBody { try await $0.finish(nil) })
         }
     }
 
@@ -133,7 +135,8 @@ struct AttachmentRoutes {
         do {
             return try await FileSystem.shared.withDirectoryHandle(atPath: FilePath(directory)) { folder in
                 try await folder.withFileHandle(
-                    forReadingAt: FilePath(name), options: OpenOptions.Read(followSymbolicLinks: false, closeOnExec: true)
+                    forReadingAt: FilePath(name),
+                    options: OpenOptions.Read(followSymbolicLinks: false, closeOnExec: true)
                 ) { handle in
                     guard let identity = try await handle.withUnsafeDescriptor(FileIdentity.ofRegularFile) else {
                         throw Self.notFound
@@ -242,6 +245,7 @@ enum HTTPDate {
         }
         let day = days[((parts.weekday ?? 1) - 1 + 7) % 7]
         let month = months[((parts.month ?? 1) - 1 + 12) % 12]
-        return "\(day), \(two(parts.day)) \(month) \(parts.year ?? 1970) \(two(parts.hour)):\(two(parts.minute)):\(two(parts.second)) GMT"
+        return
+            "\(day), \(two(parts.day)) \(month) \(parts.year ?? 1970) \(two(parts.hour)):\(two(parts.minute)):\(two(parts.second)) GMT"
     }
 }

@@ -62,7 +62,8 @@ public struct AttachmentURLSigner: Sendable {
 
     /// The signature of `file` expiring at `expires` (Unix seconds), base64url without padding.
     public func signature(file: String, expires: Int64) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(file):\(expires)".utf8), using: SymmetricKey(data: keyBytes))
+        let mac = HMAC<SHA256>.authenticationCode(
+            for: Data("\(file):\(expires)".utf8), using: SymmetricKey(data: keyBytes))
         return Data(mac).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
@@ -90,7 +91,8 @@ public struct AttachmentURLSigner: Sendable {
         }
         guard (1...19).contains(expires.utf8.count), expires.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
             let seconds = Int64(expires), let mac = Self.base64URLDecoded(signature),
-            HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Data("\(file):\(seconds)".utf8), using: SymmetricKey(data: keyBytes))
+            HMAC<SHA256>.isValidAuthenticationCode(
+                mac, authenticating: Data("\(file):\(seconds)".utf8), using: SymmetricKey(data: keyBytes))
         else {
             return "the attachment URL's signature is not valid"
         }

@@ -69,7 +69,8 @@ struct AttachmentRoutesTests {
             let attachment = try await Self.processedAttachment(files.url("/files/a.bmp"), server: server)
             let url = try #require(attachment["url"] as? String)
             let sha256 = try #require(attachment["sha256"] as? String)
-            let bytes = try Data(contentsOf: dir.appendingPathComponent("out/\(try #require(attachment["file"] as? String))"))
+            let bytes = try Data(
+                contentsOf: dir.appendingPathComponent("out/\(try #require(attachment["file"] as? String))"))
             let size = bytes.count
             try #require(size > 200, "the output is large enough for these ranges")
 
@@ -145,7 +146,8 @@ struct AttachmentRoutesTests {
 
         let names = [
             "img-passwd.jpg", "img-outside.jpg", "img-fifo.jpg", ".secret.jpg", ".staging", ".staging/w1/img-a.jpg",
-            "manifest.json", "notes.txt", "img-x.jpg.tmp", "..%2F..%2F..%2Fetc%2Fpasswd", "%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+            "manifest.json", "notes.txt", "img-x.jpg.tmp", "..%2F..%2F..%2Fetc%2Fpasswd",
+            "%2e%2e%2f%2e%2e%2fetc%2fpasswd",
             "%2e%2e", "..", "../outside.jpg", "..%2Foutside.jpg", "a/b.jpg", "%2Fetc%2Fpasswd", "img%2D1.jpg",
             "..%5C..%5Coutside.jpg", "img-\(String(repeating: "ab", count: 20)).jpg%00.txt", "",
         ]

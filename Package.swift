@@ -37,10 +37,13 @@ let testOnlyDependencies: [String: [Target.Dependency]] = [
         Product.nioHTTP1,
         Product.crypto,
     ],
+    // The webhook dispatcher's tests run it in a ServiceGroup and shut it down gracefully.
     "PushPrepServerTests": [
+        .product(name: "Hummingbird", package: "hummingbird"),
         Product.nioHTTP1,
         Product.httpClient,
         Product.crypto,
+        Product.serviceLifecycle,
     ],
 ]
 
@@ -211,13 +214,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // `pushprep serve`: the HTTP API (Hummingbird 2) in front of the queue, its auth, limits,
-        // problem details and the published attachments.
+        // problem details, the published attachments, and the webhooks that tell clients a job
+        // ended (out through the remote sources' SSRF checks and pinned clients).
         .target(
             name: "PushPrepServer",
             dependencies: [
                 "PushPrep",
                 "PushPrepCore",
                 "PushPrepJSON",
+                "PushPrepPayload",
                 "PushPrepQueue",
                 "PushPrepRemote",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -226,10 +231,13 @@ let package = Package(
                 Product.metrics,
                 Product.prometheus,
                 Product.crypto,
-                // Attachments stream from descriptors opened without following links.
+                // Uploads stream to disk and attachments from it, off the event loops.
                 Product.nioFileSystem,
+                // Attachments: fstat of the descriptor they stream from.
                 Product.system,
-            ],
+            ] + Product.httpClientStack,
+            // The API's contract, served at /openapi.json from the binary itself.
+            resources: [.embedInCode("openapi.json")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -36,10 +36,19 @@ public struct JobSpec: Sendable, Equatable {
     public var maxAttempts: Int
     /// A deadline for one attempt, or nil for the worker's default.
     public var timeout: Duration?
+    /// Where to POST a webhook when the job ends, or nil for none: each final state writes a
+    /// ``WebhookDelivery`` in the transaction that ends the job.
+    public var callbackURL: String?
+    /// The client's own JSON object as text, stored and returned as given; the queue never reads
+    /// it (nor does it count towards dedup).
+    public var metadata: String?
+    /// The id of the HTTP request that created the job, for logs.
+    public var requestID: String?
 
     public init(
         source: String, payload: String, dedupKey: String? = nil, priority: Int = 0, delay: Duration = .zero,
-        maxAttempts: Int = 5, timeout: Duration? = nil
+        maxAttempts: Int = 5, timeout: Duration? = nil, callbackURL: String? = nil, metadata: String? = nil,
+        requestID: String? = nil
     ) {
         self.source = source
         self.payload = payload
@@ -48,6 +57,9 @@ public struct JobSpec: Sendable, Equatable {
         self.delay = delay
         self.maxAttempts = maxAttempts
         self.timeout = timeout
+        self.callbackURL = callbackURL
+        self.metadata = metadata
+        self.requestID = requestID
     }
 
     /// `delay`'s range in seconds: up to 30 days (a Sidekiq `perform_in` or an Oban
@@ -116,6 +128,8 @@ public struct ClaimedJob: Sendable, Equatable {
     public var attempt: Int
     public var maxAttempts: Int
     public var timeout: Duration?
+    /// The HTTP request that created the job (`X-Request-Id`), for the worker's logs.
+    public var requestID: String?
     /// Why the job cannot run as stored (its row's timeout is not a finite number of seconds in
     /// ``JobSpec/timeoutSeconds``), or nil: the worker fails such a job with `invalid_settings`
     /// without running it.
@@ -135,10 +149,12 @@ public struct ClaimedJob: Sendable, Equatable {
     /// A job as a queue row stores it: `timeoutSeconds` is checked (a row written by hand or by
     /// another program may hold `Infinity`, `NaN` or `1e300`), never trusted.
     public init(
-        lease: Lease, source: String, payload: String, attempt: Int, maxAttempts: Int, timeoutSeconds: Double?
+        lease: Lease, source: String, payload: String, attempt: Int, maxAttempts: Int, timeoutSeconds: Double?,
+        requestID: String? = nil
     ) {
         self.init(
             lease: lease, source: source, payload: payload, attempt: attempt, maxAttempts: maxAttempts, timeout: nil)
+        self.requestID = requestID
         guard let timeoutSeconds else { return }
         do {
             timeout = try Duration.seconds(checking: timeoutSeconds, in: JobSpec.timeoutSeconds, "the job's timeout")
@@ -211,12 +227,19 @@ public struct JobRecord: Sendable, Equatable, Codable {
     public var errorMessage: String?
     /// The result as JSON text, once succeeded.
     public var result: String?
+    /// See ``JobSpec/callbackURL``.
+    public var callbackURL: String?
+    /// See ``JobSpec/metadata``.
+    public var metadata: String?
+    /// See ``JobSpec/requestID``.
+    public var requestID: String?
 
     public init(
         id: JobID, state: JobState, source: String, payload: String, dedupKey: String?, priority: Int, attempt: Int,
         maxAttempts: Int, timeoutSeconds: Double?, runAt: Date, createdAt: Date, updatedAt: Date, finishedAt: Date?,
         leaseOwner: String?, leaseToken: Int64, leaseExpiresAt: Date?, cancelRequested: Bool, errorCode: String?,
-        errorMessage: String?, result: String?
+        errorMessage: String?, result: String?, callbackURL: String? = nil, metadata: String? = nil,
+        requestID: String? = nil
     ) {
         self.id = id
         self.state = state
@@ -238,6 +261,9 @@ public struct JobRecord: Sendable, Equatable, Codable {
         self.errorCode = errorCode
         self.errorMessage = errorMessage
         self.result = result
+        self.callbackURL = callbackURL
+        self.metadata = metadata
+        self.requestID = requestID
     }
 }
 
@@ -251,12 +277,21 @@ public struct QueueStats: Sendable, Equatable, Codable {
     public var expiredLeases: Int
     /// Age in seconds of the oldest job that is ready to run, or nil when none is.
     public var oldestReadyAge: Double?
+    /// Webhook deliveries waiting to be sent or retried, or nil when not counted.
+    public var pendingDeliveries: Int?
+    /// Webhook deliveries that gave up, or nil when not counted.
+    public var failedDeliveries: Int?
 
-    public init(byState: [JobState: Int], scheduled: Int, expiredLeases: Int, oldestReadyAge: Double?) {
+    public init(
+        byState: [JobState: Int], scheduled: Int, expiredLeases: Int, oldestReadyAge: Double?,
+        pendingDeliveries: Int? = nil, failedDeliveries: Int? = nil
+    ) {
         self.byState = byState
         self.scheduled = scheduled
         self.expiredLeases = expiredLeases
         self.oldestReadyAge = oldestReadyAge
+        self.pendingDeliveries = pendingDeliveries
+        self.failedDeliveries = failedDeliveries
     }
 
     /// Queued jobs ready to be claimed now.
@@ -305,8 +340,10 @@ public protocol JobQueue: Sendable {
     /// ids whose lease was current.
     func expire(_ leases: [Lease]) async throws(PushPrepError) -> Set<JobID>
 
-    /// Jobs, newest first, optionally in one state.
-    func list(state: JobState?, limit: Int) async throws(PushPrepError) -> [JobRecord]
+    /// Up to `limit` jobs, newest first (id descending), optionally in one state, and only
+    /// those older than the job `before` when given: the next page after a page whose last id is
+    /// `before` (keyset pagination on the primary key, so pages stay stable while jobs are added).
+    func list(state: JobState?, limit: Int, before: JobID?) async throws(PushPrepError) -> [JobRecord]
 
     /// One job, or nil.
     func job(_ id: JobID) async throws(PushPrepError) -> JobRecord?
@@ -320,7 +357,8 @@ public protocol JobQueue: Sendable {
     /// `invalid_job_state` for a finished job.
     func cancel(_ id: JobID) async throws(PushPrepError) -> JobRecord
 
-    /// Deletes finished jobs that finished before `before`; returns how many.
+    /// Deletes finished jobs that finished before `before`, and the webhook deliveries created
+    /// before `before` that are no longer pending; returns how many jobs.
     func prune(finishedBefore before: Date) async throws(PushPrepError) -> Int
 
     /// Counts by state.
@@ -329,4 +367,52 @@ public protocol JobQueue: Sendable {
     /// Returns when new work may be ready (a notification) or after `timeout`, whichever is
     /// first.
     func waitForWork(timeout: Duration) async
+
+    // MARK: - Idempotency keys
+
+    /// Enqueues `specs` once per idempotency key, in one transaction.
+    ///
+    /// When `idempotency`'s scope and key were recorded less than its retention ago, nothing is
+    /// enqueued: with the same fingerprint the recorded jobs are returned in their recorded
+    /// order, in their current state, with `created` false and `replayed` true; with another
+    /// fingerprint the call throws `idempotency_conflict`. Otherwise (never recorded, or
+    /// expired) the specs are enqueued as ``enqueue(_:)`` does and the key is recorded with
+    /// their job ids. Concurrent calls with one key yield one set of jobs.
+    ///
+    /// - Throws: `idempotency_conflict`; `job_not_found` when a replay finds a recorded job
+    ///   pruned; what ``enqueue(_:)`` throws.
+    func enqueue(_ specs: [JobSpec], idempotency: IdempotencyKey) async throws(PushPrepError) -> IdempotentEnqueue
+
+    /// Deletes the idempotency keys recorded before `before` whose own retention has passed (a
+    /// key still within its retention is kept whatever `before` says, so that a replay never
+    /// turns into a second set of jobs); returns how many.
+    func pruneIdempotencyKeys(before: Date) async throws(PushPrepError) -> Int
+
+    // MARK: - Webhook deliveries
+
+    /// Leases up to `limit` due pending deliveries (`nextAttemptAt` passed), oldest first: each
+    /// one's `attempts` is incremented and its `nextAttemptAt` pushed to now + `lease`, so a
+    /// dispatcher that dies while sending has the delivery claimed again after the lease.
+    /// Concurrent claimers (other processes or hosts) never get the same delivery.
+    func claimDeliveries(limit: Int, lease: Duration) async throws(PushPrepError) -> [WebhookDelivery]
+
+    /// Records how the send of claim `attempt` of delivery `id` went. Applies only while
+    /// `attempt` is the delivery's current ``WebhookDelivery/attempts`` and it is pending (a
+    /// claim that outlived its lease was superseded); returns whether it applied.
+    func finishDelivery(_ id: Int64, attempt: Int, outcome: DeliveryOutcome) async throws(PushPrepError) -> Bool
+
+    /// The deliveries of one job, oldest first (a job retried by hand that ends again has one
+    /// per ending).
+    func deliveries(job: JobID) async throws(PushPrepError) -> [WebhookDelivery]
+
+    /// Up to `limit` deliveries, newest first, optionally in one state.
+    func listDeliveries(state: DeliveryState?, limit: Int) async throws(PushPrepError) -> [WebhookDelivery]
+}
+
+extension JobQueue {
+    /// The newest `limit` jobs, optionally in one state (the first page of
+    /// ``list(state:limit:before:)``).
+    public func list(state: JobState?, limit: Int) async throws(PushPrepError) -> [JobRecord] {
+        try await list(state: state, limit: limit, before: nil)
+    }
 }

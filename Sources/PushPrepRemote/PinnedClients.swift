@@ -1,10 +1,11 @@
-import AsyncHTTPClient
-import Logging
-import NIOCore
-import PushPrepCore
+package import AsyncHTTPClient
+package import Logging
+package import NIOCore
+package import PushPrepCore
 import Synchronization
 
-/// HTTP clients that connect only to addresses the fetcher has already checked.
+/// HTTP clients that connect only to addresses already checked with ``AddressCheck`` (by the
+/// fetcher, or by the webhook sender).
 ///
 /// async-http-client resolves host names itself when it opens a connection, which would let a
 /// DNS answer change between PushPrep's check and the connect. Instead each client here is made
@@ -12,7 +13,7 @@ import Synchronization
 /// goes to that literal address and no resolution happens, while the `Host` header, TLS SNI
 /// and certificate validation still use the host name. URLs whose host is an IP literal need no
 /// override. Clients are kept per pair so connections to the same place are reused.
-final class PinnedClients: Sendable {
+package final class PinnedClients: Sendable {
     private struct Key: Hashable {
         let host: String
         let address: IPAddress
@@ -24,7 +25,8 @@ final class PinnedClients: Sendable {
     private let clients = Mutex<[Key: HTTPClient]>([:])
     private let closed = Mutex(false)
 
-    init(connectTimeout: Duration, readTimeout: Duration, logger: Logger) {
+    /// Clients with these timeouts; call ``shutdown()`` when done.
+    package init(connectTimeout: Duration, readTimeout: Duration, logger: Logger) {
         self.connectTimeout = connectTimeout
         self.readTimeout = readTimeout
         self.logger = logger
@@ -35,7 +37,7 @@ final class PinnedClients: Sendable {
     /// The override is keyed by `url.host`, the spelling PushPrep resolved and checked; the
     /// client looks it up by the host it reads from the request's URL text. Should the two ever
     /// differ, the client would resolve the name itself, so the request is refused instead.
-    func client(for url: RemoteURL, address: IPAddress) throws(PushPrepError) -> HTTPClient {
+    package func client(for url: RemoteURL, address: IPAddress) throws(PushPrepError) -> HTTPClient {
         let host = url.host
         guard RemoteURL.requestHost(of: url.text) == host else {
             throw PushPrepError(
@@ -74,7 +76,7 @@ final class PinnedClients: Sendable {
     }
 
     /// Shuts every client down; later calls to ``client(for:address:)`` fail.
-    func shutdown() async {
+    package func shutdown() async {
         closed.withLock { $0 = true }
         let all = clients.withLock { clients in
             defer { clients.removeAll() }

@@ -71,7 +71,7 @@ package final class RemoteFetcher: Sendable {
     }
 
     let settings: RemoteSettings
-    private let resolver: any HostResolver
+    private let addressCheck: AddressCheck
     private let logger: Logger
     private let observer: (@Sendable (Event) -> Void)?
     private let clients: PinnedClients
@@ -86,7 +86,7 @@ package final class RemoteFetcher: Sendable {
         observer: (@Sendable (Event) -> Void)? = nil
     ) {
         self.settings = settings
-        self.resolver = resolver
+        self.addressCheck = AddressCheck(settings: settings, resolver: resolver)
         self.logger = logger
         self.observer = observer
         self.clients = PinnedClients(
@@ -259,27 +259,11 @@ package final class RemoteFetcher: Sendable {
 
     /// The addresses of the URL's host, every one of them allowed, or `blocked_address`.
     private func checkedAddresses(_ url: RemoteURL) async throws(PushPrepError) -> [IPAddress] {
-        let addresses: [IPAddress]
-        if let literal = url.literalAddress {
-            addresses = [literal]
-        } else {
-            addresses = try await resolver.resolve(host: url.host, port: url.port)
-        }
+        let addresses = try await addressCheck.resolve(url)
         observer?(.resolved(host: url.host, addresses: addresses))
-        if settings.isAllowedHost(url.host) { return addresses }
-        let policy = settings.addressPolicy
-        // Every answer must pass: a name that also points somewhere internal is not trusted.
-        for address in addresses {
-            if case .blocked(let category) = policy.verdict(for: address) {
-                observer?(.refused(url: url.text, address: address))
-                let how =
-                    url.literalAddress == nil ? "\(url.host) resolves to \(address)" : "\(address)"
-                throw PushPrepError(
-                    .blockedAddress,
-                    "refused to connect to \(url): \(how) is \(category.rawValue)"
-                        + " (allow it with --allow-host \(url.host)"
-                        + (policy.allowPrivateNetworks ? ")" : " or --allow-private-networks)"))
-            }
+        if let refusal = addressCheck.refusal(of: url, addresses: addresses) {
+            observer?(.refused(url: url.text, address: refusal.address))
+            throw refusal.error
         }
         return addresses
     }

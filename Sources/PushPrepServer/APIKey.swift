@@ -3,7 +3,8 @@ public import Foundation
 public import PushPrepCore
 
 /// One API key the server accepts, as it keeps it: the SHA-256 of the key, never the key.
-public struct APIKey: Sendable, Equatable {
+/// Described by its id and scopes only.
+public struct APIKey: Sendable, Equatable, CustomStringConvertible {
     /// What a key may do: `read` (GET, HEAD, and the computing endpoints `payload` and
     /// `preflight`), `write` (everything that creates or changes a job).
     public enum Scope: String, Sendable, CaseIterable, Comparable {
@@ -18,6 +19,8 @@ public struct APIKey: Sendable, Equatable {
     /// SHA-256 of the key's UTF-8 bytes.
     var digest: [UInt8]
     public var scopes: Set<Scope>
+
+    public var description: String { "APIKey(\(id), \(scopes.sorted().map(\.rawValue).joined(separator: ",")))" }
 }
 
 /// The keys of `--api-keys-file`.

@@ -2,6 +2,7 @@ public import Foundation
 public import Hummingbird
 import Logging
 public import PushPrepQueue
+import Synchronization
 
 /// What one request carries through the middleware to its handler: the request id (which
 /// follows a job into the worker's logs) and the API key that authenticated it.
@@ -9,8 +10,14 @@ public struct APIRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// `X-Request-Id` as sent (when it is a sane token), else one generated here.
     public var requestID: String = ""
-    /// The key the request authenticated with, or nil when the server has no keys.
-    public var apiKey: APIKey?
+    /// The key the request authenticated with, or nil when the server has no keys. Recorded in
+    /// ``notes`` too, for the access log written by the middleware outside the one that sets it.
+    public var apiKey: APIKey? {
+        didSet { notes.keyID.withLock { $0 = apiKey?.id } }
+    }
+    /// What inner steps tell outer ones about this request (middleware pass the context down
+    /// by value, so a change made inside is not seen outside but through a reference).
+    let notes = RequestNotes()
 
     public init(source: Source) {
         coreContext = .init(source: source)
@@ -30,4 +37,10 @@ public struct APIRequestContext: RequestContext {
 
     /// The idempotency keys' owner: the key's id, so two clients never share a key space.
     var idempotencyScope: String { apiKey?.id ?? "anonymous" }
+}
+
+/// See ``APIRequestContext/notes``.
+final class RequestNotes: Sendable {
+    /// The id of the API key that authenticated the request.
+    let keyID = Mutex<String?>(nil)
 }

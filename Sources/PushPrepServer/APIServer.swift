@@ -68,7 +68,8 @@ public struct APIServer: Service {
         let router = Router(context: APIRequestContext.self)
         // Outermost first: metrics see the final status of every request, problems included.
         router.add(middleware: MetricsMiddleware())
-        router.add(middleware: RequestIDMiddleware(maxURLBytes: configuration.maxURLBytes))
+        let routes = RouteTable()
+        router.add(middleware: RequestIDMiddleware(maxURLBytes: configuration.maxURLBytes, routes: routes))
         router.add(
             middleware: AuthMiddleware(
                 keys: configuration.apiKeys,
@@ -95,14 +96,29 @@ public struct APIServer: Service {
                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
             }
         }
+        router.get("openapi.json") { _, _ -> Response in
+            Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: PackageResources.openapi_json)))
+        }
         let depth = QueueDepth(queue: queue, maxQueued: configuration.maxQueued)
         JobRoutes(queue: queue, configuration: configuration, publicURL: publicURL, depth: depth).register(on: router)
+        DeliveryRoutes(queue: queue).register(on: router)
+        UploadRoutes(queue: queue, configuration: configuration, publicURL: publicURL, depth: depth)
+            .register(on: router)
+        PayloadRoutes(queue: queue, configuration: configuration).register(on: router)
         if let directory = configuration.attachmentsDirectory {
             AttachmentRoutes(directory: directory, signer: configuration.attachmentSigner, digests: AttachmentDigests())
                 .register(on: router)
         }
+        routes.record(router.routes.map { ("\($0.path)", $0.method.rawValue) })
         return router
     }
+}
+
+extension APIServer: CustomStringConvertible {
+    /// What the service group logs: where it listens, never the keys' hashes or other settings.
+    public var description: String { "APIServer(\(configuration.host):\(configuration.port))" }
 }
 
 /// The URL clients reach this server at: `--public-url`, else the address it bound (known only

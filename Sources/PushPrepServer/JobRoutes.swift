@@ -81,26 +81,76 @@ struct JobRoutes {
         let body = try await RequestBody.collect(request, maxBytes: configuration.maxBodyBytes)
         let create = try RequestBody.decode(CreateRequest.self, from: body, allowedKeys: CreateRequest.keys)
         let specs = try specs(for: create, maxSources: configuration.maxSourcesPerRequest, context: context)
-        try await depth.admit(specs.count)
-        let results = try await queue.enqueue(specs)
+        return try await accept(specs, request: request, body: body, context: context)
+    }
+
+    /// Enqueues `specs` (within the backpressure) and answers `202` with the jobs. With an
+    /// `Idempotency-Key`, a request sent again within the retention returns the first one's
+    /// jobs (`Idempotent-Replayed: true`); the same key with another body (method, path and
+    /// bytes) is `422 idempotency_conflict`. Keys belong to the API key that sent them.
+    func accept(_ specs: [JobSpec], request: Request, body: [UInt8], context: APIRequestContext) async throws
+        -> Response
+    {
+        var replayed = false
+        let results: [EnqueueResult]
+        if let key = try Self.idempotencyKey(request) {
+            var hasher = SHA256()
+            hasher.update(data: Array("\(request.method) \(request.uri.path)\n".utf8))
+            hasher.update(data: body)
+            let idempotency = IdempotencyKey(
+                scope: context.idempotencyScope, key: key, fingerprint: hasher.finalize().hexString,
+                retention: configuration.idempotencyRetention)
+            let outcome = try await depth.admitting(specs.count) {
+                try await queue.enqueue(specs, idempotency: idempotency)
+            }
+            results = outcome.results
+            replayed = outcome.replayed
+        } else {
+            results = try await depth.admitting(specs.count) { try await queue.enqueue(specs) }
+        }
         let created = CreatedJobs(
             jobs: zip(specs, results).map { spec, result in
                 CreatedJob(
                     id: result.id, state: result.state, source: spec.source, created: result.created,
                     links: .init(job: result.id))
             })
-        return try json(created, status: .accepted)
+        var response = try json(created, status: .accepted)
+        if replayed { response.headers[.idempotentReplayed] = "true" }
+        return response
     }
 
-    /// The specs of a create request: URL sources only, settings validated once, the server's
-    /// attachment base URL when the request names none.
-    func specs(for create: CreateRequest, maxSources: Int, context: APIRequestContext) throws -> [JobSpec] {
+    /// The `Idempotency-Key` header: 1 to 255 visible ASCII characters, or nil when absent.
+    static func idempotencyKey(_ request: Request) throws -> String? {
+        guard let key = request.headers[.idempotencyKey] else { return nil }
+        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw Problem(
+                .badRequest, .invalidRequest, "Idempotency-Key must be 1 to 255 visible ASCII characters")
+        }
+        return key
+    }
+
+    /// The specs of a create request: URL sources only (unless `uploaded`: files this server
+    /// wrote into its uploads directory), settings validated once, the server's attachment base
+    /// URL when the request names none.
+    func specs(
+        for create: CreateRequest, maxSources: Int, context: APIRequestContext, uploaded: Bool = false
+    ) throws -> [JobSpec] {
         guard (1...maxSources).contains(create.sources.count) else {
             throw Problem(
                 .badRequest, .invalidRequest,
                 "sources must hold 1 to \(maxSources) URLs, got \(create.sources.count)")
         }
-        for source in create.sources { try Self.checkURL(source, field: "sources") }
+        if !uploaded { for source in create.sources { try Self.checkURL(source, field: "sources") } }
+        let callbackURL = create.callbackURL ?? configuration.webhookURL
+        if let url = create.callbackURL {
+            try Self.checkURL(url, field: "callback_url")
+            guard configuration.acceptsCallbacks else {
+                throw Problem(
+                    .unprocessableContent, .invalidRequest,
+                    "callback_url needs a server started with --webhook-secret-file (webhooks are signed)")
+            }
+        }
+        let metadata = try create.metadata.map(Self.metadataText)
         var settings = create.settings ?? ProcessingSettings()
         if settings.baseURL == nil { settings.baseURL = attachmentBaseURL }
         do throws(PushPrepError) {
@@ -112,12 +162,35 @@ struct JobRoutes {
             if let seconds = create.timeoutSeconds {
                 timeout = try Duration.seconds(checking: seconds, in: JobSpec.timeoutSeconds, "timeout_seconds")
             }
-            return try ProcessingJobs.specs(
+            let specs = try ProcessingJobs.specs(
                 sources: create.sources, settings: settings, priority: create.priority ?? 0, delay: delay,
                 maxAttempts: create.maxAttempts ?? 5, timeout: timeout)
+            return try specs.map { spec in
+                var spec = spec
+                spec.callbackURL = callbackURL
+                spec.metadata = metadata
+                spec.requestID = context.requestID
+                return spec
+            }
         } catch {
             throw Problem(.unprocessableContent, error.code, error.message)
         }
+    }
+
+    /// The most metadata a job keeps (compact JSON).
+    static let maxMetadataBytes = 16 * 1024
+
+    /// `metadata` as the text the queue stores: a JSON object of at most 16 KiB.
+    static func metadataText(_ metadata: JSONValue) throws -> String {
+        guard metadata.objectValue != nil else {
+            throw Problem(.badRequest, .invalidRequest, "metadata must be a JSON object")
+        }
+        let text = metadata.serialized()
+        guard text.utf8.count <= maxMetadataBytes else {
+            throw Problem(
+                .contentTooLarge, .requestTooLarge, "metadata must be at most \(maxMetadataBytes) bytes of JSON")
+        }
+        return text
     }
 
     /// Refuses anything but an http(s) URL: a path would name a file of the server's.
@@ -205,13 +278,12 @@ struct JobRoutes {
         let timeout =
             try request.uri.queryParameters["timeout"].map {
                 try QueryDuration.parse(String($0), name: "timeout", range: 0...configuration.maxWaitSeconds)
-            } ?? .seconds(30)
+            } ?? min(.seconds(30), .milliseconds(Int64(configuration.maxWaitSeconds * 1000)))
         let body = try await RequestBody.collect(request, maxBytes: configuration.maxBodyBytes)
         var create = try RequestBody.decode(CreateRequest.self, from: body, allowedKeys: CreateRequest.keys)
         create.priority = create.priority ?? JobSpec.priorities.upperBound
         let specs = try specs(for: create, maxSources: configuration.maxProcessSources, context: context)
-        try await depth.admit(specs.count)
-        let ids = try await queue.enqueue(specs).map(\.id)
+        let ids = try await depth.admitting(specs.count) { try await queue.enqueue(specs) }.map(\.id)
         let jobs = try await JobWaiter(queue: queue).wait(for: ids, upTo: timeout)
         guard jobs.count == ids.count, jobs.allSatisfy(\.state.isFinished) else {
             throw Problem(

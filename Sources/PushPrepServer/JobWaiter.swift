@@ -28,14 +28,32 @@ struct JobWaiter {
     }
 }
 
-/// The number of queued jobs, looked up at most every `maxAge` (a count over the queue is not
-/// free; at thousands of requests a second, one a second is plenty), for the backpressure of
-/// `--max-queued`.
+/// The number of queued jobs, for the backpressure of `--max-queued`: counted in the queue at
+/// most every `maxAge` (a count over the queue is not free; at thousands of requests a second,
+/// one a second is plenty) and kept up to date in between by the jobs this server admits.
+///
+/// Admission is checked and recorded under one lock, so concurrent requests cannot all pass
+/// the same check. Jobs admitted but not yet written, and jobs written while a count runs, are
+/// added to the count: the estimate may be high until the next count (refusing a little early),
+/// never low. Jobs that other servers add are seen at the next count.
 final class QueueDepth: Sendable {
     let queue: any JobQueue
     let maxQueued: Int
     let maxAge: Duration
-    private let state = Mutex<(queued: Int, at: ContinuousClock.Instant?)>((0, nil))
+    private let state = Mutex(State())
+
+    private struct State {
+        /// Queued jobs at the last count.
+        var counted = 0
+        var countedAt: ContinuousClock.Instant?
+        var counting = false
+        /// Admitted, not yet written (or refused by the queue).
+        var inFlight = 0
+        /// Written since the last count started.
+        var written = 0
+
+        var estimate: Int { counted + inFlight + written }
+    }
 
     init(queue: any JobQueue, maxQueued: Int, maxAge: Duration = .seconds(1)) {
         self.queue = queue
@@ -43,28 +61,64 @@ final class QueueDepth: Sendable {
         self.maxAge = maxAge
     }
 
-    /// Throws `queue_full` (429, `Retry-After`) when `adding` more jobs would take the queue
-    /// past `maxQueued`; counts the jobs it lets through until the next look.
-    func admit(_ adding: Int) async throws {
-        let now = ContinuousClock.now
-        let cached = state.withLock { state -> Int? in
-            guard let at = state.at, now - at < maxAge else { return nil }
-            return state.queued
+    /// Runs `enqueue` if `adding` more jobs keep the queue within `maxQueued`; throws
+    /// `queue_full` (429, `Retry-After`) otherwise.
+    func admitting<Result>(_ adding: Int, _ enqueue: () async throws -> Result) async throws -> Result {
+        try await refreshIfStale()
+        let estimate = state.withLock { state -> Int? in
+            guard state.estimate + adding <= maxQueued else { return state.estimate }
+            state.inFlight += adding
+            return nil
         }
-        var queued: Int
-        if let cached {
-            queued = cached
-        } else {
-            queued = try await queue.stats().byState[.queued] ?? 0
-            let fresh = queued
-            state.withLock { $0 = (fresh, now) }
-        }
-        guard queued + adding <= maxQueued else {
+        if let estimate {
             throw Problem(
                 .tooManyRequests, .queueFull,
-                "\(queued) jobs are queued, the server accepts up to \(maxQueued); retry later", retryAfter: 5)
+                "\(estimate) jobs are queued, the server accepts up to \(maxQueued); retry later", retryAfter: 5)
         }
-        state.withLock { $0.queued += adding }
-        queued += adding
+        do {
+            let result = try await enqueue()
+            state.withLock {
+                $0.inFlight -= adding
+                $0.written += adding
+            }
+            return result
+        } catch {
+            state.withLock { $0.inFlight -= adding }
+            throw error
+        }
+    }
+
+    /// Counts the queued jobs again when the last count is older than `maxAge` (one count at a
+    /// time; other requests go on with the estimate meanwhile).
+    private func refreshIfStale() async throws {
+        let now = ContinuousClock.now
+        enum Step { case go, wait, count(writtenBefore: Int) }
+        var step = Step.wait
+        while case .wait = step {
+            step = state.withLock { state -> Step in
+                if let at = state.countedAt, now - at < maxAge { return .go }
+                // Another request is counting: go on with the estimate, or, before the first
+                // count, wait for it.
+                if state.counting { return state.countedAt == nil ? .wait : .go }
+                state.counting = true
+                return .count(writtenBefore: state.written)
+            }
+            if case .wait = step { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        guard case .count(let writtenBefore) = step else { return }
+        let counted: Int
+        do {
+            counted = try await queue.stats().byState[.queued] ?? 0
+        } catch {
+            state.withLock { $0.counting = false }
+            throw error
+        }
+        state.withLock {
+            $0.counted = counted
+            // Writes before the count began are in it; those during it may be, and stay added.
+            $0.written -= writtenBefore
+            $0.countedAt = now
+            $0.counting = false
+        }
     }
 }

@@ -5,6 +5,7 @@ import Logging
 import PushPrep
 import PushPrepCore
 import PushPrepQueue
+import Synchronization
 
 /// The outermost step: gives the request its id (`X-Request-Id` when the client sent a sane
 /// one, else a new one), puts it on the logger and the response, turns every error into a
@@ -16,6 +17,9 @@ struct RequestIDMiddleware: RouterMiddleware {
 
     /// The longest URL (path and query) accepted: longer ones are refused with 414.
     let maxURLBytes: Int
+    /// The routes, to answer 405 (with `Allow`) rather than 404 for a known path with another
+    /// method. Filled once every route is registered.
+    let routes: RouteTable
 
     func handle(
         _ request: Request, context: APIRequestContext, next: (Request, APIRequestContext) async throws -> Response
@@ -32,6 +36,18 @@ struct RequestIDMiddleware: RouterMiddleware {
         } else {
             do {
                 response = try await next(request, context)
+            } catch let error as HTTPError where error.status == .notFound {
+                let allowed = routes.methods(for: request.uri.path)
+                if allowed.isEmpty {
+                    response = Self.problemResponse(Self.problem(for: error), request, context)
+                } else {
+                    response = Self.problemResponse(
+                        Problem(
+                            .methodNotAllowed, .invalidRequest,
+                            "\(request.method) is not allowed here; use \(allowed.joined(separator: ", "))"),
+                        request, context)
+                    response.headers[.allow] = allowed.joined(separator: ", ")
+                }
             } catch {
                 response = Self.problemResponse(Self.problem(for: error), request, context)
             }
@@ -41,7 +57,7 @@ struct RequestIDMiddleware: RouterMiddleware {
             "method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(response.status.code)",
             "duration_ms": "\(Self.milliseconds(ContinuousClock.now - start))",
         ]
-        if let key = context.apiKey { metadata["key"] = "\(key.id)" }
+        if let key = context.notes.keyID.withLock({ $0 }) { metadata["key"] = "\(key)" }
         context.logger.info("request", metadata: metadata)
         return response
     }
@@ -76,9 +92,13 @@ struct RequestIDMiddleware: RouterMiddleware {
     private static func problemResponse(_ problem: Problem, _ request: Request, _ context: APIRequestContext)
         -> Response
     {
-        if problem.status.code >= 500 {
-            context.logger.error(
-                "request failed", metadata: ["code": "\(problem.code)", "detail": "\(problem.detail)"])
+        // A 500 is the server's fault; a 503 or 504 (the queue down, jobs not done in time) is a
+        // state the operator may want to see, not an error of this request.
+        let metadata: Logger.Metadata = ["code": "\(problem.code)", "detail": "\(problem.detail)"]
+        if problem.status == .internalServerError {
+            context.logger.error("request failed", metadata: metadata)
+        } else if problem.status.code >= 500 {
+            context.logger.notice("request not served", metadata: metadata)
         }
         return (try? problem.response(from: request, context: context))
             ?? Response(status: .internalServerError)
@@ -105,7 +125,42 @@ struct RequestIDMiddleware: RouterMiddleware {
     }
 }
 
+/// The registered routes' paths and methods, for 405 answers.
+final class RouteTable: Sendable {
+    private let entries = Mutex<[(pattern: [Substring], method: String)]>([])
+
+    /// Records `routes` (``Router/routes``: paths with `:name` parameters).
+    func record(_ routes: [(path: String, method: String)]) {
+        entries.withLock { entries in
+            entries = routes.map { (Self.components($0.path), $0.method) }
+        }
+    }
+
+    /// The methods of the routes whose pattern matches `path` (HEAD with GET), sorted.
+    func methods(for path: String) -> [String] {
+        let parts = Self.components(path)
+        var methods = Set<String>()
+        entries.withLock { entries in
+            for entry in entries where entry.pattern.count == parts.count {
+                let matches = zip(entry.pattern, parts).allSatisfy { pattern, part in
+                    pattern.hasPrefix(":") || pattern.hasPrefix("{") ? !part.isEmpty : pattern == part
+                }
+                if matches {
+                    methods.insert(entry.method)
+                    if entry.method == "GET" { methods.insert("HEAD") }
+                }
+            }
+        }
+        return methods.sorted()
+    }
+
+    private static func components(_ path: String) -> [Substring] {
+        path.split(separator: "/", omittingEmptySubsequences: true)
+    }
+}
+
 extension HTTPField.Name {
+    static let allow = HTTPField.Name("Allow")!
     static let xRequestID = HTTPField.Name("X-Request-Id")!
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
     static let idempotentReplayed = HTTPField.Name("Idempotent-Replayed")!

@@ -1,5 +1,6 @@
 public import Foundation
 public import PushPrepCore
+public import PushPrepRemote
 
 /// What `pushprep serve` was told: where it listens, what it accepts, and the limits that keep
 /// it standing.
@@ -44,6 +45,12 @@ public struct ServerConfiguration: Sendable {
     public var uploadsDirectory: String?
     /// The webhook target of jobs created without a `callback_url`.
     public var webhookURL: String?
+    /// Whether webhooks can be sent (a signing secret is configured): without one, a request
+    /// naming a `callback_url` is refused.
+    public var acceptsCallbacks: Bool
+    /// How `POST /v1/preflight` with `fetch` downloads attachments: the address policy, caps
+    /// and timeouts of remote sources (`--allow-host`, `--allow-private-networks`, ...).
+    public var remote = RemoteSettings()
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, apiKeys: APIKeyStore? = nil, rateLimit: Double? = nil,
@@ -52,7 +59,7 @@ public struct ServerConfiguration: Sendable {
         maxProcessSources: Int = 10, maxWaitSeconds: Double = 60, idempotencyRetention: Duration = .seconds(86_400),
         publicURL: String? = nil, baseURL: String? = nil, attachmentsDirectory: String? = nil,
         uploadsDirectory: String? = nil,
-        webhookURL: String? = nil
+        webhookURL: String? = nil, acceptsCallbacks: Bool = false
     ) {
         self.host = host
         self.port = port
@@ -72,6 +79,7 @@ public struct ServerConfiguration: Sendable {
         self.attachmentsDirectory = attachmentsDirectory
         self.uploadsDirectory = uploadsDirectory
         self.webhookURL = webhookURL
+        self.acceptsCallbacks = acceptsCallbacks
     }
 
     /// Whether `host` is a loopback name or address: the only kind a server without API keys
@@ -97,6 +105,9 @@ public struct ServerConfiguration: Sendable {
         guard maxQueued >= 1 else { throw PushPrepError(.invalidSettings, "--max-queued must be at least 1") }
         guard maxUploadBytes >= 1 else {
             throw PushPrepError(.invalidSettings, "--max-upload-bytes must be at least 1")
+        }
+        guard maxWaitSeconds.isFinite, (0...3600).contains(maxWaitSeconds) else {
+            throw PushPrepError(.invalidSettings, "--max-wait must be in 0...3600 seconds")
         }
         if let rateLimit, !(rateLimit.isFinite && rateLimit > 0) {
             throw PushPrepError(.invalidSettings, "--rate-limit must be a positive number of requests a second")

@@ -57,9 +57,9 @@ struct TimedJobQueue: JobQueue {
         }
     }
 
-    func list(state: JobState?, limit: Int) async throws(PushPrepError) -> [JobRecord] {
+    func list(state: JobState?, limit: Int, before: JobID?) async throws(PushPrepError) -> [JobRecord] {
         try await timed("list", rows: \.count) { () async throws(PushPrepError) in
-            try await base.list(state: state, limit: limit)
+            try await base.list(state: state, limit: limit, before: before)
         }
     }
 
@@ -85,6 +85,42 @@ struct TimedJobQueue: JobQueue {
 
     func stats() async throws(PushPrepError) -> QueueStats {
         try await timed("stats", rows: { _ in 0 }) { () async throws(PushPrepError) in try await base.stats() }
+    }
+
+    func enqueue(_ specs: [JobSpec], idempotency: IdempotencyKey) async throws(PushPrepError) -> IdempotentEnqueue {
+        try await timed("enqueueIdempotent", rows: { _ in specs.count }) { () async throws(PushPrepError) in
+            try await base.enqueue(specs, idempotency: idempotency)
+        }
+    }
+
+    func pruneIdempotencyKeys(before: Date) async throws(PushPrepError) -> Int {
+        try await timed("pruneIdempotencyKeys", rows: { $0 }) { () async throws(PushPrepError) in
+            try await base.pruneIdempotencyKeys(before: before)
+        }
+    }
+
+    func claimDeliveries(limit: Int, lease: Duration) async throws(PushPrepError) -> [WebhookDelivery] {
+        try await timed("claimDeliveries", rows: \.count) { () async throws(PushPrepError) in
+            try await base.claimDeliveries(limit: limit, lease: lease)
+        }
+    }
+
+    func finishDelivery(_ id: Int64, attempt: Int, outcome: DeliveryOutcome) async throws(PushPrepError) -> Bool {
+        try await timed("finishDelivery", rows: { $0 ? 1 : 0 }) { () async throws(PushPrepError) in
+            try await base.finishDelivery(id, attempt: attempt, outcome: outcome)
+        }
+    }
+
+    func deliveries(job: JobID) async throws(PushPrepError) -> [WebhookDelivery] {
+        try await timed("deliveries", rows: \.count) { () async throws(PushPrepError) in
+            try await base.deliveries(job: job)
+        }
+    }
+
+    func listDeliveries(state: DeliveryState?, limit: Int) async throws(PushPrepError) -> [WebhookDelivery] {
+        try await timed("listDeliveries", rows: \.count) { () async throws(PushPrepError) in
+            try await base.listDeliveries(state: state, limit: limit)
+        }
     }
 
     /// Not recorded: it waits by design.

@@ -160,29 +160,21 @@ struct PayloadCommand: AsyncParsableCommand {
         }
     }
 
-    /// The attachments to send: those named with --id, in that order, or every ready one.
+    /// The attachments to send: those named with --id, in that order, or every ready one
+    /// (``PayloadSelection``); `--base-url` applies here unless the URLs come from a store.
     private func select(from manifest: Manifest) throws -> [Attachment] {
-        var chosen: [Attachment]
-        if ids.isEmpty {
-            chosen = manifest.attachments.compactMap(\.attachment)
-            let failed = manifest.attachments.count - chosen.count
-            if failed > 0 {
-                FileHandle.standardError.write(Data("skipped \(failed) failed manifest entries\n".utf8))
-            }
-        } else {
-            chosen = try ids.map { id in
-                guard let entry = manifest.attachments.first(where: { $0.attachment?.id == id }) else {
-                    throw CommandFailure(message: "invalid_payload: no ready attachment \(id) in \(manifest)")
-                }
-                return entry.attachment!
-            }
+        let selection: PayloadSelection
+        do {
+            selection = try PayloadSelection(
+                from: manifest.attachments, ids: ids, baseURL: storage.store == nil ? baseURL : nil,
+                source: self.manifest)
+        } catch {
+            throw CommandFailure(message: error.description)
         }
-        if let baseURL, storage.store == nil {
-            for index in chosen.indices {
-                chosen[index].setURLs(baseURL: baseURL)
-            }
+        if selection.skippedFailures > 0 {
+            FileHandle.standardError.write(Data("skipped \(selection.skippedFailures) failed manifest entries\n".utf8))
         }
-        return chosen
+        return selection.attachments
     }
 
     /// `attachments` with their URLs from the store (``S3AttachmentStore/located(_:urls:)``):

@@ -106,12 +106,6 @@ struct PreflightCommand: AsyncParsableCommand {
         if dialect != "auto" && PushDialect(rawValue: dialect) == nil {
             throw ValidationError("--dialect must be auto, apns, onesignal, airship, braze or fcm, got \(dialect)")
         }
-        guard timeBudget.isFinite, timeBudget > 0 else {
-            throw ValidationError("--time-budget must be positive, got \(timeBudget)")
-        }
-        guard slowLinkKbps.isFinite, slowLinkKbps > 0 else {
-            throw ValidationError("--slow-link-kbps must be positive, got \(slowLinkKbps)")
-        }
         if fix != nil && payloads.count != 1 {
             throw ValidationError("--fix takes exactly one payload, got \(payloads.count)")
         }
@@ -129,6 +123,7 @@ struct PreflightCommand: AsyncParsableCommand {
             var settings = options.settings
             settings.baseURL = baseURL
             try settings.validate()
+            try preflightOptions.validate()
             try fetchBudget.validate()
         } catch {
             throw ValidationError(error.message)
@@ -238,21 +233,6 @@ struct PreflightCommand: AsyncParsableCommand {
             await session.shutdown()
             throw error
         }
-    }
-}
-
-/// `--json` output: every report, and the totals.
-struct PreflightOutput: Encodable {
-    var reports: [PreflightReport]
-    var errors: Int
-    var warnings: Int
-    var infos: Int
-
-    init(reports: [PreflightReport]) {
-        self.reports = reports
-        errors = reports.map { $0.count(.error) }.reduce(0, +)
-        warnings = reports.map { $0.count(.warning) }.reduce(0, +)
-        infos = reports.map { $0.count(.info) }.reduce(0, +)
     }
 }
 

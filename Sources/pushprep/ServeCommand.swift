@@ -92,8 +92,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-upload-bytes"), help: "The largest upload (POST /v1/uploads).")
     var maxUploadBytes: Int = 200_000_000
 
+    @Option(name: .customLong("max-wait"), help: "The longest ?wait= and ?timeout= a request may ask for, in seconds.")
+    var maxWait: Double = 60
+
     @Option(name: .customLong("webhook-url"), help: "Where to POST job results of jobs created without a callback_url.")
     var webhookURL: String?
+
+    @Option(
+        name: .customLong("webhook-secret-file"),
+        help: ArgumentHelp(
+            "Sign webhooks (Standard Webhooks) with the secret in this file (whsec_BASE64; several lines while rotating).",
+            discussion: "Without it the server takes no callback_url: an unsigned webhook could be forged."))
+    var webhookSecretFile: String?
 
     @OptionGroup(title: "Signed attachment URLs") var signing: AttachmentSigningOptions
 
@@ -111,7 +121,12 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...256).contains(workers) else { throw ValidationError("--workers must be in 0...256") }
         _ = try tuning.configuration(concurrency: max(workers, 1))
         try storage.validate(location: try location, baseURL: baseURL)
-        if let webhookURL { try checkURL(webhookURL, option: "--webhook-url") }
+        if let webhookURL {
+            try checkURL(webhookURL, option: "--webhook-url")
+            guard webhookSecretFile != nil else {
+                throw ValidationError("--webhook-url needs --webhook-secret-file: webhooks are signed")
+            }
+        }
         // The keys are read in run(); here it is enough to know there will be some.
         let configuration = try serverConfiguration(keys: nil)
         try signing.validate(directory: configuration.attachmentsDirectory != nil)
@@ -136,10 +151,13 @@ struct ServeCommand: AsyncParsableCommand {
     func serverConfiguration(keys: APIKeyStore?) throws -> ServerConfiguration {
         var directory: String?
         if case .directory(let out) = try location { directory = out }
-        return ServerConfiguration(
+        var configuration = ServerConfiguration(
             host: host, port: port, apiKeys: keys, rateLimit: rateLimit, rateBurst: rateBurst, maxQueued: maxQueued,
-            maxBodyBytes: maxBodyBytes, maxUploadBytes: maxUploadBytes, publicURL: publicURL,
-            baseURL: baseURL, attachmentsDirectory: directory, uploadsDirectory: uploads, webhookURL: webhookURL)
+            maxBodyBytes: maxBodyBytes, maxUploadBytes: maxUploadBytes, maxWaitSeconds: maxWait, publicURL: publicURL,
+            baseURL: baseURL, attachmentsDirectory: directory, uploadsDirectory: uploads, webhookURL: webhookURL,
+            acceptsCallbacks: webhookSecretFile != nil)
+        configuration.remote = remote.settings
+        return configuration
     }
 
     func run() async throws {
@@ -148,6 +166,14 @@ struct ServeCommand: AsyncParsableCommand {
         if let apiKeysFile {
             do {
                 keys = try APIKeyStore(path: apiKeysFile)
+            } catch {
+                throw ValidationError(error.message)
+            }
+        }
+        var signer: StandardWebhook?
+        if let webhookSecretFile {
+            do {
+                signer = try StandardWebhook(secretFile: webhookSecretFile)
             } catch {
                 throw ValidationError(error.message)
             }
@@ -185,7 +211,17 @@ struct ServeCommand: AsyncParsableCommand {
             services.append(.init(service: worker))
             session = workerSession
         }
-        // Shut down last-to-first: the API stops accepting first, then the workers drain.
+        if let signer {
+            // Webhook targets go through the same address policy as sources.
+            var webhooks = WebhookSettings()
+            webhooks.allowPrivateNetworks = remote.allowPrivateNetworks
+            webhooks.allowedHosts = Set(remote.allowHosts)
+            services.append(
+                .init(
+                    service: WebhookService(queueURL: url, settings: webhooks, signer: signer, logger: logger)))
+        }
+        // Shut down last-to-first: the API stops accepting first, then the dispatcher and the
+        // workers drain.
         services.append(
             .init(
                 service: APIServer(

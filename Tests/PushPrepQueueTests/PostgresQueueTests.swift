@@ -147,8 +147,9 @@ struct PostgresQueueTests {
             #expect(ids.count == 4)
             let database = PostgresTestServer.databaseName(url)
             let versions = try await server.execute(
-                "SELECT string_agg(version::text, ',') FROM pushprep_schema_migrations", database: database)
-            #expect(versions == "1")
+                "SELECT string_agg(version::text, ',' ORDER BY version) FROM pushprep_schema_migrations",
+                database: database)
+            #expect(versions == "1,2")
         }
     }
 

@@ -162,4 +162,51 @@ struct JobsAPITests {
             #expect((problem["job_ids"] as? [Int])?.count == 1)
         }
     }
+
+    /// An `Idempotency-Key` sent again returns the first request's jobs (and says so); the same
+    /// key with another body is 422 `idempotency_conflict`; another key makes new jobs only when
+    /// the source or settings differ (dedup). Metadata and the callback URL come back as given.
+    @Test func idempotencyMetadataAndCallback() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let server = try await ServeProcess.start(
+            ["--workers", "0", "--webhook-secret-file", try ServeWebhookTests.secretFile(in: dir)], in: dir)
+        let api = APITestClient(baseURL: server.baseURL)
+        let body = #"""
+            {"sources": ["https://media.example.com/a.jpg", "https://media.example.com/b.jpg"],
+             "metadata": {"campaign": "spring", "n": 3, "tags": ["a", "b"]},
+             "callback_url": "https://hooks.example.com/pushprep"}
+            """#
+        let key = [("Idempotency-Key", "order-7781")]
+        let first = try await api.post("/v1/jobs", json: body, headers: key)
+        #expect(first.status == 202)
+        #expect(first.header("Idempotent-Replayed") == nil)
+        let ids = (try first.json()["jobs"] as? [[String: Any]])?.compactMap { $0["id"] as? Int }
+        let again = try await api.post("/v1/jobs", json: body, headers: key)
+        #expect(again.status == 202)
+        #expect(again.header("Idempotent-Replayed") == "true")
+        #expect((try again.json()["jobs"] as? [[String: Any]])?.compactMap { $0["id"] as? Int } == ids)
+        let conflict = try await api.post(
+            "/v1/jobs", json: #"{"sources": ["https://media.example.com/c.jpg"]}"#, headers: key)
+        #expect(conflict.status == 422)
+        #expect(try conflict.json()["code"] as? String == "idempotency_conflict")
+        let badKey = try await api.post("/v1/jobs", json: body, headers: [("Idempotency-Key", "")])
+        #expect(badKey.status == 400)
+        let stats = try await api.get("/v1/stats").json()["jobs"] as? [String: Int]
+        #expect(stats?["queued"] == 2)
+
+        let job = try await api.get("/v1/jobs/\(try #require(ids?.first))").json()
+        let metadata = try #require(job["metadata"] as? [String: Any])
+        #expect(metadata["campaign"] as? String == "spring")
+        #expect(metadata["n"] as? Int == 3)
+        #expect(metadata["tags"] as? [String] == ["a", "b"])
+        #expect(job["callback_url"] as? String == "https://hooks.example.com/pushprep")
+        #expect((job["request_id"] as? String)?.count == 32)
+
+        for (field, value) in [("metadata", #"[1, 2]"#), ("callback_url", #""file:///etc/passwd""#)] {
+            let refused = try await api.post(
+                "/v1/jobs", json: #"{"sources": ["https://media.example.com/z.jpg"], "\#(field)": \#(value)}"#)
+            #expect(refused.status == 400, "\(field): \(refused.text)")
+        }
+    }
 }

@@ -136,6 +136,14 @@ package enum TestTools {
         return (process.terminationStatus, stdout, stderr)
     }
 
+    /// ``run(_:_:stdin:stdinFile:currentDirectory:environment:timeout:)`` from an async test: the
+    /// wait happens on a thread of its own, never on one of Swift concurrency's few threads.
+    package static func runAsync(
+        _ program: String, _ arguments: [String], timeout: Duration = .seconds(120)
+    ) async throws -> (status: Int32, stdout: Data, stderr: Data) {
+        try await ServerProcess.blocking { try run(program, arguments, timeout: timeout) }
+    }
+
     /// Runs a program and throws, with its standard error, unless it exits with status 0.
     @discardableResult
     package static func runChecked(_ program: String, _ arguments: [String]) throws -> Data {

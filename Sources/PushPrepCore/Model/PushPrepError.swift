@@ -61,6 +61,9 @@ public struct PushPrepError: Error, Sendable, CustomStringConvertible {
         public static let jobNotFound = Code("job_not_found")
         /// The job is in a state that does not allow the request (retrying a running job, say).
         public static let invalidJobState = Code("invalid_job_state")
+        /// An idempotency key was sent again, within its retention, with a different request
+        /// (another fingerprint): the first request's jobs stand and nothing is enqueued.
+        public static let idempotencyConflict = Code("idempotency_conflict")
 
         /// A push payload or a manifest given to `payload` / `preflight` cannot be used: not
         /// JSON, not the expected shape, or missing what the command needs.
@@ -98,8 +101,9 @@ public struct PushPrepError: Error, Sendable, CustomStringConvertible {
             .unsupportedType, .corruptInput, .inputTooLarge, .tooManyPixels, .cannotFit, .notFound, .ioError, .timeout,
             .fetchFailed, .blockedAddress, .sourceNotAllowed, .invalidSettings, .cancelled, .queueUnavailable,
             .jobNotFound,
-            .invalidJobState, .invalidPayload, .payloadTooLarge, .storageDenied, .storageUnavailable,
-            .invalidRequest, .unauthorized, .forbidden, .rateLimited, .queueFull, .requestTooLarge,
+            .invalidJobState, .idempotencyConflict, .invalidPayload, .payloadTooLarge, .storageDenied,
+            .storageUnavailable, .invalidRequest, .unauthorized, .forbidden, .rateLimited, .queueFull,
+            .requestTooLarge,
         ]
 
         /// Errors that the same input would hit again: a queued job that fails with one of

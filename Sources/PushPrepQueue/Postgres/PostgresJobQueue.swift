@@ -19,9 +19,9 @@ import Synchronization
 /// Open it with ``withQueue(_:logger:_:)``, which owns the pool's lifetime.
 public final class PostgresJobQueue: JobQueue {
     public let description: String
-    private let client: PostgresClient
+    let client: PostgresClient
     private let notifier: PostgresWorkNotifier
-    private let logger: Logger
+    let logger: Logger
 
     /// How long opening a TCP connection, TLS and authentication may take.
     static let connectTimeout: Duration = .seconds(5)
@@ -114,7 +114,7 @@ public final class PostgresJobQueue: JobQueue {
         return rows.sorted(by: Self.inClaimOrder).map { row in
             ClaimedJob(
                 lease: Lease(id: row.0, token: row.1), source: row.2, payload: row.3, attempt: row.4,
-                maxAttempts: row.5, timeoutSeconds: row.6)
+                maxAttempts: row.5, timeoutSeconds: row.6, requestID: row.9)
         }
     }
 
@@ -175,16 +175,13 @@ public final class PostgresJobQueue: JobQueue {
 
     // MARK: - Managing jobs
 
-    public func list(state: JobState?, limit: Int) async throws(PushPrepError) -> [JobRecord] {
+    public func list(state: JobState?, limit: Int, before: JobID?) async throws(PushPrepError) -> [JobRecord] {
         var bindings = PostgresBindings()
-        let sql: String
-        if let state {
-            sql = PostgresSQL.listInState
-            bindings.append(state.rawValue)
-        } else {
-            sql = PostgresSQL.list
-        }
+        // `before` is the last id of the previous page: every job is on exactly one page.
+        bindings.append(before ?? JobID.max)
         bindings.append(max(limit, 0))
+        if let state { bindings.append(state.rawValue) }
+        let sql = state == nil ? PostgresSQL.list : PostgresSQL.listInState
         return try await records("list jobs", PostgresQuery(unsafeSQL: sql, binds: bindings))
     }
 
@@ -238,6 +235,11 @@ public final class PostgresJobQueue: JobQueue {
                 stats.expiredLeases += expired
                 if let oldestReady { stats.oldestReadyAge = max(stats.oldestReadyAge ?? 0, oldestReady, 0) }
             }
+            let deliveries = try await client.query(PostgresQuery(unsafeSQL: PostgresSQL.deliveryStats), logger: logger)
+            for try await (pending, failed) in deliveries.decode((Int, Int).self) {
+                stats.pendingDeliveries = pending
+                stats.failedDeliveries = failed
+            }
             return stats
         }
     }
@@ -252,7 +254,7 @@ public final class PostgresJobQueue: JobQueue {
 
     /// Inserts `specs` and returns, for each, its new job or the queued or running job with its
     /// dedup key. Runs in the caller's transaction.
-    private static func enqueue(
+    static func enqueue(
         _ specs: [JobSpec], on connection: PostgresConnection, logger: Logger
     ) async throws -> [EnqueueResult] {
         var results = [EnqueueResult?](repeating: nil, count: specs.count)
@@ -370,10 +372,13 @@ public final class PostgresJobQueue: JobQueue {
             cancelRequested: try columns["cancel_requested"].decode(Bool.self),
             errorCode: try columns["error_code"].decode(String?.self),
             errorMessage: try columns["error_message"].decode(String?.self),
-            result: try columns["result"].decode(String?.self))
+            result: try columns["result"].decode(String?.self),
+            callbackURL: try columns["callback_url"].decode(String?.self),
+            metadata: try columns["metadata"].decode(String?.self),
+            requestID: try columns["request_id"].decode(String?.self))
     }
 
-    private static func state(_ text: String) throws(PushPrepError) -> JobState {
+    static func state(_ text: String) throws(PushPrepError) -> JobState {
         guard let state = JobState(rawValue: text) else {
             throw PushPrepError(.queueUnavailable, "the queue holds a job in an unknown state '\(text)'")
         }
@@ -388,14 +393,14 @@ public final class PostgresJobQueue: JobQueue {
         return lhs.0 < rhs.0
     }
 
-    private static func validate(_ specs: [JobSpec]) throws(PushPrepError) {
+    static func validate(_ specs: [JobSpec]) throws(PushPrepError) {
         for spec in specs { try spec.validate() }
     }
 
     // MARK: - Errors
 
     /// Runs `body`; `PushPrepError`s pass through, database errors become `queue_unavailable`.
-    private func perform<T>(_ action: String, _ body: () async throws -> T) async throws(PushPrepError) -> T {
+    func perform<T>(_ action: String, _ body: () async throws -> T) async throws(PushPrepError) -> T {
         do {
             return try await body()
         } catch {
@@ -547,6 +552,20 @@ extension PostgresJobQueue {
                 "cannot migrate the queue at \(description) to schema version \(PostgresSchema.latestVersion): "
                     + reason(error),
                 cause: error)
+        }
+    }
+
+    /// Connects to `location` and applies the migrations up to `version` only: tests make the
+    /// database of an older release with it (a queue's statements need the latest schema).
+    static func migrate(_ location: QueueURL.PostgresLocation, upTo version: Int, logger: Logger) async throws {
+        let settings = try ConnectionSettings(location, description: QueueURL.postgres(location).description)
+        let connection = try await settings.connect(logger: logger)
+        do {
+            _ = try await PostgresSchema.migrate(connection, logger: logger, upTo: version)
+            try await connection.close()
+        } catch {
+            try? await connection.close()
+            throw error
         }
     }
 

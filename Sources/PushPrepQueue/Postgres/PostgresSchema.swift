@@ -17,7 +17,7 @@ enum PostgresSchema {
 
     /// Every migration, oldest first: its version and its statements (the extended query
     /// protocol runs one statement per query).
-    private static let migrations: [(version: Int, statements: [String])] = [(1, version1)]
+    private static let migrations: [(version: Int, statements: [String])] = [(1, version1), (2, version2)]
 
     /// The newest schema version this build knows.
     static var latestVersion: Int { migrations.map(\.version).max() ?? 0 }
@@ -68,12 +68,101 @@ enum PostgresSchema {
         "CREATE INDEX pushprep_jobs_finished ON pushprep_jobs (finished_at) WHERE finished_at IS NOT NULL",
     ]
 
-    /// Applies the migrations the database is missing, in one transaction under
-    /// ``migrationLock``; returns the versions it applied.
+    /// Version 2, for the HTTP API: the jobs' callback URL, metadata and request id; an index
+    /// for listing one state page by page; the idempotency keys; the webhook outbox.
+    ///
+    /// The outbox is filled by a row trigger on the jobs' state, so every statement that ends a
+    /// job (each data-modifying CTE of a batched finish, a cancel, a rescue, a release of a job
+    /// asked to stop) writes the delivery in its own transaction, and none can forget to. The
+    /// snapshot is the row as it ended, as JSON keyed by column name with timestamps as Unix
+    /// seconds (see `JobSnapshot`), the same text the SQLite trigger writes.
+    private static let version2 = [
+        """
+        ALTER TABLE pushprep_jobs
+            ADD COLUMN callback_url text, ADD COLUMN metadata text, ADD COLUMN request_id text
+        """,
+        // Listing: one state, newest first, after a cursor.
+        "CREATE INDEX pushprep_jobs_state_id ON pushprep_jobs (state, id)",
+        """
+        CREATE TABLE pushprep_idempotency_keys (
+            scope text NOT NULL,
+            key text NOT NULL,
+            fingerprint text NOT NULL,
+            job_ids bigint[] NOT NULL,
+            created_at timestamptz NOT NULL,
+            expires_at timestamptz NOT NULL,
+            PRIMARY KEY (scope, key)
+        )
+        """,
+        "CREATE INDEX pushprep_idempotency_keys_created ON pushprep_idempotency_keys (created_at)",
+        """
+        CREATE TABLE pushprep_webhook_deliveries (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            job_id bigint NOT NULL,
+            url text NOT NULL,
+            event text NOT NULL,
+            job text NOT NULL,
+            state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'failed')),
+            attempts integer NOT NULL DEFAULT 0,
+            next_attempt_at timestamptz,
+            last_status integer,
+            last_error text,
+            created_at timestamptz NOT NULL,
+            delivered_at timestamptz
+        )
+        """,
+        // Claiming: the pending deliveries by due time.
+        """
+        CREATE INDEX pushprep_webhook_deliveries_due ON pushprep_webhook_deliveries (next_attempt_at, id)
+            WHERE state = 'pending'
+        """,
+        "CREATE INDEX pushprep_webhook_deliveries_job ON pushprep_webhook_deliveries (job_id, id)",
+        // Listing and counting by state.
+        "CREATE INDEX pushprep_webhook_deliveries_state ON pushprep_webhook_deliveries (state, id)",
+        // Pruning: the settled deliveries by age.
+        """
+        CREATE INDEX pushprep_webhook_deliveries_created ON pushprep_webhook_deliveries (created_at)
+            WHERE state <> 'pending'
+        """,
+        """
+        CREATE FUNCTION pushprep_jobs_webhook() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            INSERT INTO pushprep_webhook_deliveries (job_id, url, event, job, next_attempt_at, created_at)
+            VALUES (
+                NEW.id, NEW.callback_url, 'job.' || NEW.state,
+                json_build_object(
+                    'id', NEW.id, 'state', NEW.state, 'source', NEW.source, 'payload', NEW.payload,
+                    'dedup_key', NEW.dedup_key, 'priority', NEW.priority, 'attempt', NEW.attempt,
+                    'max_attempts', NEW.max_attempts, 'timeout_seconds', NEW.timeout_seconds,
+                    'run_at', extract(epoch FROM NEW.run_at), 'created_at', extract(epoch FROM NEW.created_at),
+                    'updated_at', extract(epoch FROM NEW.updated_at),
+                    'finished_at', extract(epoch FROM NEW.finished_at), 'lease_owner', NEW.lease_owner,
+                    'lease_token', NEW.lease_token, 'lease_expires_at', extract(epoch FROM NEW.lease_expires_at),
+                    'cancel_requested', NEW.cancel_requested, 'error_code', NEW.error_code,
+                    'error_message', NEW.error_message, 'result', NEW.result, 'callback_url', NEW.callback_url,
+                    'metadata', NEW.metadata, 'request_id', NEW.request_id)::text,
+                now(), now());
+            RETURN NULL;
+        END
+        $$
+        """,
+        """
+        CREATE TRIGGER pushprep_jobs_webhook AFTER UPDATE OF state ON pushprep_jobs FOR EACH ROW
+            WHEN (NEW.callback_url IS NOT NULL AND NEW.state IN ('succeeded', 'failed', 'dead', 'cancelled')
+                AND OLD.state IN ('queued', 'running'))
+            EXECUTE FUNCTION pushprep_jobs_webhook()
+        """,
+    ]
+
+    /// Applies the migrations the database is missing, up to `version` (tests stop early to
+    /// make a database of an older release), in one transaction under ``migrationLock``;
+    /// returns the versions it applied.
     ///
     /// - Throws: `queue_unavailable` (a ``PushPrepError``) when the schema is newer than this
     ///   build; database errors as they come.
-    static func migrate(_ connection: PostgresConnection, logger: Logger) async throws -> [Int] {
+    static func migrate(
+        _ connection: PostgresConnection, logger: Logger, upTo version: Int = latestVersion
+    ) async throws -> [Int] {
         try await connection.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
             try await connection.query(
@@ -91,7 +180,7 @@ enum PostgresSchema {
                         + "upgrade PushPrep")
             }
             var applied: [Int] = []
-            for migration in migrations where migration.version > current {
+            for migration in migrations where migration.version > current && migration.version <= version {
                 for statement in migration.statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }

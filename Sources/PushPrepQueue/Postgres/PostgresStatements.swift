@@ -42,17 +42,20 @@ struct EnqueueStatement: PostgresPreparedStatement {
         WITH input AS MATERIALIZED (
             SELECT nextval(pg_get_serial_sequence('pushprep_jobs', 'id')) AS id, i.*
             FROM unnest($1::text[], $2::text[], $3::text[], $4::boolean[], $5::integer[], $6::float8[],
-                    $7::integer[], $8::float8[], $9::boolean[])
+                    $7::integer[], $8::float8[], $9::boolean[], $10::text[], $11::boolean[], $12::text[],
+                    $13::boolean[], $14::text[], $15::boolean[])
                 WITH ORDINALITY AS i(source, payload, dedup_key, has_dedup_key, priority, delay_seconds,
-                    max_attempts, timeout_seconds, has_timeout, position)
+                    max_attempts, timeout_seconds, has_timeout, callback_url, has_callback_url, metadata,
+                    has_metadata, request_id, has_request_id, position)
         ), inserted AS (
             INSERT INTO pushprep_jobs
                 (id, state, source, payload, dedup_key, priority, max_attempts, timeout_seconds, run_at, created_at,
-                updated_at)
+                updated_at, callback_url, metadata, request_id)
             OVERRIDING SYSTEM VALUE
             SELECT id, 'queued', source, payload, CASE WHEN has_dedup_key THEN dedup_key END, priority, max_attempts,
                 CASE WHEN has_timeout THEN timeout_seconds END, now() + make_interval(secs => delay_seconds), now(),
-                now()
+                now(), CASE WHEN has_callback_url THEN callback_url END, CASE WHEN has_metadata THEN metadata END,
+                CASE WHEN has_request_id THEN request_id END
             FROM input
             ORDER BY position
             ON CONFLICT (dedup_key) WHERE state IN ('queued', 'running') DO NOTHING
@@ -69,7 +72,7 @@ struct EnqueueStatement: PostgresPreparedStatement {
     let specs: [JobSpec]
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 9)
+        var bindings = PostgresBindings(capacity: 15)
         bindings.append(specs.map(\.source))
         bindings.append(specs.map(\.payload))
         // Arrays of optionals cannot be bound: a flag array says which values are NULL.
@@ -80,6 +83,10 @@ struct EnqueueStatement: PostgresPreparedStatement {
         bindings.append(specs.map(\.maxAttempts))
         bindings.append(specs.map { $0.timeout?.seconds ?? 0 })
         bindings.append(specs.map { $0.timeout != nil })
+        for field in [\JobSpec.callbackURL, \.metadata, \.requestID] {
+            bindings.append(specs.map { $0[keyPath: field] ?? "" })
+            bindings.append(specs.map { $0[keyPath: field] != nil })
+        }
         return bindings
     }
 
@@ -104,10 +111,10 @@ struct ClaimStatement: PostgresPreparedStatement {
             lease_expires_at = now() + make_interval(secs => $3::float8), updated_at = now()
         WHERE j.id = ANY(ARRAY(SELECT id FROM next))
         RETURNING j.id, j.lease_token, j.source, j.payload, j.attempt, j.max_attempts, j.timeout_seconds, j.priority,
-            j.run_at
+            j.run_at, j.request_id
         """
 
-    typealias Row = (JobID, Int64, String, String, Int, Int, Double?, Int, Date)
+    typealias Row = (JobID, Int64, String, String, Int, Int, Double?, Int, Date, String?)
 
     let limit: Int
     let worker: String
@@ -324,7 +331,7 @@ enum PostgresSQL {
     static let columns = """
         id, state, source, payload, dedup_key, priority, attempt, max_attempts, timeout_seconds, run_at, \
         created_at, updated_at, finished_at, lease_owner, lease_token, lease_expires_at, cancel_requested, \
-        error_code, error_message, result
+        error_code, error_message, result, callback_url, metadata, request_id
         """
 
     /// `$1`: the dedup keys. The queued or running job of each key.
@@ -333,9 +340,13 @@ enum PostgresSQL {
         WHERE dedup_key = ANY($1::text[]) AND state IN ('queued', 'running')
         """
 
-    static let list = "SELECT \(columns) FROM pushprep_jobs ORDER BY id DESC LIMIT $1"
+    /// `$1`: the cursor (list only ids below it), `$2`: the limit.
+    static let list = "SELECT \(columns) FROM pushprep_jobs WHERE id < $1 ORDER BY id DESC LIMIT $2"
 
-    static let listInState = "SELECT \(columns) FROM pushprep_jobs WHERE state = $1 ORDER BY id DESC LIMIT $2"
+    /// `$1`: the cursor, `$2`: the limit, `$3`: the state.
+    static let listInState = """
+        SELECT \(columns) FROM pushprep_jobs WHERE state = $3 AND id < $1 ORDER BY id DESC LIMIT $2
+        """
 
     static let job = "SELECT \(columns) FROM pushprep_jobs WHERE id = $1"
 
@@ -377,6 +388,10 @@ enum PostgresSQL {
             DELETE FROM pushprep_jobs
             WHERE state IN ('succeeded', 'failed', 'dead', 'cancelled') AND finished_at < $1
             RETURNING 1
+        ), settled AS (
+            -- A delivery is written when its job ends, so this takes those of the jobs pruned
+            -- with the same date. Pending ones stay until they settle.
+            DELETE FROM pushprep_webhook_deliveries WHERE state <> 'pending' AND created_at < $1
         )
         SELECT count(*) FROM pruned
         """
@@ -388,6 +403,11 @@ enum PostgresSQL {
             extract(epoch FROM now() - min(run_at) FILTER (WHERE state = 'queued' AND run_at <= now()))::float8
         FROM pushprep_jobs
         GROUP BY state
+        """
+
+    static let deliveryStats = """
+        SELECT (SELECT count(*) FROM pushprep_webhook_deliveries WHERE state = 'pending')::bigint,
+            (SELECT count(*) FROM pushprep_webhook_deliveries WHERE state = 'failed')::bigint
         """
 
     static let notify = "SELECT pg_notify('\(PostgresWorkNotifier.channel)', '')"

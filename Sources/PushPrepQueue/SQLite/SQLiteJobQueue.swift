@@ -22,13 +22,19 @@ public final class SQLiteJobQueue: JobQueue {
     /// - Parameter busyTimeout: How long a write waits for another process's transaction.
     /// - Throws: `queue_unavailable` when the file cannot be created, opened or migrated, or
     ///   when its schema is newer than this PushPrep.
-    public init(path: String, logger: Logger, busyTimeout: Duration = .seconds(10)) throws(PushPrepError) {
+    public convenience init(path: String, logger: Logger, busyTimeout: Duration = .seconds(10)) throws(PushPrepError) {
+        try self.init(path: path, logger: logger, busyTimeout: busyTimeout, schemaVersion: SQLiteSchema.latestVersion)
+    }
+
+    /// Opens the queue with its schema migrated up to `schemaVersion` only: tests make the
+    /// database of an older release with it (such a queue's statements need the latest schema).
+    init(path: String, logger: Logger, busyTimeout: Duration, schemaVersion: Int) throws(PushPrepError) {
         self.path = path
         self.description = "sqlite:\(path)"
         self.logger = logger
         try Self.createParentDirectory(of: path)
         pool = try Self.openPool(path: path, busyTimeout: busyTimeout)
-        try SQLiteSchema.migrate(pool, path: path)
+        try SQLiteSchema.migrate(pool, path: path, upTo: schemaVersion)
         logger.debug("opened the job queue", metadata: ["queue": "\(description)"])
     }
 
@@ -37,24 +43,27 @@ public final class SQLiteJobQueue: JobQueue {
     public func enqueue(_ specs: [JobSpec]) async throws(PushPrepError) -> [EnqueueResult] {
         try Self.validate(specs)
         guard !specs.isEmpty else { return [] }
-        return try await write("enqueue jobs") { db in
-            let now = Self.now()
-            let insert = try db.cachedStatement(sql: SQL.insert)
-            let existing = try db.cachedStatement(sql: SQL.activeWithKey)
-            return try specs.map { spec in
-                let arguments: StatementArguments = [
-                    spec.source, spec.payload, spec.dedupKey, spec.priority, spec.maxAttempts, spec.timeout?.seconds,
-                    now + spec.delay.seconds, now, now,
-                ]
-                if let id = try Int64.fetchOne(insert, arguments: arguments) {
-                    return EnqueueResult(id: id, created: true, state: .queued)
-                }
-                // Nothing inserted: the dedup index names a queued or running job with this key.
-                guard let row = try Row.fetchOne(existing, arguments: [spec.dedupKey]) else {
-                    throw DatabaseError(message: "an insert was skipped, yet no active job has its dedup key")
-                }
-                return EnqueueResult(id: row[0], created: false, state: try Self.state(row[1]))
+        return try await write("enqueue jobs") { db in try Self.insert(specs, db, now: Self.now()) }
+    }
+
+    /// Inserts `specs` and returns, for each, its new job or the queued or running job with its
+    /// dedup key. Runs in the caller's transaction.
+    static func insert(_ specs: [JobSpec], _ db: Database, now: Double) throws -> [EnqueueResult] {
+        let insert = try db.cachedStatement(sql: SQL.insert)
+        let existing = try db.cachedStatement(sql: SQL.activeWithKey)
+        return try specs.map { spec in
+            let arguments: StatementArguments = [
+                spec.source, spec.payload, spec.dedupKey, spec.priority, spec.maxAttempts, spec.timeout?.seconds,
+                now + spec.delay.seconds, now, now, spec.callbackURL, spec.metadata, spec.requestID,
+            ]
+            if let id = try Int64.fetchOne(insert, arguments: arguments) {
+                return EnqueueResult(id: id, created: true, state: .queued)
             }
+            // Nothing inserted: the dedup index names a queued or running job with this key.
+            guard let row = try Row.fetchOne(existing, arguments: [spec.dedupKey]) else {
+                throw DatabaseError(message: "an insert was skipped, yet no active job has its dedup key")
+            }
+            return EnqueueResult(id: row[0], created: false, state: try Self.state(row[1]))
         }
     }
 
@@ -142,14 +151,12 @@ public final class SQLiteJobQueue: JobQueue {
 
     // MARK: - Managing jobs
 
-    public func list(state: JobState?, limit: Int) async throws(PushPrepError) -> [JobRecord] {
+    public func list(state: JobState?, limit: Int, before: JobID?) async throws(PushPrepError) -> [JobRecord] {
         try await read("list jobs") { db in
-            let rows: [Row]
-            if let state {
-                rows = try Row.fetchAll(db, sql: SQL.listInState, arguments: [state.rawValue, max(limit, 0)])
-            } else {
-                rows = try Row.fetchAll(db, sql: SQL.list, arguments: [max(limit, 0)])
-            }
+            // `before` is the last id of the previous page: every job is on exactly one page.
+            var arguments: StatementArguments = ["before": before ?? JobID.max, "limit": max(limit, 0)]
+            if let state { arguments += ["state": state.rawValue] }
+            let rows = try Row.fetchAll(db, sql: state == nil ? SQL.list : SQL.listInState, arguments: arguments)
             return try rows.map(Self.record)
         }
     }
@@ -199,7 +206,9 @@ public final class SQLiteJobQueue: JobQueue {
     public func prune(finishedBefore before: Date) async throws(PushPrepError) -> Int {
         try await write("prune finished jobs") { db in
             try db.execute(sql: SQL.prune, arguments: [before.timeIntervalSince1970])
-            return db.changesCount
+            let pruned = db.changesCount
+            try db.execute(sql: SQL.pruneDeliveries, arguments: [before.timeIntervalSince1970])
+            return pruned
         }
     }
 
@@ -216,9 +225,11 @@ public final class SQLiteJobQueue: JobQueue {
                 expiredLeases += row[3] as Int
                 if let runAt = row[4] as Double? { oldestReady = min(oldestReady ?? runAt, runAt) }
             }
+            let deliveries = try Row.fetchOne(db, sql: SQL.deliveryStats)
             return QueueStats(
                 byState: byState, scheduled: scheduled, expiredLeases: expiredLeases,
-                oldestReadyAge: oldestReady.map { max(now - $0, 0) })
+                oldestReadyAge: oldestReady.map { max(now - $0, 0) }, pendingDeliveries: deliveries?[0] ?? 0,
+                failedDeliveries: deliveries?[1] ?? 0)
         }
     }
 
@@ -234,7 +245,7 @@ public final class SQLiteJobQueue: JobQueue {
     /// the transaction never has to upgrade a read lock that another process's write made
     /// stale. `PushPrepError`s thrown by `body` roll back and pass through; database errors
     /// become `queue_unavailable`.
-    private func write<T: Sendable>(
+    func write<T: Sendable>(
         _ action: String, _ body: @escaping @Sendable (Database) throws -> T
     ) async throws(PushPrepError) -> T {
         do {
@@ -253,7 +264,7 @@ public final class SQLiteJobQueue: JobQueue {
     }
 
     /// Runs `body` in a read transaction that sees one snapshot and does not block writers.
-    private func read<T: Sendable>(
+    func read<T: Sendable>(
         _ action: String, _ body: @escaping @Sendable (Database) throws -> T
     ) async throws(PushPrepError) -> T {
         do {
@@ -383,9 +394,9 @@ public final class SQLiteJobQueue: JobQueue {
 
     // MARK: - Rows
 
-    private static func now() -> Double { Date().timeIntervalSince1970 }
+    static func now() -> Double { Date().timeIntervalSince1970 }
 
-    private static func state(_ text: String) throws -> JobState {
+    static func state(_ text: String) throws -> JobState {
         guard let state = JobState(rawValue: text) else {
             throw DatabaseError(message: "the queue holds a job in an unknown state '\(text)'")
         }
@@ -407,11 +418,11 @@ public final class SQLiteJobQueue: JobQueue {
             lease: Lease(id: row[SQL.Claimed.id], token: row[SQL.Claimed.token]), source: row[SQL.Claimed.source],
             payload: row[SQL.Claimed.payload], attempt: row[SQL.Claimed.attempt],
             maxAttempts: row[SQL.Claimed.maxAttempts],
-            timeoutSeconds: row[SQL.Claimed.timeout])
+            timeoutSeconds: row[SQL.Claimed.timeout], requestID: row[SQL.Claimed.requestID])
     }
 
     /// A row selected with ``SQL/columns``.
-    private static func record(_ row: Row) throws -> JobRecord {
+    static func record(_ row: Row) throws -> JobRecord {
         func date(_ column: String) -> Date? { (row[column] as Double?).map(Date.init(timeIntervalSince1970:)) }
         return JobRecord(
             id: row["id"], state: try state(row["state"]), source: row["source"], payload: row["payload"],
@@ -422,10 +433,11 @@ public final class SQLiteJobQueue: JobQueue {
             updatedAt: Date(timeIntervalSince1970: row["updated_at"]), finishedAt: date("finished_at"),
             leaseOwner: row["lease_owner"], leaseToken: row["lease_token"], leaseExpiresAt: date("lease_expires_at"),
             cancelRequested: row["cancel_requested"], errorCode: row["error_code"], errorMessage: row["error_message"],
-            result: row["result"])
+            result: row["result"], callbackURL: row["callback_url"], metadata: row["metadata"],
+            requestID: row["request_id"])
     }
 
-    private static func validate(_ specs: [JobSpec]) throws(PushPrepError) {
+    static func validate(_ specs: [JobSpec]) throws(PushPrepError) {
         for spec in specs { try spec.validate() }
     }
 }
@@ -436,7 +448,7 @@ private enum SQL {
     static let columns = """
         id, state, source, payload, dedup_key, priority, attempt, max_attempts, timeout_seconds, run_at, \
         created_at, updated_at, finished_at, lease_owner, lease_token, lease_expires_at, cancel_requested, \
-        error_code, error_message, result
+        error_code, error_message, result, callback_url, metadata, request_id
         """
 
     /// The columns a claim returns, by position.
@@ -450,6 +462,7 @@ private enum SQL {
         static let timeout = 6
         static let priority = 7
         static let runAt = 8
+        static let requestID = 9
     }
 
     /// Ends the claim: the lease fields are cleared (the token stays); `:now` is bound.
@@ -460,8 +473,9 @@ private enum SQL {
 
     static let insert = """
         INSERT INTO pushprep_jobs
-            (state, source, payload, dedup_key, priority, max_attempts, timeout_seconds, run_at, created_at, updated_at)
-        VALUES ('queued', ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            (state, source, payload, dedup_key, priority, max_attempts, timeout_seconds, run_at, created_at, updated_at,
+            callback_url, metadata, request_id)
+        VALUES ('queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (dedup_key) WHERE state IN ('queued', 'running') DO NOTHING
         RETURNING id
         """
@@ -479,7 +493,8 @@ private enum SQL {
             WHERE state = 'queued' AND run_at <= :now
             ORDER BY priority DESC, run_at, id
             LIMIT :limit)
-        RETURNING id, lease_token, source, payload, attempt, max_attempts, timeout_seconds, priority, run_at
+        RETURNING id, lease_token, source, payload, attempt, max_attempts, timeout_seconds, priority, run_at,
+            request_id
         """
 
     static let rescue = """
@@ -552,9 +567,11 @@ private enum SQL {
         \(currentLease)
         """
 
-    static let list = "SELECT \(columns) FROM pushprep_jobs ORDER BY id DESC LIMIT ?"
+    static let list = "SELECT \(columns) FROM pushprep_jobs WHERE id < :before ORDER BY id DESC LIMIT :limit"
 
-    static let listInState = "SELECT \(columns) FROM pushprep_jobs WHERE state = ? ORDER BY id DESC LIMIT ?"
+    static let listInState = """
+        SELECT \(columns) FROM pushprep_jobs WHERE state = :state AND id < :before ORDER BY id DESC LIMIT :limit
+        """
 
     static let job = "SELECT \(columns) FROM pushprep_jobs WHERE id = ?"
 
@@ -582,6 +599,17 @@ private enum SQL {
     static let prune = """
         DELETE FROM pushprep_jobs
         WHERE state IN ('succeeded', 'failed', 'dead', 'cancelled') AND finished_at < ?
+        """
+
+    /// Settled deliveries by age: a delivery is written when its job ends, so this takes those
+    /// of the jobs pruned with the same date. Pending ones stay until they settle.
+    static let pruneDeliveries = """
+        DELETE FROM pushprep_webhook_deliveries WHERE state <> 'pending' AND created_at < ?
+        """
+
+    static let deliveryStats = """
+        SELECT (SELECT COUNT(*) FROM pushprep_webhook_deliveries WHERE state = 'pending'),
+            (SELECT COUNT(*) FROM pushprep_webhook_deliveries WHERE state = 'failed')
         """
 
     static let stats = """

@@ -9,7 +9,7 @@ import PushPrep
 /// old worker never writes rows it does not understand.
 enum SQLiteSchema {
     /// Every migration, oldest first: its version and its SQL.
-    private static let migrations: [(version: Int, sql: String)] = [(1, version1)]
+    private static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2)]
 
     /// The newest schema version this build knows.
     static var latestVersion: Int { migrations.map(\.version).max() ?? 0 }
@@ -54,11 +54,84 @@ enum SQLiteSchema {
         CREATE INDEX pushprep_jobs_finished ON pushprep_jobs (finished_at);
         """
 
+    /// Version 2, for the HTTP API: the jobs' callback URL, metadata and request id; an index
+    /// for listing one state page by page; the idempotency keys; the webhook outbox.
+    ///
+    /// The outbox is filled by a trigger on the jobs' state, so every statement that ends a job
+    /// (a result, a cancel, a rescue, a release of a job asked to stop) writes the delivery in
+    /// its own transaction, batched or not, and none can forget to. The snapshot is the row as it
+    /// ended, as JSON keyed by column name (see `JobSnapshot`); `cancel_requested` goes through
+    /// `json()` to be a JSON boolean rather than SQLite's 0 or 1.
+    private static let version2 = """
+        ALTER TABLE pushprep_jobs ADD COLUMN callback_url TEXT;
+        ALTER TABLE pushprep_jobs ADD COLUMN metadata TEXT;
+        ALTER TABLE pushprep_jobs ADD COLUMN request_id TEXT;
+        -- Listing: one state, newest first, after a cursor.
+        CREATE INDEX pushprep_jobs_state_id ON pushprep_jobs (state, id);
+
+        CREATE TABLE pushprep_idempotency_keys (
+            scope TEXT NOT NULL,
+            key TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            -- The ids of the jobs, in the order of the specs, as a JSON array.
+            job_ids TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            expires_at REAL NOT NULL,
+            PRIMARY KEY (scope, key)
+        ) STRICT, WITHOUT ROWID;
+        CREATE INDEX pushprep_idempotency_keys_created ON pushprep_idempotency_keys (created_at);
+
+        CREATE TABLE pushprep_webhook_deliveries (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            job_id INTEGER NOT NULL,
+            url TEXT NOT NULL,
+            event TEXT NOT NULL,
+            job TEXT NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at REAL,
+            last_status INTEGER,
+            last_error TEXT,
+            created_at REAL NOT NULL,
+            delivered_at REAL
+        ) STRICT;
+        -- Claiming: the pending deliveries by due time.
+        CREATE INDEX pushprep_webhook_deliveries_due ON pushprep_webhook_deliveries (next_attempt_at, id)
+            WHERE state = 'pending';
+        CREATE INDEX pushprep_webhook_deliveries_job ON pushprep_webhook_deliveries (job_id, id);
+        -- Listing and counting by state.
+        CREATE INDEX pushprep_webhook_deliveries_state ON pushprep_webhook_deliveries (state, id);
+        -- Pruning: the settled deliveries by age.
+        CREATE INDEX pushprep_webhook_deliveries_created ON pushprep_webhook_deliveries (created_at)
+            WHERE state <> 'pending';
+
+        CREATE TRIGGER pushprep_jobs_webhook AFTER UPDATE OF state ON pushprep_jobs
+        WHEN NEW.callback_url IS NOT NULL AND NEW.state IN ('succeeded', 'failed', 'dead', 'cancelled')
+            AND OLD.state IN ('queued', 'running')
+        BEGIN
+            INSERT INTO pushprep_webhook_deliveries (job_id, url, event, job, next_attempt_at, created_at)
+            VALUES (
+                NEW.id, NEW.callback_url, 'job.' || NEW.state,
+                json_object(
+                    'id', NEW.id, 'state', NEW.state, 'source', NEW.source, 'payload', NEW.payload,
+                    'dedup_key', NEW.dedup_key, 'priority', NEW.priority, 'attempt', NEW.attempt,
+                    'max_attempts', NEW.max_attempts, 'timeout_seconds', NEW.timeout_seconds, 'run_at', NEW.run_at,
+                    'created_at', NEW.created_at, 'updated_at', NEW.updated_at, 'finished_at', NEW.finished_at,
+                    'lease_owner', NEW.lease_owner, 'lease_token', NEW.lease_token,
+                    'lease_expires_at', NEW.lease_expires_at,
+                    'cancel_requested', json(CASE WHEN NEW.cancel_requested THEN 'true' ELSE 'false' END),
+                    'error_code', NEW.error_code, 'error_message', NEW.error_message, 'result', NEW.result,
+                    'callback_url', NEW.callback_url, 'metadata', NEW.metadata, 'request_id', NEW.request_id),
+                NEW.updated_at, NEW.updated_at);
+        END;
+        """
+
     /// Thrown by a migration that another connection applied after the migrator looked: the
     /// migrator is run again and skips it.
     private struct AppliedConcurrently: Error {}
 
-    /// Applies the migrations `pool` is missing.
+    /// Applies the migrations `pool` is missing, up to `version` (tests stop early to make a
+    /// database of an older release).
     ///
     /// GRDB's migrator reads the applied migrations before it takes the write lock, so two
     /// processes opening a new file at once could both try to apply `v1`. Each migration
@@ -68,8 +141,8 @@ enum SQLiteSchema {
     ///
     /// - Throws: `queue_unavailable` when the schema is newer than this build, or when a
     ///   migration fails.
-    static func migrate(_ pool: DatabasePool, path: String) throws(PushPrepError) {
-        let migrator = makeMigrator()
+    static func migrate(_ pool: DatabasePool, path: String, upTo version: Int = latestVersion) throws(PushPrepError) {
+        let migrator = makeMigrator(upTo: version)
         do {
             for _ in 0...migrations.count {
                 try pool.read { db in try refuseNewerSchema(db, migrator: migrator) }
@@ -94,10 +167,10 @@ enum SQLiteSchema {
         }
     }
 
-    /// The migrator with every migration registered.
-    private static func makeMigrator() -> DatabaseMigrator {
+    /// The migrator with every migration up to `version` registered.
+    private static func makeMigrator(upTo version: Int) -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
-        for migration in migrations {
+        for migration in migrations where migration.version <= version {
             let identifier = identifier(migration.version)
             migrator.registerMigration(identifier) { db in
                 let applied = try Bool.fetchOne(

@@ -122,6 +122,8 @@ public final class QueueWorker<Handler: JobHandler>: Service {
         logger[metadataKey: "job"] = "\(job.id)"
         logger[metadataKey: "attempt"] = "\(job.attempt)/\(job.maxAttempts)"
         logger[metadataKey: "source"] = "\(job.source)"
+        // The request that created the job, so one id follows it from the API into these logs.
+        if let requestID = job.requestID { logger[metadataKey: "request_id"] = "\(requestID)" }
         logger.debug("job started")
         let timeout = job.timeout ?? configuration.defaultJobTimeout
         let leaseDuration = configuration.lease
@@ -280,7 +282,7 @@ public final class QueueWorker<Handler: JobHandler>: Service {
     // MARK: - Maintenance
 
     /// Rescues expired leases and those of dead workers of this host, refreshes the queue
-    /// gauges and prunes old finished jobs.
+    /// gauges, prunes old finished jobs and the idempotency keys past the API's retention.
     private func maintenanceLoop(_ queue: any JobQueue) async {
         var lastPrune: ContinuousClock.Instant?
         while true {
@@ -288,13 +290,9 @@ public final class QueueWorker<Handler: JobHandler>: Service {
                 try await expireDeadHolders(queue)
                 _ = try await queue.rescueExpired()
                 if configuration.recordsQueueStats { metrics.recordQueue(try await queue.stats()) }
-                if let retention = configuration.retention,
-                    lastPrune.map({ ContinuousClock.now - $0 >= configuration.pruneInterval }) ?? true
-                {
+                if lastPrune.map({ ContinuousClock.now - $0 >= configuration.pruneInterval }) ?? true {
                     lastPrune = .now
-                    let before = Date().addingTimeInterval(-retention.seconds)
-                    let pruned = try await queue.prune(finishedBefore: before)
-                    if pruned > 0 { logger.info("pruned finished jobs", metadata: ["jobs": "\(pruned)"]) }
+                    try await prune(queue)
                 }
             } catch {
                 logger.debug("maintenance failed", metadata: ["code": "\(error.code)", "error": "\(error.message)"])
@@ -305,6 +303,19 @@ public final class QueueWorker<Handler: JobHandler>: Service {
 }
 
 extension QueueWorker {
+    /// Prunes the finished jobs past the retention (unless jobs are kept) and the idempotency
+    /// keys past ``IdempotencyKey/defaultRetention``, the retention the HTTP API records them
+    /// with (keys are pruned even when jobs are kept: they only guard against a retried request).
+    func prune(_ queue: any JobQueue) async throws(PushPrepError) {
+        if let retention = configuration.retention {
+            let pruned = try await queue.prune(finishedBefore: Date().addingTimeInterval(-retention.seconds))
+            if pruned > 0 { logger.info("pruned finished jobs", metadata: ["jobs": "\(pruned)"]) }
+        }
+        let keys = try await queue.pruneIdempotencyKeys(
+            before: Date().addingTimeInterval(-IdempotencyKey.defaultRetention.seconds))
+        if keys > 0 { logger.debug("pruned idempotency keys", metadata: ["keys": "\(keys)"]) }
+    }
+
     /// Ends the leases of running jobs whose holder is a worker of this host whose process is
     /// gone (SIGKILL, a crash, the OOM killer), so that the rescue that follows takes them at
     /// once instead of after their lease.

@@ -1,6 +1,7 @@
 public import Foundation
 public import PushPrep
 public import PushPrepJSON
+public import PushPrepQueue
 
 /// A job as the HTTP API and its webhooks show it: `GET /v1/jobs/{id}`, the items of
 /// `GET /v1/jobs`, and the `data` of a webhook event are this one shape.
@@ -31,6 +32,12 @@ public struct JobResource: Sendable, Encodable, Equatable {
     public var attachment: ManifestEntry?
     /// The job's settings, as the worker runs them.
     public var settings: ProcessingSettings?
+    /// The client's metadata, returned as it was given.
+    public var metadata: JSONValue?
+    /// Where the job's webhook goes when it ends.
+    public var callbackURL: String?
+    /// The `X-Request-Id` of the request that created the job.
+    public var requestID: String?
     public var links: Links
 
     public struct ErrorView: Sendable, Encodable, Equatable {
@@ -60,6 +67,9 @@ public struct JobResource: Sendable, Encodable, Equatable {
         case updatedAt = "updated_at"
         case runAt = "run_at"
         case finishedAt = "finished_at"
+        case metadata
+        case callbackURL = "callback_url"
+        case requestID = "request_id"
     }
 
     /// The resource of `record`. Settings and a result the queue holds but this build cannot
@@ -79,6 +89,9 @@ public struct JobResource: Sendable, Encodable, Equatable {
         error = record.errorCode.map { ErrorView(code: $0, message: record.errorMessage ?? "") }
         attachment = record.result.flatMap { try? JSONDecoder().decode(ManifestEntry.self, from: Data($0.utf8)) }
         settings = try? JSONDecoder().decode(ProcessingSettings.self, from: Data(record.payload.utf8))
+        metadata = record.metadata.flatMap { try? JSONValue.parse(Array($0.utf8)).value }
+        callbackURL = record.callbackURL
+        requestID = record.requestID
         links = Links(job: record.id)
     }
 
@@ -99,6 +112,9 @@ public struct JobResource: Sendable, Encodable, Equatable {
         try container.encode(error, forKey: .error)
         try container.encode(attachment, forKey: .attachment)
         try container.encode(settings, forKey: .settings)
+        try container.encode(metadata, forKey: .metadata)
+        try container.encode(callbackURL, forKey: .callbackURL)
+        try container.encode(requestID, forKey: .requestID)
         try container.encode(links, forKey: .links)
     }
 }

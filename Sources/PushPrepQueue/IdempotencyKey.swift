@@ -1,0 +1,65 @@
+public import PushPrep
+
+/// A client's idempotency key for ``JobQueue/enqueue(_:idempotency:)``, as Stripe's API takes
+/// them: a request sent again with the same key (a retry after a timeout) gets the jobs of the
+/// first request instead of a second set.
+public struct IdempotencyKey: Sendable, Equatable {
+    /// Whose key it is (an API client or tenant): keys of different scopes never collide.
+    public var scope: String
+    /// The key the client sent.
+    public var key: String
+    /// A digest of the request: the same key with another fingerprint is a client bug and is
+    /// refused with `idempotency_conflict` rather than answered with unrelated jobs.
+    public var fingerprint: String
+    /// How long the key is remembered.
+    public var retention: Duration
+
+    public init(scope: String, key: String, fingerprint: String, retention: Duration = Self.defaultRetention) {
+        self.scope = scope
+        self.key = key
+        self.fingerprint = fingerprint
+        self.retention = retention
+    }
+
+    /// The retention the HTTP API uses, and after which the worker's maintenance prunes keys:
+    /// 24 hours, as Stripe keeps them.
+    public static let defaultRetention: Duration = .seconds(86_400)
+
+    /// `retention`'s range in seconds: 1 second to 30 days.
+    public static let retentionSeconds: ClosedRange<Double> = 1...2_592_000
+
+    /// Refuses a retention out of range (`invalid_settings`).
+    public func validate() throws(PushPrepError) {
+        guard retention.isWithin(seconds: Self.retentionSeconds) else {
+            throw PushPrepError(
+                .invalidSettings, "an idempotency key's retention must be in 1...2592000 seconds, got \(retention)")
+        }
+    }
+}
+
+/// The answer to ``JobQueue/enqueue(_:idempotency:)``.
+public struct IdempotentEnqueue: Sendable, Equatable {
+    /// One per spec; on a replay, the recorded jobs in their recorded order with `created` false.
+    public var results: [EnqueueResult]
+    /// Whether the key had been recorded and nothing was enqueued.
+    public var replayed: Bool
+
+    public init(results: [EnqueueResult], replayed: Bool) {
+        self.results = results
+        self.replayed = replayed
+    }
+}
+
+extension IdempotencyKey {
+    /// The `idempotency_conflict` error for this key.
+    static func conflict(_ key: IdempotencyKey) -> PushPrepError {
+        PushPrepError(
+            .idempotencyConflict,
+            "the idempotency key '\(key.key)' was used within its retention for a different request")
+    }
+
+    /// The error of a replay that finds recorded job `id` pruned.
+    static func pruned(_ id: JobID) -> PushPrepError {
+        PushPrepError(.jobNotFound, "job \(id), recorded under this idempotency key, was pruned")
+    }
+}

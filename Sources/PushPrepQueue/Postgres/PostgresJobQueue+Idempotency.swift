@@ -1,0 +1,95 @@
+public import Foundation
+import Logging
+import PostgresNIO
+public import PushPrep
+
+/// Idempotency keys: the lookup, the enqueue and the record run in one transaction that first
+/// takes a transaction-scoped advisory lock on the key, so a concurrent call with the same key
+/// (on any host) waits for the first one's commit and then finds its record.
+extension PostgresJobQueue {
+    public func enqueue(
+        _ specs: [JobSpec], idempotency: IdempotencyKey
+    ) async throws(PushPrepError) -> IdempotentEnqueue {
+        try Self.validate(specs)
+        try idempotency.validate()
+        return try await perform("enqueue jobs under an idempotency key") {
+            try await client.withConnection { connection in
+                try await connection.withTransaction(logger: logger) { connection in
+                    try await Self.enqueue(specs, idempotency: idempotency, on: connection, logger: logger)
+                }
+            }
+        }
+    }
+
+    public func pruneIdempotencyKeys(before: Date) async throws(PushPrepError) -> Int {
+        var bindings = PostgresBindings()
+        bindings.append(before)
+        return try await perform("prune idempotency keys") {
+            let rows = try await client.query(
+                PostgresQuery(unsafeSQL: IdempotencySQL.prune, binds: bindings), logger: logger)
+            var count = 0
+            for try await pruned in rows.decode(Int.self) { count = pruned }
+            return count
+        }
+    }
+
+    /// Replays, refuses, or enqueues and records. Runs in the caller's transaction.
+    private static func enqueue(
+        _ specs: [JobSpec], idempotency: IdempotencyKey, on connection: PostgresConnection, logger: Logger
+    ) async throws -> IdempotentEnqueue {
+        let (scope, key) = (idempotency.scope, idempotency.key)
+        try await connection.query(
+            "SELECT pg_advisory_xact_lock(hashtextextended(\(scope) || ':' || \(key), 0))", logger: logger)
+        let retention = idempotency.retention.seconds
+        let recorded = try await connection.query(
+            """
+            SELECT fingerprint, job_ids FROM pushprep_idempotency_keys
+            WHERE scope = \(scope) AND key = \(key) AND created_at > now() - make_interval(secs => \(retention))
+            """, logger: logger)
+        for try await (fingerprint, ids) in recorded.decode((String, [JobID]).self) {
+            guard fingerprint == idempotency.fingerprint else { throw IdempotencyKey.conflict(idempotency) }
+            return IdempotentEnqueue(results: try await replay(ids, on: connection, logger: logger), replayed: true)
+        }
+        let results = try await enqueue(specs, on: connection, logger: logger)
+        let ids = results.map(\.id)
+        try await connection.query(
+            """
+            INSERT INTO pushprep_idempotency_keys (scope, key, fingerprint, job_ids, created_at, expires_at)
+            VALUES (\(scope), \(key), \(idempotency.fingerprint), \(ids), now(),
+                now() + make_interval(secs => \(retention)))
+            ON CONFLICT (scope, key) DO UPDATE SET
+                fingerprint = excluded.fingerprint, job_ids = excluded.job_ids, created_at = excluded.created_at,
+                expires_at = excluded.expires_at
+            """, logger: logger)
+        return IdempotentEnqueue(results: results, replayed: false)
+    }
+
+    /// The recorded jobs in their recorded order and current state.
+    private static func replay(
+        _ ids: [JobID], on connection: PostgresConnection, logger: Logger
+    ) async throws -> [EnqueueResult] {
+        let rows = try await connection.query(
+            """
+            SELECT recorded.id, job.state
+            FROM unnest(\(ids)::bigint[]) WITH ORDINALITY AS recorded(id, position)
+            LEFT JOIN pushprep_jobs AS job ON job.id = recorded.id
+            ORDER BY recorded.position
+            """, logger: logger)
+        var results: [EnqueueResult] = []
+        for try await (id, state) in rows.decode((JobID, String?).self) {
+            guard let state else { throw IdempotencyKey.pruned(id) }
+            results.append(EnqueueResult(id: id, created: false, state: try Self.state(state)))
+        }
+        return results
+    }
+}
+
+private enum IdempotencySQL {
+    /// `$1`: the date. Keys recorded before it whose own retention has passed.
+    static let prune = """
+        WITH pruned AS (
+            DELETE FROM pushprep_idempotency_keys WHERE created_at < $1 AND expires_at <= now() RETURNING 1
+        )
+        SELECT count(*) FROM pruned
+        """
+}

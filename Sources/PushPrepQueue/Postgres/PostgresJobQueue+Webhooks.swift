@@ -1,0 +1,132 @@
+import Foundation
+import PostgresNIO
+public import PushPrep
+
+/// The webhook outbox: deliveries are written by the `pushprep_jobs_webhook` trigger (schema
+/// version 2) in the transaction that ends a job; these methods hand them to dispatchers on any
+/// number of hosts.
+extension PostgresJobQueue {
+    public func claimDeliveries(limit: Int, lease: Duration) async throws(PushPrepError) -> [WebhookDelivery] {
+        guard limit > 0 else { return [] }
+        var bindings = PostgresBindings()
+        bindings.append(limit)
+        bindings.append(max(lease.seconds, 0))
+        let claimed = try await deliveries(
+            "claim webhook deliveries", PostgresQuery(unsafeSQL: DeliverySQL.claim, binds: bindings))
+        // `RETURNING` leaves the order of its rows unspecified.
+        return claimed.sorted { $0.id < $1.id }
+    }
+
+    public func finishDelivery(
+        _ id: Int64, attempt: Int, outcome: DeliveryOutcome
+    ) async throws(PushPrepError) -> Bool {
+        let (state, status, error, after): (DeliveryState, Int?, String?, Double)
+        switch outcome {
+        case .delivered(let code): (state, status, error, after) = (.delivered, code, nil, 0)
+        case .retry(let code, let message, let delay):
+            (state, status, error, after) = (.pending, code, message, delay.seconds)
+        case .failed(let code, let message): (state, status, error, after) = (.failed, code, message, 0)
+        }
+        var bindings = PostgresBindings()
+        bindings.append(id)
+        bindings.append(attempt)
+        bindings.append(state.rawValue)
+        bindings.append(status)
+        bindings.append(error)
+        bindings.append(max(after, 0))
+        return try await perform("record webhook delivery \(id)") {
+            let rows = try await client.query(
+                PostgresQuery(unsafeSQL: DeliverySQL.finish, binds: bindings), logger: logger)
+            for try await _ in rows.decode(Int64.self) { return true }
+            return false
+        }
+    }
+
+    public func deliveries(job: JobID) async throws(PushPrepError) -> [WebhookDelivery] {
+        var bindings = PostgresBindings()
+        bindings.append(job)
+        return try await deliveries(
+            "read the webhook deliveries of job \(job)", PostgresQuery(unsafeSQL: DeliverySQL.ofJob, binds: bindings))
+    }
+
+    public func listDeliveries(state: DeliveryState?, limit: Int) async throws(PushPrepError) -> [WebhookDelivery] {
+        var bindings = PostgresBindings()
+        bindings.append(max(limit, 0))
+        if let state { bindings.append(state.rawValue) }
+        let sql = state == nil ? DeliverySQL.list : DeliverySQL.listInState
+        return try await deliveries("list webhook deliveries", PostgresQuery(unsafeSQL: sql, binds: bindings))
+    }
+
+    /// Runs a query that selects ``DeliverySQL/columns`` and decodes its rows.
+    private func deliveries(_ action: String, _ query: PostgresQuery) async throws(PushPrepError) -> [WebhookDelivery] {
+        try await perform(action) {
+            var deliveries: [WebhookDelivery] = []
+            for try await row in try await client.query(query, logger: logger) {
+                deliveries.append(try Self.delivery(row))
+            }
+            return deliveries
+        }
+    }
+
+    /// A row selected with ``DeliverySQL/columns``.
+    private static func delivery(_ row: PostgresRow) throws -> WebhookDelivery {
+        let (id, jobID, url, event, snapshot, stateText, attempts) = try row.decode(
+            (Int64, JobID, String, String, String, String, Int).self)
+        guard let state = DeliveryState(rawValue: stateText) else {
+            throw PushPrepError(
+                .queueUnavailable, "the queue holds a webhook delivery in an unknown state '\(stateText)'")
+        }
+        let columns = row.makeRandomAccess()
+        return WebhookDelivery(
+            id: id, jobID: jobID, url: url, event: event, job: try JobSnapshot.record(from: snapshot), state: state,
+            attempts: attempts, nextAttemptAt: try columns["next_attempt_at"].decode(Date?.self),
+            lastStatus: try columns["last_status"].decode(Int?.self),
+            lastError: try columns["last_error"].decode(String?.self),
+            createdAt: try columns["created_at"].decode(Date.self),
+            deliveredAt: try columns["delivered_at"].decode(Date?.self))
+    }
+}
+
+/// The outbox's SQL.
+private enum DeliverySQL {
+    static let columns = """
+        id, job_id, url, event, job, state, attempts, next_attempt_at, last_status, last_error, created_at, \
+        delivered_at
+        """
+
+    /// `$1`: the limit, `$2`: the lease in seconds. Oldest due first; `SKIP LOCKED` lets
+    /// concurrent dispatchers take different deliveries, and the claim moves `next_attempt_at`
+    /// to the end of its lease.
+    static let claim = """
+        WITH due AS (
+            SELECT id FROM pushprep_webhook_deliveries
+            WHERE state = 'pending' AND next_attempt_at <= now()
+            ORDER BY id
+            LIMIT $1
+            FOR UPDATE SKIP LOCKED
+        )
+        UPDATE pushprep_webhook_deliveries AS d
+        SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $2::float8)
+        WHERE d.id = ANY(ARRAY(SELECT id FROM due))
+        RETURNING \(columns)
+        """
+
+    /// `$1`: the delivery, `$2`: the claim's attempt, `$3`: the new state, `$4`, `$5`: the status
+    /// and error, `$6`: the retry's delay. Applies only to the current claim of a pending delivery.
+    static let finish = """
+        UPDATE pushprep_webhook_deliveries
+        SET state = $3::text, last_status = $4::integer, last_error = $5::text,
+            next_attempt_at = CASE WHEN $3::text = 'pending' THEN now() + make_interval(secs => $6::float8) END,
+            delivered_at = CASE WHEN $3::text = 'delivered' THEN now() END
+        WHERE id = $1 AND attempts = $2 AND state = 'pending'
+        RETURNING id
+        """
+
+    static let ofJob = "SELECT \(columns) FROM pushprep_webhook_deliveries WHERE job_id = $1 ORDER BY id"
+
+    static let list = "SELECT \(columns) FROM pushprep_webhook_deliveries ORDER BY id DESC LIMIT $1"
+
+    static let listInState = """
+        SELECT \(columns) FROM pushprep_webhook_deliveries WHERE state = $2 ORDER BY id DESC LIMIT $1
+        """
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Hummingbird
+import PushPrep
+import PushPrepCore
+import PushPrepQueue
+
+/// The webhook deliveries, so a client can see what was sent and what was given up:
+/// `GET /v1/jobs/{id}/deliveries` and `GET /v1/deliveries?state=failed`.
+struct DeliveryRoutes {
+    let queue: any JobQueue
+
+    func register(on router: Router<APIRequestContext>) {
+        router.get("v1/jobs/:id/deliveries") { _, context in
+            guard let text = context.parameters.get("id"), let id = JobID(text), id > 0,
+                try await queue.job(id) != nil
+            else { throw Problem(.notFound, .jobNotFound, "no job has the id \(context.parameters.get("id") ?? "")") }
+            return try json(Deliveries(deliveries: try await queue.deliveries(job: id).map(DeliveryResource.init)))
+        }
+        router.get("v1/deliveries") { request, _ in
+            let query = request.uri.queryParameters
+            var state: DeliveryState?
+            if let text = query["state"], !text.isEmpty {
+                guard let parsed = DeliveryState(rawValue: String(text)) else {
+                    throw Problem(
+                        .badRequest, .invalidRequest,
+                        "state must be one of \(DeliveryState.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                state = parsed
+            }
+            var limit = 50
+            if let text = query["limit"] {
+                guard let parsed = Int(text), (1...500).contains(parsed) else {
+                    throw Problem(.badRequest, .invalidRequest, "limit must be an integer in 1...500")
+                }
+                limit = parsed
+            }
+            return try json(
+                Deliveries(
+                    deliveries: try await queue.listDeliveries(state: state, limit: limit).map(DeliveryResource.init)))
+        }
+    }
+
+    struct Deliveries: Encodable {
+        var deliveries: [DeliveryResource]
+    }
+}
+
+/// One webhook delivery as the API shows it.
+struct DeliveryResource: Encodable {
+    var id: Int64
+    var jobID: JobID
+    var url: String
+    var event: String
+    /// `pending`, `delivered` or `failed` (given up).
+    var state: DeliveryState
+    var attempts: Int
+    var nextAttemptAt: Date?
+    var lastStatus: Int?
+    var lastError: String?
+    var createdAt: Date
+    var deliveredAt: Date?
+
+    init(_ delivery: WebhookDelivery) {
+        id = delivery.id
+        jobID = delivery.jobID
+        url = delivery.url
+        event = delivery.event
+        state = delivery.state
+        attempts = delivery.attempts
+        nextAttemptAt = delivery.nextAttemptAt
+        lastStatus = delivery.lastStatus
+        lastError = delivery.lastError
+        createdAt = delivery.createdAt
+        deliveredAt = delivery.deliveredAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, url, event, state, attempts
+        case jobID = "job_id"
+        case nextAttemptAt = "next_attempt_at"
+        case lastStatus = "last_status"
+        case lastError = "last_error"
+        case createdAt = "created_at"
+        case deliveredAt = "delivered_at"
+    }
+
+    /// Absent values as null: one shape whatever the state.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(jobID, forKey: .jobID)
+        try container.encode(url, forKey: .url)
+        try container.encode(event, forKey: .event)
+        try container.encode(state, forKey: .state)
+        try container.encode(attempts, forKey: .attempts)
+        try container.encode(nextAttemptAt, forKey: .nextAttemptAt)
+        try container.encode(lastStatus, forKey: .lastStatus)
+        try container.encode(lastError, forKey: .lastError)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(deliveredAt, forKey: .deliveredAt)
+    }
+}

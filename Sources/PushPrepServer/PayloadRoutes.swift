@@ -1,0 +1,209 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import PushPrep
+import PushPrepCore
+import PushPrepJSON
+import PushPrepPayload
+import PushPrepQueue
+
+/// `POST /v1/payload` and `POST /v1/preflight`: the push payload of processed attachments and
+/// the pre-flight check of a payload, computed by the code `pushprep payload` and
+/// `pushprep preflight` run (``PayloadSelection``, ``PayloadBuilder``, ``Preflight``,
+/// ``PreflightSession``), so the API and the CLI answer alike.
+struct PayloadRoutes {
+    let queue: any JobQueue
+    let configuration: ServerConfiguration
+
+    func register(on router: Router<APIRequestContext>) {
+        router.post("v1/payload") { request, context in try await payload(request, context) }
+        router.post("v1/preflight") { request, context in try await preflight(request, context) }
+    }
+
+    // MARK: Payload
+
+    /// `POST /v1/payload`'s body: the attachments (manifest entries, or the ids of succeeded
+    /// jobs) and what `pushprep payload` takes as options. `merge` is read from the parsed
+    /// document, so its numbers keep their spelling.
+    struct PayloadRequest: Decodable {
+        var entries: [ManifestEntry]?
+        var jobIDs: [JobID]?
+        var dialect: String?
+        var ids: [String]?
+        var title: String?
+        var subtitle: String?
+        var body: String?
+        var category: String?
+        var threadID: String?
+        var sound: String?
+        var baseURL: String?
+
+        static let keys: Set<String> = [
+            "entries", "job_ids", "dialect", "ids", "title", "subtitle", "body", "category", "thread_id", "sound",
+            "base_url", "merge",
+        ]
+
+        enum CodingKeys: String, CodingKey {
+            case entries, dialect, ids, title, subtitle, body, category, sound
+            case jobIDs = "job_ids"
+            case threadID = "thread_id"
+            case baseURL = "base_url"
+        }
+    }
+
+    func payload(_ request: Request, _ context: APIRequestContext) async throws -> Response {
+        let bytes = try await RequestBody.collect(request, maxBytes: configuration.maxBodyBytes)
+        let body = try RequestBody.decode(PayloadRequest.self, from: bytes, allowedKeys: PayloadRequest.keys)
+        let dialect = try Self.dialect(body.dialect ?? PushDialect.apns.rawValue)
+        let entries: [ManifestEntry]
+        let source: String
+        switch (body.entries, body.jobIDs) {
+        case (let given?, nil):
+            entries = given
+            source = "entries"
+        case (nil, let ids?):
+            entries = try await succeededEntries(ids)
+            source = "the jobs"
+        default:
+            throw Problem(.badRequest, .invalidRequest, "give either entries (manifest entries) or job_ids")
+        }
+        guard (1...configuration.maxSourcesPerRequest).contains(entries.count) else {
+            throw Problem(
+                .badRequest, .invalidRequest,
+                "a payload is built from 1 to \(configuration.maxSourcesPerRequest) attachments, got \(entries.count)")
+        }
+        let merge: JSONObject
+        switch try JSONValue.parse(bytes).value["merge"] {
+        case nil: merge = [:]
+        case .object(let object)?: merge = object
+        default: throw Problem(.badRequest, .invalidRequest, "merge must be a JSON object")
+        }
+        let payload: JSONValue
+        do throws(PushPrepError) {
+            if let baseURL = body.baseURL { try ProcessingSettings.validate(baseURL: baseURL) }
+            let selection = try PayloadSelection(
+                from: entries, ids: body.ids ?? [], baseURL: body.baseURL, source: source)
+            let content = PayloadContent(
+                title: body.title, subtitle: body.subtitle, body: body.body, category: body.category,
+                threadID: body.threadID, sound: body.sound)
+            payload = try PayloadBuilder.build(
+                dialect: dialect, attachments: selection.attachments, content: content, extra: merge)
+        } catch {
+            throw Problem(error)
+        }
+        return Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: payload.serialized())))
+    }
+
+    /// The manifest entries of jobs that succeeded, in the order given: a job that does not
+    /// exist is 404, one that has not succeeded (or whose entry this build cannot read) 409.
+    func succeededEntries(_ ids: [JobID]) async throws -> [ManifestEntry] {
+        guard ids.count <= configuration.maxSourcesPerRequest else {
+            throw Problem(
+                .badRequest, .invalidRequest, "job_ids holds at most \(configuration.maxSourcesPerRequest) ids")
+        }
+        var entries: [ManifestEntry] = []
+        for id in ids {
+            guard id > 0, let record = try await queue.job(id) else { throw JobRoutes.notFound(id) }
+            guard record.state == .succeeded else {
+                throw Problem(
+                    .conflict, .invalidJobState,
+                    "job \(id) is \(record.state.rawValue); a payload takes succeeded jobs only")
+            }
+            guard let entry = JobResource(record).attachment else {
+                throw Problem(.conflict, .invalidJobState, "job \(id) has no manifest entry this server can read")
+            }
+            entries.append(entry)
+        }
+        return entries
+    }
+
+    static func dialect(_ name: String) throws -> PushDialect {
+        guard let dialect = PushDialect(rawValue: name) else {
+            throw Problem(
+                .badRequest, .invalidRequest,
+                "dialect must be one of \(PushDialect.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return dialect
+    }
+
+    // MARK: Pre-flight
+
+    /// `POST /v1/preflight`'s body besides `payload`: what `pushprep preflight` takes as
+    /// options. `payload` is the payload as a JSON object, or its text as a string (checked
+    /// byte for byte as sent, duplicate keys included, as the CLI checks a file).
+    struct PreflightRequest: Decodable {
+        var dialect: String?
+        var pushType: String?
+        var fetch: Bool?
+        var allowHTTP: Bool?
+        var timeBudget: Double?
+        var slowLinkKbps: Double?
+        var fetchMaxURLs: Int?
+        var fetchMaxBytes: Int?
+
+        static let keys: Set<String> = [
+            "payload", "dialect", "push_type", "fetch", "allow_http", "time_budget", "slow_link_kbps",
+            "fetch_max_urls", "fetch_max_bytes",
+        ]
+
+        enum CodingKeys: String, CodingKey {
+            case dialect, fetch
+            case pushType = "push_type"
+            case allowHTTP = "allow_http"
+            case timeBudget = "time_budget"
+            case slowLinkKbps = "slow_link_kbps"
+            case fetchMaxURLs = "fetch_max_urls"
+            case fetchMaxBytes = "fetch_max_bytes"
+        }
+    }
+
+    func preflight(_ request: Request, _ context: APIRequestContext) async throws -> Response {
+        let bytes = try await RequestBody.collect(request, maxBytes: configuration.maxBodyBytes)
+        let body = try RequestBody.decode(PreflightRequest.self, from: bytes, allowedKeys: PreflightRequest.keys)
+        let payload: [UInt8]
+        switch try JSONValue.parse(bytes).value["payload"] {
+        case .string(let text)?: payload = Array(text.utf8)
+        case let value? where value.objectValue != nil: payload = Array(value.serialized().utf8)
+        default:
+            throw Problem(.badRequest, .invalidRequest, "payload must be the payload: a JSON object, or its text")
+        }
+        var options = PreflightOptions()
+        if let name = body.dialect, name != "auto" { options.dialect = try Self.dialect(name) }
+        if let name = body.pushType {
+            guard let pushType = PushType(rawValue: name) else {
+                throw Problem(.badRequest, .invalidRequest, "push_type must be alert, voip or background")
+            }
+            options.pushType = pushType
+        }
+        options.allowHTTP = body.allowHTTP ?? false
+        options.timeBudget = body.timeBudget ?? options.timeBudget
+        options.slowLinkKbps = body.slowLinkKbps ?? options.slowLinkKbps
+        var budget = PreflightSession.FetchBudget()
+        budget.maxURLs = body.fetchMaxURLs ?? budget.maxURLs
+        budget.maxBytes = body.fetchMaxBytes ?? budget.maxBytes
+        do throws(PushPrepError) {
+            try options.validate()
+            try budget.validate()
+        } catch {
+            throw Problem(error)
+        }
+        let report: PreflightReport
+        if body.fetch == true {
+            let session: PreflightSession
+            do throws(PushPrepError) {
+                session = try PreflightSession(
+                    options: options, remote: configuration.remote, budget: budget, logger: context.logger)
+            } catch {
+                throw Problem(error)
+            }
+            report = await session.check(payload, file: "payload")
+            await session.shutdown()
+        } else {
+            report = Preflight.check(payload, file: "payload", options: options)
+        }
+        return try json(PreflightOutput(reports: [report]))
+    }
+}

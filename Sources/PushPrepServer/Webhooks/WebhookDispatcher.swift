@@ -1,0 +1,209 @@
+public import Logging
+import Metrics
+public import PushPrep
+public import PushPrepQueue
+public import ServiceLifecycle
+import Synchronization
+
+/// Sends the queue's webhook deliveries: claims the due ones, POSTs each through a
+/// ``WebhookSender`` with at most ``WebhookSettings/concurrency`` at once, and reports each
+/// outcome to the queue, which keeps a delivery until it is delivered or given up.
+///
+/// A `Service` for a `ServiceGroup`: on graceful shutdown it claims nothing more and lets the
+/// sends in flight finish (each is bounded by the send timeout) and report. A dispatcher that
+/// dies instead leaves its claims to expire; another one sends them again after the lease
+/// (delivery is at least once, and receivers drop duplicates by `webhook-id`).
+public final class WebhookDispatcher: Service {
+    let queue: any JobQueue
+    let settings: WebhookSettings
+    let sender: WebhookSender
+    let logger: Logger
+    private let metrics = WebhookMetrics()
+    /// Sends in flight.
+    private let inFlight = Mutex(0)
+
+    /// A dispatcher for `queue`'s webhook deliveries, signing with `signer`. The queue stays the
+    /// caller's to close; the sender is this dispatcher's and is shut down when ``run()`` ends.
+    public convenience init(
+        queue: any JobQueue, settings: WebhookSettings, signer: StandardWebhook, logger: Logger
+    ) {
+        self.init(
+            queue: queue, settings: settings,
+            sender: WebhookSender(settings: settings, signer: signer, logger: logger), logger: logger)
+    }
+
+    /// A dispatcher sending with `sender`.
+    package init(queue: any JobQueue, settings: WebhookSettings, sender: WebhookSender, logger: Logger) {
+        self.queue = queue
+        self.settings = settings
+        self.sender = sender
+        self.logger = logger
+    }
+
+    /// Dispatches until graceful shutdown or cancellation, then waits for the sends in flight.
+    /// Throws `invalid_settings` before anything is claimed.
+    public func run() async throws {
+        try settings.validate()
+        logger.info(
+            "webhook dispatcher started",
+            metadata: [
+                "concurrency": "\(settings.concurrency)", "lease": "\(settings.lease)",
+                "attempts": "\(settings.schedule.maxAttempts)",
+            ])
+        let (claims, claimed) = AsyncStream.makeStream(of: WebhookDelivery.self)
+        let (releases, released) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                // Only the claiming stops on graceful shutdown; the sends below are not cancelled.
+                await cancelWhenGracefulShutdown { await self.claimLoop(into: claimed, releases: releases) }
+                claimed.finish()
+            }
+            for await delivery in claims {
+                group.addTask {
+                    await self.deliver(delivery)
+                    self.inFlight.withLock { $0 -= 1 }
+                    released.yield()
+                }
+            }
+        }
+        await sender.shutdown()
+        logger.info("webhook dispatcher stopped")
+    }
+
+    /// Claims due deliveries while there is room, until cancelled.
+    private func claimLoop(
+        into claimed: AsyncStream<WebhookDelivery>.Continuation, releases: AsyncStream<Void>
+    ) async {
+        var slotFreed = releases.makeAsyncIterator()
+        while !Task.isCancelled {
+            let free = settings.concurrency - inFlight.withLock { $0 }
+            if free <= 0 {
+                // Returns nil once cancelled.
+                guard await slotFreed.next() != nil else { return }
+                continue
+            }
+            let deliveries: [WebhookDelivery]
+            do {
+                deliveries = try await queue.claimDeliveries(
+                    limit: min(settings.batchSize, free), lease: settings.lease)
+            } catch {
+                logger.warning("cannot claim webhook deliveries", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: settings.idleInterval)
+                continue
+            }
+            // Claimed even as a shutdown began: they are leased to this dispatcher, so send them.
+            for delivery in deliveries {
+                inFlight.withLock { $0 += 1 }
+                claimed.yield(delivery)
+            }
+            if deliveries.isEmpty { try? await Task.sleep(for: settings.idleInterval) }
+        }
+    }
+
+    /// Sends one claimed delivery and reports how it went.
+    private func deliver(_ delivery: WebhookDelivery) async {
+        var logger = self.logger
+        logger[metadataKey: "delivery"] = "\(delivery.id)"
+        logger[metadataKey: "job"] = "\(delivery.jobID)"
+        logger[metadataKey: "event"] = "\(delivery.event)"
+        logger[metadataKey: "attempt"] = "\(delivery.attempts)"
+
+        let outcome: DeliveryOutcome
+        do {
+            let event = try WebhookEvent(deliveryID: delivery.id, type: delivery.event, job: delivery.job)
+            let result = await sender.send(event, to: delivery.url)
+            outcome = Self.outcome(of: result, attempt: delivery.attempts, schedule: settings.schedule)
+        } catch {
+            outcome = .failed(status: nil, error: error.message)
+        }
+
+        let applied: Bool
+        do {
+            applied = try await queue.finishDelivery(delivery.id, attempt: delivery.attempts, outcome: outcome)
+        } catch {
+            // The claim expires and the delivery is sent again: at least once.
+            logger.warning("cannot record a webhook outcome", metadata: ["error": "\(error)"])
+            metrics.record(nil)
+            return
+        }
+        metrics.record(applied ? outcome : nil)
+        switch outcome {
+        case .delivered(let status):
+            logger.info("webhook delivered", metadata: ["status": "\(status)"])
+        case .retry(let status, let error, let after):
+            logger.notice(
+                "webhook not delivered, will retry",
+                metadata: ["status": "\(status.map(String.init) ?? "none")", "error": "\(error)", "after": "\(after)"])
+        case .failed(let status, let error):
+            logger.warning(
+                "webhook given up",
+                metadata: ["status": "\(status.map(String.init) ?? "none")", "error": "\(error)"])
+        }
+        if !applied {
+            logger.notice("webhook outcome not recorded: the claim was superseded")
+        }
+    }
+
+    /// The queue's outcome of a send that was claim `attempt`: a retry turns into `failed` once
+    /// the schedule has no wait left after it.
+    package static func outcome(of result: WebhookSendResult, attempt: Int, schedule: WebhookRetrySchedule)
+        -> DeliveryOutcome
+    {
+        let message = result.error?.message ?? "not delivered"
+        switch result.verdict {
+        case .delivered:
+            return .delivered(status: result.status ?? 200)
+        case .failed:
+            return .failed(status: result.status, error: message)
+        case .retry:
+            guard let delay = schedule.delay(afterAttempt: attempt) else {
+                return .failed(status: result.status, error: "\(message) (given up after \(attempt) attempts)")
+            }
+            return .retry(status: result.status, error: message, after: delay)
+        }
+    }
+}
+
+/// The dispatcher's metrics: `pushprep_webhook_deliveries_total{outcome}`, one per send, by
+/// `delivered`, `retry`, `failed`, or `dropped` (the outcome could not be recorded, or the claim
+/// had been superseded).
+struct WebhookMetrics: Sendable {
+    let delivered = Counter(label: "pushprep_webhook_deliveries_total", dimensions: [("outcome", "delivered")])
+    let retry = Counter(label: "pushprep_webhook_deliveries_total", dimensions: [("outcome", "retry")])
+    let failed = Counter(label: "pushprep_webhook_deliveries_total", dimensions: [("outcome", "failed")])
+    let dropped = Counter(label: "pushprep_webhook_deliveries_total", dimensions: [("outcome", "dropped")])
+
+    func record(_ outcome: DeliveryOutcome?) {
+        switch outcome {
+        case .delivered: delivered.increment()
+        case .retry: retry.increment()
+        case .failed: failed.increment()
+        case nil: dropped.increment()
+        }
+    }
+}
+
+/// The dispatcher as a service of `pushprep serve`'s group: opens the queue at `queueURL`,
+/// dispatches until graceful shutdown, and closes the queue.
+public struct WebhookService: Service, CustomStringConvertible {
+    let queueURL: QueueURL
+    let settings: WebhookSettings
+    let signer: StandardWebhook
+    let logger: Logger
+
+    public init(queueURL: QueueURL, settings: WebhookSettings, signer: StandardWebhook, logger: Logger) {
+        self.queueURL = queueURL
+        self.settings = settings
+        self.signer = signer
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        try await JobQueues.withQueue(queueURL, logger: logger) { queue in
+            try await WebhookDispatcher(queue: queue, settings: settings, signer: signer, logger: logger).run()
+        }
+    }
+
+    /// Never the secrets.
+    public var description: String { "WebhookService(\(queueURL))" }
+}

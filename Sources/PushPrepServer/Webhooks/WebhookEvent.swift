@@ -1,0 +1,42 @@
+public import Foundation
+public import PushPrep
+public import PushPrepQueue
+
+/// One webhook message, rendered: its stable id and the exact bytes POSTed.
+///
+/// The body is `{"data": <JobResource>, "timestamp": …, "type": …}` (the Standard Webhooks
+/// envelope), encoded with ``APICoding/encoder()``, whose sorted keys make it deterministic. It is rendered only from the job as it
+/// ended, which the outbox keeps unchanged, and its `timestamp` is the job's `finished_at`, not
+/// the time of sending: every retry, from any process, sends the same bytes under the same id,
+/// so a receiver can drop duplicates and a signature over them stays meaningful.
+public struct WebhookEvent: Sendable, Equatable {
+    /// `webhook-id`: `msg_` and the delivery's id.
+    public let messageID: String
+    /// `job.succeeded`, `job.failed`, `job.dead` or `job.cancelled`.
+    public let type: String
+    /// The request body.
+    public let body: [UInt8]
+
+    /// Renders the event `type` of delivery `deliveryID` about `job` (the job as it ended).
+    public init(deliveryID: Int64, type: String, job: JobRecord) throws(PushPrepError) {
+        messageID = Self.messageID(deliveryID)
+        self.type = type
+        let envelope = Envelope(
+            type: type, timestamp: job.finishedAt ?? job.updatedAt, data: JobResource(job))
+        do {
+            body = Array(try APICoding.encoder().encode(envelope))
+        } catch {
+            throw PushPrepError(.invalidPayload, "cannot encode the \(type) event of job \(job.id): \(error)")
+        }
+    }
+
+    /// The `webhook-id` of a delivery.
+    public static func messageID(_ deliveryID: Int64) -> String { "msg_\(deliveryID)" }
+
+    /// The envelope (its keys come out sorted, as every object of ``APICoding/encoder()``).
+    private struct Envelope: Encodable {
+        let type: String
+        let timestamp: Date
+        let data: JobResource
+    }
+}

@@ -1,0 +1,173 @@
+import Crypto
+import Foundation
+import NIOHTTP1
+import PushPrepTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// API keys, scopes, rate limits, backpressure, caps and the graceful drain, against a real
+/// `pushprep serve` process.
+@Suite(.serialized)
+struct AuthAndLimitsTests {
+    static let writer = "writer-key-0123456789abcdef"
+    static let reader = "reader-key-0123456789abcdef"
+    static let hashed = "hashed-key-0123456789abcdef"
+
+    /// A keys file with a read-write key, a read-only key, and a key given only by its hash.
+    static func keysFile(in dir: URL) throws -> String {
+        let digest = SHA256.hash(data: Array(hashed.utf8)).map { String(format: "%02x", $0) }.joined()
+        let text = """
+            # PushPrep API keys
+            \(writer)
+            \(reader) read
+
+            sha256:\(digest) write
+            """
+        let path = dir.appendingPathComponent("keys").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// No key or an unknown key: 401 with `WWW-Authenticate`; a read key cannot write (403);
+    /// the hashed key works; health needs no key; no key ever reaches the log.
+    @Test func keysAndScopes() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let server = try await ServeProcess.start(
+            ["--workers", "0", "--api-keys-file", try Self.keysFile(in: dir)], in: dir)
+        let anonymous = APITestClient(baseURL: server.baseURL)
+        let body = #"{"sources": ["https://media.example.com/a.jpg"]}"#
+
+        let none = try await anonymous.get("/v1/stats")
+        #expect(none.status == 401)
+        #expect(try none.json()["code"] as? String == "unauthorized")
+        #expect(none.header("WWW-Authenticate")?.hasPrefix("Bearer") == true)
+        let wrong = try await APITestClient(baseURL: server.baseURL, apiKey: "not-a-key-of-this-server").get(
+            "/v1/stats")
+        #expect(wrong.status == 401)
+
+        let reader = APITestClient(baseURL: server.baseURL, apiKey: Self.reader)
+        #expect(try await reader.get("/v1/stats").status == 200)
+        let refused = try await reader.post("/v1/jobs", json: body)
+        #expect(refused.status == 403)
+        #expect(try refused.json()["code"] as? String == "forbidden")
+
+        let writer = APITestClient(baseURL: server.baseURL, apiKey: Self.writer)
+        #expect(try await writer.post("/v1/jobs", json: body).status == 202)
+        let hashed = APITestClient(baseURL: server.baseURL, apiKey: Self.hashed)
+        #expect(try await hashed.post("/v1/jobs", json: body).status == 202)
+        #expect(try await hashed.get("/v1/stats").status == 403, "the hashed key has only the write scope")
+
+        #expect(try await anonymous.get("/healthz").status == 200)
+        #expect(try await anonymous.get("/readyz").status == 200)
+
+        let log = server.process.stderrText + server.process.stdoutText
+        for key in [Self.writer, Self.reader, Self.hashed, "not-a-key-of-this-server"] {
+            #expect(!log.contains(key), "a key reached the log")
+        }
+        #expect(log.contains("key="), "requests are logged with the key's id")
+    }
+
+    /// Without keys, anything but loopback is refused before binding.
+    @Test func noKeysMeansLoopbackOnly() throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let result = try PushPrepCLI.run(
+            ["serve", "--host", "0.0.0.0", "--port", "0", "--queue", "sqlite:\(dir.path)/q.db"], in: dir)
+        #expect(result.status == 2)
+        #expect(result.stderrText.contains("loopback"))
+    }
+
+    /// A key over its rate gets 429 `rate_limited` with `Retry-After`.
+    @Test func rateLimitPerKey() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let server = try await ServeProcess.start(
+            [
+                "--workers", "0", "--api-keys-file", try Self.keysFile(in: dir), "--rate-limit", "0.5",
+                "--rate-burst", "3",
+            ], in: dir)
+        let reader = APITestClient(baseURL: server.baseURL, apiKey: Self.reader)
+        var statuses: [Int] = []
+        for _ in 0..<5 { statuses.append(try await reader.get("/v1/stats").status) }
+        #expect(statuses.prefix(3).allSatisfy { $0 == 200 }, "\(statuses)")
+        #expect(statuses.last == 429, "\(statuses)")
+        let limited = try await reader.get("/v1/stats")
+        #expect(try limited.json()["code"] as? String == "rate_limited")
+        #expect(Int(limited.header("Retry-After") ?? "") ?? 0 >= 1)
+        // Another key has its own bucket.
+        #expect(try await APITestClient(baseURL: server.baseURL, apiKey: Self.writer).get("/v1/stats").status == 200)
+    }
+
+    /// Past `--max-queued` queued jobs, new jobs get 429 `queue_full` with `Retry-After`, and
+    /// nothing more is queued; many concurrent clients never get a 5xx.
+    @Test func backpressureUnderLoad() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let server = try await ServeProcess.start(["--workers", "0", "--max-queued", "20"], in: dir)
+        let api = APITestClient(baseURL: server.baseURL)
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<60 {
+                group.addTask {
+                    try await api.post("/v1/jobs", json: #"{"sources": ["https://media.example.com/\#(index).jpg"]}"#)
+                        .status
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.allSatisfy { $0 == 202 || $0 == 429 }, "\(statuses)")
+        #expect(statuses.filter { $0 == 429 }.count >= 40, "\(statuses)")
+        let refused = try await api.post("/v1/jobs", json: #"{"sources": ["https://media.example.com/x.jpg"]}"#)
+        #expect(refused.status == 429)
+        #expect(try refused.json()["code"] as? String == "queue_full")
+        #expect(refused.header("Retry-After") != nil)
+        let queued = (try await api.get("/v1/stats").json()["jobs"] as? [String: Int])?["queued"] ?? -1
+        #expect(queued == statuses.filter { $0 == 202 }.count)
+        #expect(queued <= 20)
+    }
+
+    /// A URL over the cap is 414; a client's request id is kept when sane and replaced when not.
+    @Test func urlCapAndRequestIDs() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let server = try await ServeProcess.start(["--workers", "0"], in: dir)
+        let api = APITestClient(baseURL: server.baseURL)
+        let long = try await api.get("/v1/jobs?state=" + String(repeating: "q", count: 9000))
+        #expect(long.status == 414)
+        #expect(try long.json()["code"] as? String == "request_too_large")
+        let kept = try await api.get("/healthz", headers: [("X-Request-Id", "abc-123")])
+        #expect(kept.header("X-Request-Id") == "abc-123")
+        let replaced = try await api.get("/healthz", headers: [("X-Request-Id", String(repeating: "z", count: 300))])
+        #expect(replaced.header("X-Request-Id")?.count == 32)
+    }
+
+    /// SIGTERM drains: a long poll in flight is answered once the embedded worker finishes its
+    /// running job, the process exits 0, and the job is done.
+    @Test func sigtermDrainsRequestsAndWorkers() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(3)]) { files in
+            let server = try await ServeProcess.start(in: dir)
+            let api = APITestClient(baseURL: server.baseURL)
+            let created = try await api.post(
+                "/v1/jobs", json: #"{"sources": ["\#(files.url("/hold-first/2500/drain/a.bmp"))"]}"#)
+            let id = try #require((try created.json()["jobs"] as? [[String: Any]])?.first?["id"] as? Int)
+            _ = try await Poll.value("the job to run", within: .seconds(30)) { () -> Bool? in
+                let state = try await api.get("/v1/jobs/\(id)").json()["state"] as? String
+                return state == "running" ? true : nil
+            }
+            async let waited = api.get("/v1/jobs/\(id)?wait=30s")
+            try await Task.sleep(for: .milliseconds(300))
+            server.process.send(SIGTERM)
+            let answer = try await waited
+            #expect(answer.status == 200)
+            #expect(try answer.json()["state"] as? String == "succeeded", "\(answer.text)")
+            let exit = await server.process.waitForExit(within: .seconds(60))
+            #expect(
+                exit?.status == 0 && exit?.signal == nil, "\(String(describing: exit))\n\(server.process.logTail())")
+        }
+    }
+}

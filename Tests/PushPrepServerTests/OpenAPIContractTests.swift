@@ -1,0 +1,107 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import PushPrep
+import PushPrepCore
+import PushPrepQueue
+import PushPrepTestSupport
+import Testing
+
+@testable import PushPrepServer
+
+/// The OpenAPI document is the contract: these tests hold it and the code to each other.
+struct OpenAPIContractTests {
+    static let documentURL = TestTools.packageRoot.appendingPathComponent("Sources/PushPrepServer/openapi.json")
+
+    static func document() throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: documentURL)) as? [String: Any])
+    }
+
+    /// Every route the server registers is in the document, and every documented operation is
+    /// a route (HEAD is documented where it is a route of its own: the attachments).
+    @Test func routesAndDocumentAgree() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let queue = try SQLiteJobQueue(path: dir.appendingPathComponent("q.db").path, logger: Logger(label: "test"))
+        let configuration = ServerConfiguration(attachmentsDirectory: dir.path, uploadsDirectory: dir.path)
+        let router = APIServer.router(
+            configuration: configuration, queue: queue, publicURL: PublicURL(configured: nil), registry: nil,
+            readiness: {})
+        var routed = Set(router.routes.map { "\($0.method.rawValue) \($0.path)" })
+        routed.insert("GET /metrics")  // registered only with a metrics registry
+        let paths = try #require(try Self.document()["paths"] as? [String: [String: Any]])
+        var documented = Set<String>()
+        for (path, item) in paths {
+            for method in item.keys where method != "parameters" {
+                documented.insert("\(method.uppercased()) \(path)")
+            }
+        }
+        #expect(routed.subtracting(documented).isEmpty, "routes missing from the document")
+        #expect(documented.subtracting(routed).isEmpty, "documented operations with no route")
+    }
+
+    /// The document's settings are the declared settings, with the same bounds: each bound is
+    /// accepted by the settings' own validation, and one step past it refused.
+    @Test func settingsSchemaMatchesTheDeclarations() throws {
+        let schemas = try #require((try Self.document()["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        let properties = try #require(
+            (schemas["Settings"] as? [String: Any])?["properties"] as? [String: [String: Any]])
+        #expect(Set(properties.keys) == Set(ProcessingSettings.Declared.all.map(\.key)))
+        for (key, schema) in properties {
+            func accepts(_ value: Any) throws -> Bool {
+                let data = try JSONSerialization.data(withJSONObject: [key: value])
+                guard let settings = try? JSONDecoder().decode(ProcessingSettings.self, from: data) else {
+                    return false
+                }
+                return (try? settings.validate()) != nil
+            }
+            let step: Double = schema["type"] as? String == "integer" ? 1 : 0.001
+            if let minimum = schema["minimum"] as? Double {
+                #expect(try accepts(minimum), "\(key) minimum \(minimum)")
+                #expect(!(try accepts(minimum - step)), "\(key) below its minimum")
+            }
+            if let minimum = schema["exclusiveMinimum"] as? Double {
+                #expect(!(try accepts(minimum)), "\(key) exclusive minimum \(minimum)")
+                #expect(try accepts(minimum + step), "\(key) just above its exclusive minimum")
+            }
+            if let maximum = schema["maximum"] as? Double {
+                #expect(try accepts(maximum), "\(key) maximum \(maximum)")
+                #expect(!(try accepts(maximum + step)), "\(key) above its maximum")
+            }
+            if let values = schema["enum"] as? [String] {
+                for value in values { #expect(try accepts(value), "\(key) \(value)") }
+                #expect(!(try accepts("sometimes")), "\(key) outside its enum")
+            }
+        }
+    }
+
+    /// The manifest schemas inside the document are those of `schema/manifest.schema.json`.
+    @Test func manifestSchemasAreTheManifestsOwn() throws {
+        let manifest = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: TestTools.packageRoot.appendingPathComponent("schema/manifest.schema.json")))
+                as? [String: Any])
+        let definitions = try #require(manifest["$defs"] as? [String: Any])
+        let schemas = try #require((try Self.document()["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        for (name, definition) in definitions {
+            let mine = try JSONSerialization.data(withJSONObject: definition, options: [.sortedKeys])
+            let theirs = try JSONSerialization.data(
+                withJSONObject: try #require(schemas["Manifest.\(name)"], "Manifest.\(name) is missing"),
+                options: [.sortedKeys])
+            let rewritten = String(decoding: mine, as: UTF8.self).replacingOccurrences(
+                of: "#\\/$defs\\/", with: "#\\/components\\/schemas\\/Manifest.")
+            #expect(rewritten == String(decoding: theirs, as: UTF8.self), "Manifest.\(name)")
+        }
+    }
+
+    /// The server serves the document byte for byte.
+    @Test func servedDocumentIsTheFile() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let server = try await ServeProcess.start(["--workers", "0"], in: dir)
+        let served = try await APITestClient(baseURL: server.baseURL).get("/openapi.json")
+        #expect(served.status == 200)
+        #expect(served.body == Array(try Data(contentsOf: Self.documentURL)))
+    }
+}

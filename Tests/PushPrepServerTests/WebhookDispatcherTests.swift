@@ -1,0 +1,201 @@
+import Foundation
+import Logging
+import PushPrep
+import PushPrepQueue
+import PushPrepServer
+import PushPrepTestSupport
+import ServiceLifecycle
+import Testing
+
+/// The dispatcher end to end: a real SQLite queue writes an outbox row when a job with a
+/// callback URL ends, a dispatcher in a `ServiceGroup` sends it to the independent receiver.
+@Suite(.serialized)
+struct WebhookDispatcherTests {
+    /// Fast settings for a receiver on 127.0.0.1.
+    static func settings(concurrency: Int = 4, schedule: WebhookRetrySchedule? = nil) -> WebhookSettings {
+        var settings = WebhookSenderTests.localSettings(timeout: .seconds(3))
+        settings.connectTimeout = .seconds(1)
+        settings.concurrency = concurrency
+        settings.batchSize = concurrency
+        settings.idleInterval = .milliseconds(50)
+        settings.schedule = schedule ?? WebhookRetrySchedule(delays: [.milliseconds(100), .milliseconds(100)])
+        return settings
+    }
+
+    static func dispatcher(_ queue: any JobQueue, _ settings: WebhookSettings) throws -> WebhookDispatcher {
+        WebhookDispatcher(
+            queue: queue, settings: settings, signer: try WebhookSenderTests.signer(WebhookSenderTests.secret),
+            logger: .quiet)
+    }
+
+    /// Runs `dispatcher` in a service group while `body` runs, then shuts it down gracefully
+    /// and waits for it to stop.
+    static func running<T: Sendable>(
+        _ dispatcher: WebhookDispatcher, _ body: () async throws -> T
+    ) async throws -> T {
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(services: [dispatcher], logger: .quiet))
+        let running = Task { try await group.run() }
+        do {
+            let value = try await body()
+            await group.triggerGracefulShutdown()
+            try await running.value
+            return value
+        } catch {
+            await group.triggerGracefulShutdown()
+            _ = try? await running.value
+            throw error
+        }
+    }
+
+    /// Enqueues jobs calling back `url`, claims and finishes each (`succeeded`, or `failed`
+    /// for odd indexes), and returns their ids.
+    static func finishJobs(_ queue: any JobQueue, count: Int, url: String) async throws -> [JobID] {
+        let specs = (0..<count).map {
+            JobSpec(source: "https://media.example/\($0).jpg", payload: "{}", callbackURL: url)
+        }
+        let ids = try await queue.enqueue(specs).map(\.id)
+        let claimed = try await queue.claim(worker: "test", limit: count, lease: .seconds(60))
+        #expect(claimed.count == count)
+        let outcomes = claimed.map { job in
+            JobOutcome(
+                lease: job.lease,
+                kind: ids.firstIndex(of: job.id).map { $0 % 2 == 1 } == true
+                    ? .failed(code: "corrupt_input", message: "truncated") : .succeeded(result: "{}"))
+        }
+        #expect(try await queue.finish(outcomes) == Set(ids))
+        return ids
+    }
+
+    static func states(_ queue: any JobQueue, _ ids: [JobID]) async throws -> [DeliveryState] {
+        var states: [DeliveryState] = []
+        for id in ids {
+            states.append(contentsOf: try await queue.deliveries(job: id).map(\.state))
+        }
+        return states
+    }
+
+    @Test("a finished job's webhook reaches the receiver, verified, with the job as it ended")
+    func deliversFinishedJobs() async throws {
+        let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret)
+        try await QueueFixture.withQueue(.sqlite) { queue, _ in
+            let ids = try await Self.finishJobs(queue, count: 2, url: receiver.url("/done"))
+            try await Self.running(try Self.dispatcher(queue, Self.settings())) {
+                try await Poll.until("both are delivered", within: .seconds(20), diagnostics: { receiver.output }) {
+                    try await Self.states(queue, ids) == [.delivered, .delivered]
+                }
+            }
+            let requests = try receiver.requests
+            #expect(requests.count == 2)
+            #expect(requests.map(\.verified) == [true, true])
+            #expect(requests.map(\.path) == ["/done", "/done"])
+            var events: [JobID: String] = [:]
+            for request in requests {
+                let body = try #require(
+                    try JSONSerialization.jsonObject(with: Data(request.body.utf8)) as? [String: Any])
+                let data = try #require(body["data"] as? [String: Any])
+                let id = try #require(data["id"] as? Int)
+                events[JobID(id)] = body["type"] as? String
+                #expect(
+                    data["state"] as? String == (body["type"] as? String)?.replacingOccurrences(of: "job.", with: ""))
+                #expect(body["timestamp"] as? String == data["finished_at"] as? String)
+                let delivery = try #require(try await queue.deliveries(job: JobID(id)).first)
+                #expect(request.id == "msg_\(delivery.id)")
+                #expect(delivery.lastStatus == 200)
+            }
+            #expect(events == [ids[0]: "job.succeeded", ids[1]: "job.failed"])
+        }
+    }
+
+    @Test(
+        "a receiver failing at first is retried by the schedule with the same id and bytes; one failing throughout is given up"
+    )
+    func retriesThenDelivers() async throws {
+        let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret, failFirst: 2)
+        try await QueueFixture.withQueue(.sqlite) { queue, _ in
+            let ids = try await Self.finishJobs(queue, count: 1, url: receiver.url())
+            try await Self.running(try Self.dispatcher(queue, Self.settings())) {
+                try await Poll.until("delivered on the third attempt", within: .seconds(20)) {
+                    try await Self.states(queue, ids) == [.delivered]
+                }
+            }
+            let requests = try receiver.requests
+            #expect(requests.map(\.status) == [500, 500, 200])
+            #expect(Set(requests.map(\.id)).count == 1)
+            #expect(Set(requests.map(\.body)).count == 1)
+            #expect(requests.map(\.verified) == [true, true, true])
+            #expect(try await queue.deliveries(job: ids[0]).first?.attempts == 3)
+        }
+
+        // The schedule spent: three 500s with two retries end `failed`.
+        let failing = try await WebhookReceiver(secret: WebhookSenderTests.secret, failFirst: 10)
+        try await QueueFixture.withQueue(.sqlite) { queue, _ in
+            let ids = try await Self.finishJobs(queue, count: 1, url: failing.url())
+            try await Self.running(try Self.dispatcher(queue, Self.settings())) {
+                try await Poll.until("given up", within: .seconds(20)) {
+                    try await Self.states(queue, ids) == [.failed]
+                }
+            }
+            #expect(try failing.requests.count == 3)
+            let delivery = try #require(try await queue.deliveries(job: ids[0]).first)
+            #expect(delivery.lastStatus == 500)
+            #expect(delivery.lastError?.contains("given up after 3 attempts") == true)
+        }
+    }
+
+    /// Graceful shutdown mid-way: the dispatcher stops claiming and finishes the send in flight;
+    /// a new dispatcher, on the queue opened again from its file, delivers the rest.
+    @Test("a dispatcher stopped mid-way leaves the rest to the next one, which delivers it")
+    func durableAcrossDispatchers() async throws {
+        let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret, delay: 0.4)
+        let directory = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(directory) }
+        let url = QueueURL.sqlite(path: directory.appendingPathComponent("queue.db").path)
+        let ids = try await JobQueues.withQueue(url, logger: .quiet) { queue in
+            let ids = try await Self.finishJobs(queue, count: 4, url: receiver.url())
+            try await Self.running(try Self.dispatcher(queue, Self.settings(concurrency: 1))) {
+                try await Poll.until("the first request arrives", within: .seconds(20)) {
+                    try !receiver.requests.isEmpty
+                }
+            }
+            // Stopped: the send in flight finished and was recorded; nothing more was claimed.
+            let states = try await Self.states(queue, ids)
+            #expect(states.filter { $0 == .delivered }.count == 1, "\(states)")
+            #expect(states.filter { $0 == .pending }.count == 3, "\(states)")
+            #expect(try receiver.requests.count == 1)
+            return ids
+        }
+        try await JobQueues.withQueue(url, logger: .quiet) { queue in
+            try await Self.running(try Self.dispatcher(queue, Self.settings(concurrency: 2))) {
+                try await Poll.until("all are delivered", within: .seconds(30)) {
+                    try await Self.states(queue, ids) == Array(repeating: .delivered, count: 4)
+                }
+            }
+        }
+        let requests = try receiver.requests
+        #expect(requests.count == 4, "each sent once")
+        #expect(Set(requests.map(\.id)).count == 4)
+        #expect(requests.allSatisfy { $0.verified && $0.status == 200 })
+    }
+
+    @Test("the outcome of a send: retries by the schedule, then failed")
+    func outcomeMapping() {
+        let schedule = WebhookRetrySchedule(delays: [.seconds(5)], jitter: 0)
+        #expect(
+            WebhookDispatcher.outcome(of: .init(verdict: .delivered, status: 204), attempt: 1, schedule: schedule)
+                == .delivered(status: 204))
+        let error = PushPrepError(.fetchFailed, "HTTP 500")
+        #expect(
+            WebhookDispatcher.outcome(
+                of: .init(verdict: .retry, status: 500, error: error), attempt: 1, schedule: schedule)
+                == .retry(status: 500, error: "HTTP 500", after: .seconds(5)))
+        #expect(
+            WebhookDispatcher.outcome(
+                of: .init(verdict: .retry, status: nil, error: error), attempt: 2, schedule: schedule)
+                == .failed(status: nil, error: "HTTP 500 (given up after 2 attempts)"))
+        #expect(
+            WebhookDispatcher.outcome(
+                of: .init(verdict: .failed, status: 410, error: error), attempt: 1, schedule: schedule)
+                == .failed(status: 410, error: "HTTP 500"))
+    }
+}

@@ -231,8 +231,10 @@ let package = Package(
                 Product.metrics,
                 Product.prometheus,
                 Product.crypto,
-                // Uploads stream to disk off the event loops.
+                // Uploads stream to disk and attachments from it, off the event loops.
                 Product.nioFileSystem,
+                // Attachments: fstat of the descriptor they stream from.
+                Product.system,
             ] + Product.httpClientStack,
             // The API's contract, served at /openapi.json from the binary itself.
             resources: [.embedInCode("openapi.json")],

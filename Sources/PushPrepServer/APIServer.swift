@@ -107,6 +107,10 @@ public struct APIServer: Service {
         UploadRoutes(queue: queue, configuration: configuration, publicURL: publicURL, depth: depth)
             .register(on: router)
         PayloadRoutes(queue: queue, configuration: configuration).register(on: router)
+        if let directory = configuration.attachmentsDirectory {
+            AttachmentRoutes(directory: directory, signer: configuration.attachmentSigner, digests: AttachmentDigests())
+                .register(on: router)
+        }
         routes.record(router.routes.map { ("\($0.path)", $0.method.rawValue) })
         return router
     }

@@ -29,8 +29,8 @@ struct JobRoutes {
         jobs.post { request, context in try await create(request, context) }
         jobs.get { request, context in try await list(request, context) }
         jobs.get(":id") { request, context in try await show(request, context) }
-        jobs.delete(":id") { _, context in try await json(JobResource(try await queue.cancel(try id(context)))) }
-        jobs.post(":id/retry") { _, context in try await json(JobResource(try await queue.retry(try id(context)))) }
+        jobs.delete(":id") { _, context in try await json(resource(try await queue.cancel(try id(context)))) }
+        jobs.post(":id/retry") { _, context in try await json(resource(try await queue.retry(try id(context)))) }
         router.post("v1/process") { request, context in try await process(request, context) }
         router.get("v1/stats") { _, _ in try json(StatsResource(try await queue.stats())) }
     }
@@ -217,7 +217,7 @@ struct JobRoutes {
             let wait = try QueryDuration.parse(String(text), name: "wait", range: 0...configuration.maxWaitSeconds)
             job = try await JobWaiter(queue: queue).wait(for: [id], upTo: wait).first ?? job
         }
-        return try json(JobResource(job))
+        return try json(resource(job))
     }
 
     struct JobPage: Encodable {
@@ -260,7 +260,7 @@ struct JobRoutes {
         let records = try await queue.list(state: state, limit: limit + 1, before: before)
         let page = Array(records.prefix(limit))
         let next = records.count > limit ? page.last.map { JobCursor.encode($0.id) } : nil
-        var response = try json(JobPage(jobs: page.map(JobResource.init), nextCursor: next))
+        var response = try json(JobPage(jobs: page.map(resource), nextCursor: next))
         if let next {
             var link = "/v1/jobs?limit=\(limit)&cursor=\(next)"
             if let state { link += "&state=\(state.rawValue)" }
@@ -291,7 +291,7 @@ struct JobRoutes {
                 "the jobs did not finish within \(timeout); poll them at /v1/jobs/{id}",
                 extensions: ["job_ids": .array(ids.map { JSONValue(Int($0)) })])
         }
-        return try json(JobList(jobs: jobs.map(JobResource.init)))
+        return try json(JobList(jobs: jobs.map(resource)))
     }
 
     struct JobList: Encodable {
@@ -299,6 +299,13 @@ struct JobRoutes {
     }
 
     // MARK: Helpers
+
+    /// A job as the API shows it: its attachment URLs signed with `--sign-attachments`.
+    func resource(_ record: JobRecord) -> JobResource {
+        let resource = JobResource(record)
+        guard let signer = configuration.attachmentSigner, let base = attachmentBaseURL else { return resource }
+        return resource.transformingAttachment { signer.sign(&$0, under: base) }
+    }
 
     func id(_ context: APIRequestContext) throws -> JobID {
         guard let text = context.parameters.get("id"), let id = JobID(text), id > 0 else {

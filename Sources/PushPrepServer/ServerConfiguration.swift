@@ -38,6 +38,9 @@ public struct ServerConfiguration: Sendable {
     /// The out directory this server publishes from (`GET /v1/attachments/{file}`), or nil
     /// when outputs go to a bucket.
     public var attachmentsDirectory: String?
+    /// `--sign-attachments`: attachments are served only by URLs it signed, and the jobs the
+    /// API renders carry such URLs; nil serves them to anyone who has the name.
+    public var attachmentSigner: AttachmentURLSigner? = nil
     /// Where uploads are written before they become jobs (the workers read them from here).
     public var uploadsDirectory: String?
     /// The webhook target of jobs created without a `callback_url`.

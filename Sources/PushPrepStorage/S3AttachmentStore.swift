@@ -160,27 +160,8 @@ package enum ObjectURLStyle: Sendable, Equatable {
     /// (`3600`, `3600s`, `90m`, `24h`, `7d`); throws `invalid_settings` for anything else, and
     /// for more than 7 days (AWS refuses a longer presigned URL) or less than a second.
     package static func presignSeconds(parsing text: String) throws(PushPrepError) -> Int {
-        let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
-        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
-        var digits = Substring(trimmed)
-        var unit = 1
-        if let last = trimmed.last, let factor = units[last] {
-            digits = trimmed.dropLast()
-            unit = factor
-        }
-        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber), digits.count <= 9,
-            let count = Int(digits)
-        else {
-            throw PushPrepError(
-                .invalidSettings,
-                "--presign takes a duration like 7d, 24h, 90m or 3600s, not \(String(reflecting: text))")
-        }
-        let seconds = count * unit
-        guard SigV4Signer.presignedExpiry.contains(seconds) else {
-            throw PushPrepError(
-                .invalidSettings,
-                "--presign must be 1 s to 7 days (604800 s, AWS's limit for a presigned URL), not \(seconds) s")
-        }
-        return seconds
+        try DurationText.seconds(
+            parsing: text, option: "--presign", in: SigV4Signer.presignedExpiry,
+            limit: "AWS's limit for a presigned URL is 7 days, 604800 s")
     }
 }

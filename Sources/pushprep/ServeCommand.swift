@@ -105,6 +105,8 @@ struct ServeCommand: AsyncParsableCommand {
             discussion: "Without it the server takes no callback_url: an unsigned webhook could be forged."))
     var webhookSecretFile: String?
 
+    @OptionGroup(title: "Signed attachment URLs") var signing: AttachmentSigningOptions
+
     @OptionGroup(title: "Leases, retries and retention") var tuning: WorkerTuningOptions
 
     @OptionGroup(title: "Remote sources") var remote: RemoteOptions
@@ -127,6 +129,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // The keys are read in run(); here it is enough to know there will be some.
         let configuration = try serverConfiguration(keys: nil)
+        try signing.validate(directory: configuration.attachmentsDirectory != nil)
         do {
             try configuration.validate(keysConfigured: apiKeysFile != nil)
         } catch {
@@ -175,7 +178,8 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ValidationError(error.message)
             }
         }
-        let configuration = try serverConfiguration(keys: keys)
+        var configuration = try serverConfiguration(keys: keys)
+        configuration.attachmentSigner = try signing.signer()
         do {
             try configuration.validate()
             try FileManager.default.createDirectory(atPath: uploads, withIntermediateDirectories: true)

@@ -34,6 +34,8 @@ struct SignedURLExpiryTests {
             ),
             ("https://acct.blob.core.windows.net/c/a.jpg?se=2013-05-26&sig=ab", signed.addingTimeInterval(2 * 86_400)),
             ("https://d111.cloudfront.net/a.jpg?Expires=1369353600&Signature=ab&Key-Pair-Id=K", signed),
+            // pushprep serve --sign-attachments.
+            ("https://push.example/v1/attachments/img-a.jpg?expires=1369353600&signature=ab", signed),
             (
                 "https://bucket.s3.amazonaws.com/a.jpg?AWSAccessKeyId=AK&Expires=1369440000&Signature=ab",
                 signed.addingTimeInterval(86_400)

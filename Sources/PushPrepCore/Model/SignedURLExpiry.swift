@@ -11,7 +11,8 @@ package import Foundation
 /// - Google Cloud Storage V4 signed URLs: `X-Goog-Date` plus `X-Goog-Expires`;
 /// - Azure shared access signatures: `se` (ISO 8601), with a `sig`;
 /// - CloudFront canned-policy URLs and S3's older signature: `Expires` (Unix seconds), with a
-///   `Signature`.
+///   `Signature`;
+/// - `pushprep serve --sign-attachments`: `expires` (Unix seconds), with a `signature`.
 ///
 /// Nil when the URL carries none of these (an unsigned URL, or a signature whose expiry is not in
 /// the URL, such as a CloudFront custom policy).
@@ -36,6 +37,12 @@ package enum SignedURLExpiry {
         }
         if let epoch = items.first(where: { $0.name == "Expires" })?.value,
             items.contains(where: { $0.name == "Signature" }), let seconds = Int64(epoch), seconds > 0
+        {
+            return Date(timeIntervalSince1970: TimeInterval(seconds))
+        }
+        // `pushprep serve --sign-attachments`: `expires` (Unix seconds) with a `signature`.
+        if let epoch = items.first(where: { $0.name == "expires" })?.value,
+            items.contains(where: { $0.name == "signature" }), let seconds = Int64(epoch), seconds > 0
         {
             return Date(timeIntervalSince1970: TimeInterval(seconds))
         }

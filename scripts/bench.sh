@@ -18,10 +18,11 @@
 #                  (python3 -m http.server on 127.0.0.1), same files, same
 #                  settings; reports the ratio of URL time to disk time
 #   BENCH_URL_REPEAT  timed runs per side of the URL comparison (default BENCH_REPEAT)
-#   BENCH_ONLY     images, video, queue or all (default): which sections run; `all`
+#   BENCH_ONLY     images, video, queue, serve or all (default): which sections run; `all`
 #                  runs images, then video (scripts/bench-video.sh), then the job
 #                  queue (scripts/bench-queue.sh, whose header lists its own knobs;
-#                  its binary is QUEUE_BENCH, default .build/release/pushprep-queue-bench)
+#                  its binary is QUEUE_BENCH, default .build/release/pushprep-queue-bench),
+#                  then the HTTP API under wrk beside nginx (scripts/bench-serve.sh)
 #
 # Last two lines of output, for CI / scripts:
 #   bench urls: count=… disk_s=… url_s=… ratio=…
@@ -42,7 +43,8 @@ case $BENCH_ONLY in
     all|images) ;;
     video) exec bash scripts/bench-video.sh ;;
     queue) exec bash scripts/bench-queue.sh ;;
-    *) echo "bench: error: BENCH_ONLY must be images, video, queue or all, got '$BENCH_ONLY'" >&2; exit 2 ;;
+    serve) exec bash scripts/bench-serve.sh ;;
+    *) echo "bench: error: BENCH_ONLY must be images, video, queue, serve or all, got '$BENCH_ONLY'" >&2; exit 2 ;;
 esac
 BENCH_URLS=${BENCH_URLS:-200}
 BENCH_URL_REPEAT=${BENCH_URL_REPEAT:-$BENCH_REPEAT}
@@ -355,4 +357,6 @@ if [[ $BENCH_ONLY == all && $BENCH_SKIP_PUSHPREP != 1 ]]; then
     bash scripts/bench-video.sh
     echo
     bash scripts/bench-queue.sh
+    echo
+    bash scripts/bench-serve.sh
 fi

@@ -16,6 +16,7 @@ public struct APIServer: Service {
     let configuration: ServerConfiguration
     let queueURL: QueueURL
     let registry: PrometheusCollectorRegistry?
+    let publicURL: PublicURL
     let readiness: @Sendable () async throws -> Void
     let logger: Logger
     let onListening: (@Sendable (String) async -> Void)?
@@ -26,9 +27,10 @@ public struct APIServer: Service {
     /// `onListening` reports the URL the server is bound to.
     public init(
         configuration: ServerConfiguration, queueURL: QueueURL, registry: PrometheusCollectorRegistry?,
-        readiness: @escaping @Sendable () async throws -> Void = {}, logger: Logger,
+        publicURL: PublicURL? = nil, readiness: @escaping @Sendable () async throws -> Void = {}, logger: Logger,
         onListening: (@Sendable (String) async -> Void)? = nil
     ) {
+        self.publicURL = publicURL ?? PublicURL(configured: configuration.publicURL)
         self.configuration = configuration
         self.queueURL = queueURL
         self.registry = registry
@@ -41,7 +43,6 @@ public struct APIServer: Service {
 
     public func run() async throws {
         try await JobQueues.withQueue(queueURL, logger: logger) { queue in
-            let publicURL = PublicURL(configured: configuration.publicURL)
             let router = Self.router(
                 configuration: configuration, queue: queue, publicURL: publicURL, registry: registry,
                 readiness: readiness)
@@ -102,11 +103,12 @@ public struct APIServer: Service {
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: PackageResources.openapi_json)))
         }
         let depth = QueueDepth(queue: queue, maxQueued: configuration.maxQueued)
-        JobRoutes(queue: queue, configuration: configuration, publicURL: publicURL, depth: depth).register(on: router)
+        let renderer = JobRenderer(configuration: configuration, publicURL: publicURL)
+        JobRoutes(queue: queue, configuration: configuration, renderer: renderer, depth: depth).register(on: router)
         DeliveryRoutes(queue: queue).register(on: router)
-        UploadRoutes(queue: queue, configuration: configuration, publicURL: publicURL, depth: depth)
+        UploadRoutes(queue: queue, configuration: configuration, renderer: renderer, depth: depth)
             .register(on: router)
-        PayloadRoutes(queue: queue, configuration: configuration).register(on: router)
+        PayloadRoutes(queue: queue, configuration: configuration, renderer: renderer).register(on: router)
         if let directory = configuration.attachmentsDirectory {
             AttachmentRoutes(directory: directory, signer: configuration.attachmentSigner, digests: AttachmentDigests())
                 .register(on: router)
@@ -122,11 +124,12 @@ extension APIServer: CustomStringConvertible {
 }
 
 /// The URL clients reach this server at: `--public-url`, else the address it bound (known only
-/// once listening, when the port was 0).
-final class PublicURL: Sendable {
+/// once listening, when the port was 0). Shared by the API and the webhook dispatcher, which
+/// both write attachment URLs.
+public final class PublicURL: Sendable {
     private let value: Mutex<String?>
 
-    init(configured: String?) {
+    public init(configured: String?) {
         value = Mutex(configured.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
     }
 
@@ -135,5 +138,34 @@ final class PublicURL: Sendable {
         value.withLock { if $0 == nil { $0 = url } }
     }
 
-    var url: String? { value.withLock { $0 } }
+    public var url: String? { value.withLock { $0 } }
+}
+
+/// How a job is shown to clients, the same in API answers, payloads and webhooks: its
+/// ``JobResource``, with the attachment URLs this server publishes signed when
+/// `--sign-attachments` is on (the stored manifest entry never holds a signature).
+public struct JobRenderer: Sendable {
+    let configuration: ServerConfiguration
+    let publicURL: PublicURL
+
+    public init(configuration: ServerConfiguration, publicURL: PublicURL) {
+        self.configuration = configuration
+        self.publicURL = publicURL
+    }
+
+    /// The URL prefix of this server's published files, for jobs whose settings name none:
+    /// `--base-url`, else `PUBLIC-URL/v1/attachments` when it publishes into an out directory.
+    var attachmentBaseURL: String? {
+        if let baseURL = configuration.baseURL { return baseURL }
+        guard configuration.attachmentsDirectory != nil, let url = publicURL.url else { return nil }
+        return url + "/v1/attachments"
+    }
+
+    /// `record` as clients see it; signatures expire `--attachment-url-ttl` after `now` (a
+    /// webhook passes the job's end, so that every retry sends the same bytes).
+    public func resource(_ record: JobRecord, now: Date = Date()) -> JobResource {
+        let resource = JobResource(record)
+        guard let signer = configuration.attachmentSigner, let base = attachmentBaseURL else { return resource }
+        return resource.transformingAttachment { signer.sign(&$0, under: base, now: now) }
+    }
 }

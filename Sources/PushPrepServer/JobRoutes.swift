@@ -13,16 +13,8 @@ import PushPrepRemote
 struct JobRoutes {
     let queue: any JobQueue
     let configuration: ServerConfiguration
-    let publicURL: PublicURL
+    let renderer: JobRenderer
     let depth: QueueDepth
-
-    /// The base URL of jobs whose settings name none: `--base-url`, else this server's
-    /// `/v1/attachments` when it publishes into an out directory.
-    var attachmentBaseURL: String? {
-        if let baseURL = configuration.baseURL { return baseURL }
-        guard configuration.attachmentsDirectory != nil, let url = publicURL.url else { return nil }
-        return url + "/v1/attachments"
-    }
 
     func register(on router: Router<APIRequestContext>) {
         let jobs = router.group("v1/jobs")
@@ -152,7 +144,7 @@ struct JobRoutes {
         }
         let metadata = try create.metadata.map(Self.metadataText)
         var settings = create.settings ?? ProcessingSettings()
-        if settings.baseURL == nil { settings.baseURL = attachmentBaseURL }
+        if settings.baseURL == nil { settings.baseURL = renderer.attachmentBaseURL }
         do throws(PushPrepError) {
             var delay = Duration.zero
             if let seconds = create.delaySeconds {
@@ -302,9 +294,7 @@ struct JobRoutes {
 
     /// A job as the API shows it: its attachment URLs signed with `--sign-attachments`.
     func resource(_ record: JobRecord) -> JobResource {
-        let resource = JobResource(record)
-        guard let signer = configuration.attachmentSigner, let base = attachmentBaseURL else { return resource }
-        return resource.transformingAttachment { signer.sign(&$0, under: base) }
+        renderer.resource(record)
     }
 
     func id(_ context: APIRequestContext) throws -> JobID {

@@ -15,6 +15,8 @@ import PushPrepQueue
 struct PayloadRoutes {
     let queue: any JobQueue
     let configuration: ServerConfiguration
+    /// Jobs' entries as clients see them: signed URLs with `--sign-attachments`.
+    let renderer: JobRenderer
 
     func register(on router: Router<APIRequestContext>) {
         router.post("v1/payload") { request, context in try await payload(request, context) }
@@ -112,7 +114,7 @@ struct PayloadRoutes {
                     .conflict, .invalidJobState,
                     "job \(id) is \(record.state.rawValue); a payload takes succeeded jobs only")
             }
-            guard let entry = JobResource(record).attachment else {
+            guard let entry = renderer.resource(record).attachment else {
                 throw Problem(.conflict, .invalidJobState, "job \(id) has no manifest entry this server can read")
             }
             entries.append(entry)

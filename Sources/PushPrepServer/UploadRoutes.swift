@@ -22,11 +22,11 @@ import PushPrepQueue
 struct UploadRoutes {
     let queue: any JobQueue
     let configuration: ServerConfiguration
-    let publicURL: PublicURL
+    let renderer: JobRenderer
     let depth: QueueDepth
 
     /// Creates jobs as `POST /v1/jobs` does (the same checks, settings and base URL).
-    var jobs: JobRoutes { JobRoutes(queue: queue, configuration: configuration, publicURL: publicURL, depth: depth) }
+    var jobs: JobRoutes { JobRoutes(queue: queue, configuration: configuration, renderer: renderer, depth: depth) }
 
     func register(on router: Router<APIRequestContext>) {
         router.post("v1/uploads") { request, context in try await upload(request, context) }

@@ -189,6 +189,8 @@ struct ServeCommand: AsyncParsableCommand {
             throw CommandFailure(
                 message: "cannot create the uploads directory \(uploads): \(error.localizedDescription)")
         }
+        // The API and the webhooks write the same attachment URLs (known once the port is bound).
+        let publicURL = PublicURL(configured: configuration.publicURL)
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let url = try queue.url
@@ -216,6 +218,7 @@ struct ServeCommand: AsyncParsableCommand {
             var webhooks = WebhookSettings()
             webhooks.allowPrivateNetworks = remote.allowPrivateNetworks
             webhooks.allowedHosts = Set(remote.allowHosts)
+            webhooks.renderer = JobRenderer(configuration: configuration, publicURL: publicURL)
             services.append(
                 .init(
                     service: WebhookService(queueURL: url, settings: webhooks, signer: signer, logger: logger)))
@@ -225,7 +228,8 @@ struct ServeCommand: AsyncParsableCommand {
         services.append(
             .init(
                 service: APIServer(
-                    configuration: configuration, queueURL: url, registry: registry, logger: logger,
+                    configuration: configuration, queueURL: url, registry: registry, publicURL: publicURL,
+                    logger: logger,
                     onListening: { address in
                         FileHandle.standardOutput.write(Data("pushprep serve: listening on \(address)\n".utf8))
                     })))

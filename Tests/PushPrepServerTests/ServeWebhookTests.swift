@@ -123,4 +123,39 @@ struct ServeWebhookTests {
             _ = second
         }
     }
+
+    /// With `--sign-attachments`, the URL in a webhook and in a payload built from job ids is
+    /// signed like the API's, and downloads.
+    @Test func signedURLsInWebhooksAndPayloads() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let keyFile = dir.appendingPathComponent("attachment.key")
+        try Data((0..<40).map { UInt8($0 * 3 + 1) }).write(to: keyFile)
+        let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret)
+        defer { receiver.stop() }
+        try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(8)]) { files in
+            let server = try await ServeProcess.start(
+                [
+                    "--webhook-secret-file", try Self.secretFile(in: dir), "--sign-attachments",
+                    "--attachment-key-file", keyFile.path,
+                ], in: dir)
+            let api = APITestClient(baseURL: server.baseURL)
+            let created = try await api.post(
+                "/v1/jobs",
+                json: #"{"sources": ["\#(files.url("/files/a.bmp"))"], "callback_url": "\#(receiver.url())"}"#)
+            let id = try #require((try created.json()["jobs"] as? [[String: Any]])?.first?["id"] as? Int)
+            let request = try await Poll.value("the webhook", within: .seconds(60)) { try receiver.requests.first }
+            let event = try #require(try JSONSerialization.jsonObject(with: Data(request.body.utf8)) as? [String: Any])
+            let attachment = try #require((event["data"] as? [String: Any])?["attachment"] as? [String: Any])
+            let hooked = try #require(attachment["url"] as? String)
+            #expect(hooked.contains("?expires=") && hooked.contains("&signature="), "\(hooked)")
+            #expect(try await APITestClient(baseURL: "").get(hooked).status == 200)
+
+            let payload = try await api.post("/v1/payload", json: #"{"job_ids": [\#(id)], "title": "Hi"}"#)
+            #expect(payload.status == 200, "\(payload.text)")
+            #expect(payload.text.contains("signature="), "\(payload.text)")
+            let unsigned = "\(server.baseURL)/v1/attachments/\(try #require(attachment["file"] as? String))"
+            #expect(try await APITestClient(baseURL: "").get(unsigned).status == 403)
+        }
+    }
 }

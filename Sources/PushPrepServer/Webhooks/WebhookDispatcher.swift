@@ -110,7 +110,8 @@ public final class WebhookDispatcher: Service {
 
         let outcome: DeliveryOutcome
         do {
-            let event = try WebhookEvent(deliveryID: delivery.id, type: delivery.event, job: delivery.job)
+            let event = try WebhookEvent(
+                deliveryID: delivery.id, type: delivery.event, job: delivery.job, renderer: settings.renderer)
             let result = await sender.send(event, to: delivery.url)
             outcome = Self.outcome(of: result, attempt: delivery.attempts, schedule: settings.schedule)
         } catch {

@@ -17,12 +17,15 @@ public struct WebhookEvent: Sendable, Equatable {
     /// The request body.
     public let body: [UInt8]
 
-    /// Renders the event `type` of delivery `deliveryID` about `job` (the job as it ended).
-    public init(deliveryID: Int64, type: String, job: JobRecord) throws(PushPrepError) {
+    /// Renders the event `type` of delivery `deliveryID` about `job` (the job as it ended), as
+    /// `renderer` shows jobs (signed attachment URLs, expiring from the job's end, so that every
+    /// retry sends the same bytes); without one, as stored.
+    public init(deliveryID: Int64, type: String, job: JobRecord, renderer: JobRenderer? = nil) throws(PushPrepError) {
         messageID = Self.messageID(deliveryID)
         self.type = type
+        let ended = job.finishedAt ?? job.updatedAt
         let envelope = Envelope(
-            type: type, timestamp: job.finishedAt ?? job.updatedAt, data: JobResource(job))
+            type: type, timestamp: ended, data: renderer?.resource(job, now: ended) ?? JobResource(job))
         do {
             body = Array(try APICoding.encoder().encode(envelope))
         } catch {

@@ -3,9 +3,12 @@ public import PushPrepQueue
 
 /// How webhooks are sent: the address policy (the same as for remote sources), timeouts, the
 /// retry schedule and how much the dispatcher does at once.
-public struct WebhookSettings: Sendable, Equatable {
+public struct WebhookSettings: Sendable {
     /// Allow callback URLs on loopback, private networks and CGNAT (`--allow-private-networks`).
     public var allowPrivateNetworks = false
+    /// How the job in an event is shown: the API's rendering (signed attachment URLs), or nil
+    /// for the job as stored.
+    public var renderer: JobRenderer?
     /// Hosts that may resolve to any address (`--allow-host`).
     public var allowedHosts: Set<String> = []
     /// Time allowed to open a connection (TCP and TLS).

@@ -226,6 +226,7 @@ let package = Package(
                 "PushPrepQueue",
                 "PushPrepRemote",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 Product.serviceLifecycle,
                 Product.logging,
                 Product.metrics,

@@ -1,6 +1,7 @@
 public import Foundation
 import HTTPTypes
 public import Hummingbird
+import HummingbirdCore
 public import Logging
 import Metrics
 public import Prometheus
@@ -47,7 +48,7 @@ public struct APIServer: Service {
                 configuration: configuration, queue: queue, publicURL: publicURL, registry: registry,
                 readiness: readiness)
             let application = Application(
-                router: router,
+                router: router, server: .http1(configuration: Self.channelConfiguration(configuration)),
                 configuration: ApplicationConfiguration(
                     address: .hostname(configuration.host, port: configuration.port), serverName: "pushprep"),
                 onServerRunning: { channel in
@@ -60,6 +61,17 @@ public struct APIServer: Service {
                 logger: logger)
             try await application.run()
         }
+    }
+
+    /// The connection's limits: headers of at most 16 KiB each, 32 KiB and 100 fields in all
+    /// (about nginx's defaults; NIO answers more with an error and closes), and a connection
+    /// idle with no request in flight for longer than the longest long poll plus 30 s is closed,
+    /// so idle clients cannot hold connections open.
+    static func channelConfiguration(_ configuration: ServerConfiguration) -> HTTP1Channel.Configuration {
+        HTTP1Channel.Configuration(
+            idleTimeout: .seconds(Int64(configuration.maxWaitSeconds.rounded(.up)) + 30),
+            httpDecoderConfiguration: .init(
+                maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100))
     }
 
     static func router(

@@ -37,7 +37,12 @@ struct JobsAPITests {
             #expect(attachment["url"] as? String == "\(server.baseURL)/v1/attachments/\(file)")
             #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("out/\(file)").path))
             #expect((job["settings"] as? [String: Any])?["width"] as? Int == 320)
-            #expect(server.process.stderrText.contains("request_id=test-request-1"))
+            // The request id follows the job into the worker's own lines, not only the access log.
+            let workerLines = server.process.stderrText.split(separator: "\n").filter {
+                $0.contains("job=\(id)") && $0.contains("[PushPrepQueue]")
+            }
+            #expect(!workerLines.isEmpty)
+            #expect(workerLines.allSatisfy { $0.contains("request_id=test-request-1") }, "\(workerLines)")
         }
     }
 
@@ -208,5 +213,61 @@ struct JobsAPITests {
                 "/v1/jobs", json: #"{"sources": ["https://media.example.com/z.jpg"], "\#(field)": \#(value)}"#)
             #expect(refused.status == 400, "\(field): \(refused.text)")
         }
+    }
+
+    /// Cancelling a running job asks its worker to stop: the answer says so, and the job ends
+    /// `cancelled` at the worker's next step.
+    @Test func cancelARunningJob() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(9)]) { files in
+            let server = try await ServeProcess.start(["--read-timeout", "60", "--fetch-timeout", "60"], in: dir)
+            let api = APITestClient(baseURL: server.baseURL)
+            let created = try await api.post(
+                "/v1/jobs", json: #"{"sources": ["\#(files.url("/hold-first/20000/cancel/a.bmp"))"]}"#)
+            let id = try #require((try created.json()["jobs"] as? [[String: Any]])?.first?["id"] as? Int)
+            _ = try await Poll.value("the job to run", within: .seconds(30)) { () -> Bool? in
+                try await api.get("/v1/jobs/\(id)").json()["state"] as? String == "running" ? true : nil
+            }
+            let cancelling = try await api.send(.DELETE, "/v1/jobs/\(id)")
+            #expect(cancelling.status == 200)
+            let asked = try cancelling.json()
+            #expect(asked["state"] as? String == "running" && asked["cancel_requested"] as? Bool == true)
+            let done = try await api.get("/v1/jobs/\(id)?wait=30s").json()
+            #expect(done["state"] as? String == "cancelled", "\(done)")
+            #expect((done["error"] as? [String: Any])?["code"] as? String == "cancelled")
+        }
+    }
+
+    /// `/metrics` has request counts and latency histograms by route and status, and the
+    /// embedded worker's own metrics.
+    @Test func metricsByRouteAndStatus() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let server = try await ServeProcess.start(in: dir)
+        let api = APITestClient(baseURL: server.baseURL)
+        _ = try await api.get("/v1/stats")
+        _ = try await api.get("/v1/jobs/12345")
+        let text = try await Poll.value("the worker's metrics", within: .seconds(30)) { () -> String? in
+            let text = try await api.get("/metrics").text
+            return text.contains("pushprep_") ? text : nil
+        }
+        #expect(text.contains(#"http_route="/v1/stats""#) && text.contains(#"http_response_status_code="200""#))
+        #expect(text.contains(#"http_route="/v1/jobs/{id}""#) && text.contains(#"http_response_status_code="404""#))
+        #expect(text.contains("http_server_request_duration_bucket"))
+    }
+
+    /// Headers past the caps are refused without harm: the server answers the next request.
+    @Test func oversizedHeadersAreRefused() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let server = try await ServeProcess.start(["--workers", "0"], in: dir)
+        let api = APITestClient(baseURL: server.baseURL)
+        let huge = try? await api.get("/healthz", headers: [("X-Padding", String(repeating: "p", count: 40_000))])
+        #expect(huge.map { $0.status >= 400 } ?? true, "a 40 KB header is refused or the connection closed")
+        let many = try? await api.get("/healthz", headers: (0..<150).map { ("X-Field-\($0)", "v") })
+        #expect(many.map { $0.status >= 400 } ?? true, "150 header fields are refused or the connection closed")
+        #expect(try await api.get("/healthz").status == 200)
+        #expect(server.process.isRunning)
     }
 }

@@ -229,7 +229,7 @@ struct ServeCommand: AsyncParsableCommand {
             .init(
                 service: APIServer(
                     configuration: configuration, queueURL: url, registry: registry, publicURL: publicURL,
-                    logger: logger,
+                    readiness: Self.readiness(of: try location, client: client, uploads: uploads), logger: logger,
                     onListening: { address in
                         FileHandle.standardOutput.write(Data("pushprep serve: listening on \(address)\n".utf8))
                     })))
@@ -239,5 +239,37 @@ struct ServeCommand: AsyncParsableCommand {
                 await session?.shutdown()
                 await client?.shutdown()
             })
+    }
+
+    /// What `/readyz` checks besides the queue: that outputs can be published (the out
+    /// directory writable; the bucket answering a HEAD, within 3 s, with the server's key) and
+    /// that uploads can be written.
+    static func readiness(of location: StoreLocation, client: S3Client?, uploads: String)
+        -> @Sendable () async throws -> Void
+    {
+        {
+            guard access(uploads, W_OK) == 0 else {
+                throw PushPrepError(.ioError, "the uploads directory \(uploads) is not writable")
+            }
+            switch location {
+            case .directory(let out):
+                guard access(out, W_OK) == 0 else {
+                    throw PushPrepError(.storageUnavailable, "the out directory \(out) is not writable")
+                }
+            case .s3(let s3):
+                guard let client else { return }
+                // Any key: a missing object (404) is an answer; a refusal or no answer is not.
+                let key = try s3.key(forFile: "pushprep-readiness-check")
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { _ = try await client.head(key) }
+                    group.addTask {
+                        try await Task.sleep(for: .seconds(3))
+                        throw PushPrepError(.storageUnavailable, "the bucket did not answer within 3 s")
+                    }
+                    defer { group.cancelAll() }
+                    try await group.next()
+                }
+            }
+        }
     }
 }

@@ -170,4 +170,22 @@ struct AuthAndLimitsTests {
                 exit?.status == 0 && exit?.signal == nil, "\(String(describing: exit))\n\(server.process.logTail())")
         }
     }
+
+    /// `/readyz` is 503 while outputs cannot be published (the out directory gone), 200 again
+    /// once they can; `/healthz` stays 200 throughout (the process is alive).
+    @Test func readinessFollowsTheStore() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let server = try await ServeProcess.start(["--workers", "0"], in: dir)
+        let api = APITestClient(baseURL: server.baseURL)
+        #expect(try await api.get("/readyz").status == 200)
+        let out = dir.appendingPathComponent("out")
+        try FileManager.default.removeItem(at: out)
+        let notReady = try await api.get("/readyz")
+        #expect(notReady.status == 503)
+        #expect(try notReady.json()["code"] as? String == "storage_unavailable")
+        #expect(try await api.get("/healthz").status == 200)
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: false)
+        #expect(try await api.get("/readyz").status == 200)
+    }
 }

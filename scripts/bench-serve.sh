@@ -40,7 +40,13 @@ done
 rm -rf "$ROOT"
 mkdir -p "$ROOT/out" "$ROOT/nginx/logs"
 pids=()
-cleanup() { for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done; }
+# TERM first: nginx's master stops its workers then (killed with -9 it would leave them running,
+# holding the port and this script's output pipe).
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    sleep 0.3
+    for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+}
 trap cleanup EXIT
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }

@@ -122,7 +122,7 @@ public struct APIServer: Service {
             .register(on: router)
         PayloadRoutes(queue: queue, configuration: configuration, renderer: renderer).register(on: router)
         if let directory = configuration.attachmentsDirectory {
-            AttachmentRoutes(directory: directory, signer: configuration.attachmentSigner, digests: AttachmentDigests())
+            AttachmentRoutes(directory: directory, signer: configuration.attachmentSigner)
                 .register(on: router)
         }
         routes.record(router.routes.map { ("\($0.path)", $0.method.rawValue) })

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import NIOFileSystem
+import NIOCore
 import PushPrepCore
 import Synchronization
 import SystemPackage
@@ -15,14 +15,15 @@ struct FileIdentity: Hashable, Sendable {
     var modifiedSeconds: Int
     var modifiedNanoseconds: Int
 
+    /// The modification time (`Last-Modified`).
+    var modified: Date {
+        Date(timeIntervalSince1970: TimeInterval(modifiedSeconds) + TimeInterval(modifiedNanoseconds) / 1e9)
+    }
+
     /// The identity of the file open as `descriptor` (its `fstat`), or nil when it is not a
     /// regular file. Runs on a thread-pool thread.
-    static func ofRegularFile(_ descriptor: FileDescriptor) throws -> FileIdentity? {
-        let status = try descriptor.stat()
-        guard status.type == .regular else { return nil }
-        return FileIdentity(
-            device: UInt64(status.deviceID.rawValue), inode: UInt64(status.inode.rawValue), size: status.size,
-            modifiedSeconds: Int(status.st_mtim.tv_sec), modifiedNanoseconds: Int(status.st_mtim.tv_nsec))
+    static func ofRegularFile(_ descriptor: SystemPackage.FileDescriptor) throws -> FileIdentity? {
+        FileIdentity(regularFile: try descriptor.stat())
     }
 }
 
@@ -35,8 +36,14 @@ final class AttachmentDigests: Sendable {
     let capacity: Int
     private let state: Mutex<State>
 
+    /// A digest known, or being computed by a task that concurrent callers share.
+    private enum Digest {
+        case known(String)
+        case computing(Task<String, any Error>)
+    }
+
     private struct State {
-        var digests: [FileIdentity: Task<String, any Error>] = [:]
+        var digests: [FileIdentity: Digest] = [:]
         /// Identities in the order they were added, as a ring of `capacity` slots.
         var order: [FileIdentity] = []
         var next = 0
@@ -47,37 +54,79 @@ final class AttachmentDigests: Sendable {
         state = Mutex(State())
     }
 
-    /// The lowercase hex SHA-256 of the open file `handle`, whose identity is `identity`.
-    func digest(of handle: ReadFileHandle, identity: FileIdentity) async throws -> String {
-        let task = state.withLock { state -> Task<String, any Error> in
-            if let known = state.digests[identity] { return known }
-            let task = Task { try await handle.withUnsafeDescriptor { try Self.hash($0, size: identity.size) } }
-            if state.order.count < capacity {
-                state.order.append(identity)
-            } else {
-                state.digests[state.order[state.next]] = nil
-                state.order[state.next] = identity
-                state.next = (state.next + 1) % capacity
-            }
-            state.digests[identity] = task
-            return task
+    /// The digest already known for `identity`, if any (never waits for one being computed).
+    func known(_ identity: FileIdentity) -> String? {
+        state.withLock { state in
+            guard case .known(let digest) = state.digests[identity] else { return nil }
+            return digest
         }
-        // The caller that started the task holds `handle` open until it ends: awaiting a task's
-        // value returns only once the task has finished.
+    }
+
+    /// The lowercase hex SHA-256 of the file whose identity is `identity`, from `compute` (run
+    /// once for concurrent callers, and only when the digest is not known yet), which must keep
+    /// what it reads open until it returns.
+    func digest(
+        of identity: FileIdentity, compute: @escaping @Sendable () async throws -> String
+    ) async throws -> String {
+        let task = state.withLock { state -> Task<String, any Error> in
+            switch state.digests[identity] {
+            case .known(let digest): return Task { digest }
+            case .computing(let task): return task
+            case nil:
+                let task = Task { try await compute() }
+                Self.remember(identity, .computing(task), in: &state, capacity: capacity)
+                return task
+            }
+        }
         do {
-            return try await task.value
+            let digest = try await task.value
+            state.withLock { state in
+                if case .computing(let running) = state.digests[identity], running == task {
+                    state.digests[identity] = .known(digest)
+                }
+            }
+            return digest
         } catch {
             // Not remembered: the next request tries again.
             state.withLock { state in
-                if state.digests[identity] == task { state.digests[identity] = nil }
+                if case .computing(let running) = state.digests[identity], running == task {
+                    state.digests[identity] = nil
+                }
             }
             throw error
         }
     }
 
+    /// Records a digest computed by the caller (of bytes it had read anyway).
+    func remember(_ identity: FileIdentity, digest: String) {
+        state.withLock { state in
+            if state.digests[identity] == nil {
+                Self.remember(identity, .known(digest), in: &state, capacity: capacity)
+            }
+        }
+    }
+
+    private static func remember(_ identity: FileIdentity, _ digest: Digest, in state: inout State, capacity: Int) {
+        if state.order.count < capacity {
+            state.order.append(identity)
+        } else {
+            state.digests[state.order[state.next]] = nil
+            state.order[state.next] = identity
+            state.next = (state.next + 1) % capacity
+        }
+        state.digests[identity] = digest
+    }
+
+    /// The lowercase hex SHA-256 of `bytes`.
+    static func hash(_ bytes: ByteBuffer) -> String {
+        var hasher = SHA256()
+        bytes.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+        return hasher.finalize().hexString
+    }
+
     /// Reads `size` bytes of `descriptor` from the start (pread, so a shared offset does not
     /// matter) and hashes them; runs on a thread-pool thread.
-    private static func hash(_ descriptor: FileDescriptor, size: Int64) throws -> String {
+    static func hash(_ descriptor: SystemPackage.FileDescriptor, size: Int64) throws -> String {
         var hasher = SHA256()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var offset: Int64 = 0

@@ -3,9 +3,10 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
-import NIOFileSystem
+import NIOPosix
 import PushPrep
 import PushPrepCore
+import SystemPackage
 
 /// `GET` and `HEAD /v1/attachments/{file}`: the outputs the embedded workers published into the
 /// out directory, as the phones' service extensions download them.
@@ -13,22 +14,37 @@ import PushPrepCore
 /// A name is one path component the workers could have written (`[A-Za-z0-9._-]`, no leading
 /// dot, no `..`, an extension of a type PushPrep publishes), so nothing else in the directory
 /// (`.staging`, temporaries, a `manifest.json`) is reachable. The file is opened without
-/// following a symbolic link and must be a regular file, checked on the opened descriptor; the
-/// body streams from a descriptor opened the same way, checked to be the same file. The
+/// following a symbolic link (`openat` relative to the out directory, held open) and must be a
+/// regular file, checked on the opened descriptor. A file up to 2 MiB is read whole, once, into
+/// a bounded cache and answered from memory, revalidated with an `fstatat` at most every second
+/// (a pruned file is a 404 within that second); a larger one streams from the descriptor the
+/// headers were made from, closed when the body ends or the response is dropped. The
 /// `ETag` is the file's SHA-256, the manifest's `sha256`; conditional requests, one byte
 /// range and `HEAD` are answered as RFC 9110 says. With a signer, only a URL it signed and
 /// that has not expired gets anything but `403` (checked before the disk is touched, so an
 /// unsigned request cannot even learn whether a file exists).
 struct AttachmentRoutes {
-    /// The out directory.
-    let directory: String
+    /// The out directory, held open.
+    let directory: OutDirectory
     /// `--sign-attachments`: nil serves every published file to anyone.
     let signer: AttachmentURLSigner?
     let digests: AttachmentDigests
+    /// Small hot files in memory.
+    let cache: AttachmentCache
 
-    /// The read size while streaming a body: NIOFileSystem reads a few chunks ahead, so a
-    /// response holds about a megabyte at most whatever the file's size.
-    static let chunkLength: ByteCount = .kibibytes(128)
+    init(
+        directory: String, signer: AttachmentURLSigner?, digests: AttachmentDigests = AttachmentDigests(),
+        cache: AttachmentCache = AttachmentCache()
+    ) {
+        self.directory = OutDirectory(path: directory)
+        self.signer = signer
+        self.digests = digests
+        self.cache = cache
+    }
+
+    /// The read size while streaming a file too large for the cache: one thread-pool hop per
+    /// chunk, so a response holds one chunk at a time whatever the file's size.
+    static let chunkLength = 256 << 10
     /// Published files never change (a new output is a new name): a year, immutable.
     static let cacheControl = "public, max-age=31536000, immutable"
 
@@ -61,13 +77,11 @@ struct AttachmentRoutes {
                 throw Problem(.forbidden, .forbidden, refusal)
             }
         }
-        let file = try await open(name, context: context) { handle, identity in
-            PublishedFile(identity: identity, sha256: try await digests.digest(of: handle, identity: identity))
-        }
+        let file = try await lookUp(name, context: context)
 
         let etag = "\"\(file.sha256)\""
         var headers: HTTPFields = [
-            .contentType: type.mime, .eTag: etag, .lastModified: HTTPDate.format(file.modified),
+            .contentType: type.mime, .eTag: etag, .lastModified: file.lastModified,
             .cacheControl: Self.cacheControl, .acceptRanges: "bytes",
         ]
         if let ifNoneMatch = request.headers[values: .ifNoneMatch].nonEmpty {
@@ -103,73 +117,139 @@ struct AttachmentRoutes {
             headers[.contentLength] = String(size)
             return Response(
                 status: .ok, headers: headers,
-                body: withBody ? body(name, file.identity, range: 0..<size, context: context) : ResponseBody())
+                body: withBody ? body(file, range: 0..<size) : ResponseBody())
         case .part(let part):
             headers[.contentLength] = String(part.count)
             headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound)/\(size)"
             return Response(
                 status: .partialContent, headers: headers,
-                body: body(name, file.identity, range: Range(part), context: context))
+                body: body(file, range: Range(part)))
         }
     }
 
-    /// What the handler learns from opening a published file.
+    /// What the handler learns of a published file: its bytes when they are in memory, else
+    /// the file open to stream them from.
     struct PublishedFile {
         var identity: FileIdentity
         var sha256: String
-        var modified: Date {
-            Date(
-                timeIntervalSince1970: TimeInterval(identity.modifiedSeconds) + TimeInterval(
-                    identity.modifiedNanoseconds) / 1e9)
+        var lastModified: String
+        var content: Content
+
+        enum Content {
+            case memory(ByteBuffer)
+            case disk(OpenedAttachment)
+        }
+
+        init(_ entry: AttachmentCache.Entry) {
+            self.init(
+                identity: entry.identity, sha256: entry.sha256, lastModified: entry.lastModified,
+                content: .memory(entry.bytes))
+        }
+
+        init(identity: FileIdentity, sha256: String, lastModified: String, content: Content) {
+            self.identity = identity
+            self.sha256 = sha256
+            self.lastModified = lastModified
+            self.content = content
         }
     }
 
-    /// Opens `name` relative to the out directory's descriptor (openat), without following a
-    /// symbolic link (O_NOFOLLOW) and non-blocking (so a FIFO planted there cannot hang a
-    /// thread-pool thread, as opening by path would), checks through the descriptor that it is
-    /// a regular file, and runs `body` on it. Anything else, or no such file, is a 404.
-    private func open<Result: Sendable>(
-        _ name: String, context: APIRequestContext,
-        _ body: (ReadFileHandle, FileIdentity) async throws -> Result
-    ) async throws -> Result {
-        do {
-            return try await FileSystem.shared.withDirectoryHandle(atPath: FilePath(directory)) { folder in
-                try await folder.withFileHandle(
-                    forReadingAt: FilePath(name),
-                    options: OpenOptions.Read(followSymbolicLinks: false, closeOnExec: true)
-                ) { handle in
-                    guard let identity = try await handle.withUnsafeDescriptor(FileIdentity.ofRegularFile) else {
-                        throw Self.notFound
-                    }
-                    return try await body(handle, identity)
+    /// What one thread-pool hop found for a name.
+    private enum Found: Sendable {
+        case cached(AttachmentCache.Entry)
+        /// Too large for the cache: open, its digest still to be had.
+        case large(OpenedAttachment)
+        case missing(Errno?)
+    }
+
+    /// The published file `name`: from the cache when it was checked within the interval (no
+    /// system call at all), else in one thread-pool hop that revalidates the cached entry with
+    /// an `fstatat`, or opens the file (``OpenedAttachment/open(_:in:)``) and reads a small
+    /// one whole into the cache. No such file, or one that is not a regular file, is a 404.
+    private func lookUp(_ name: String, context: APIRequestContext) async throws -> PublishedFile {
+        let now = NIODeadline.now().uptimeNanoseconds
+        if let entry = cache.fresh(name, now: now) { return PublishedFile(entry) }
+        let (cache, directory, digests) = (self.cache, self.directory, self.digests)
+        let found = try await NIOThreadPool.singleton.runIfActive {
+            Self.find(name, now: now, cache: cache, directory: directory, digests: digests)
+        }
+        switch found {
+        case .cached(let entry):
+            return PublishedFile(entry)
+        case .large(let opened):
+            let sha256 = try await digests.digest(of: opened.identity) {
+                try await NIOThreadPool.singleton.runIfActive {
+                    try AttachmentDigests.hash(opened.descriptor, size: opened.identity.size)
                 }
             }
-        } catch let error as FileSystemError {
-            if error.code != .notFound {
+            return PublishedFile(
+                identity: opened.identity, sha256: sha256, lastModified: HTTPDate.format(opened.identity.modified),
+                content: .disk(opened))
+        case .missing(let errno):
+            if let errno, errno != .noSuchFileOrDirectory {
                 // A symbolic link (ELOOP), a permission problem: not something to show a phone.
-                context.logger.notice(
-                    "attachment not served", metadata: ["file": "\(name)", "error": "\(error.code)"])
+                context.logger.notice("attachment not served", metadata: ["file": "\(name)", "error": "\(errno)"])
             }
             throw Self.notFound
         }
     }
 
-    /// A body streaming `range` of the file `name` from disk, in ``chunkLength`` reads off the
-    /// event loops. The file is opened again (the handler's descriptor is closed by then) the
-    /// same careful way, and must still be the file the headers describe.
-    private func body(_ name: String, _ identity: FileIdentity, range: Range<Int64>, context: APIRequestContext)
-        -> ResponseBody
-    {
-        ResponseBody(contentLength: range.count) { writer in
-            try await open(name, context: context) { handle, opened in
-                guard opened == identity else {
-                    throw PushPrepError(.ioError, "the attachment changed while it was being served")
+    /// The blocking part of ``lookUp(_:context:)``, on a thread-pool thread.
+    private static func find(
+        _ name: String, now: UInt64, cache: AttachmentCache, directory: OutDirectory, digests: AttachmentDigests
+    ) -> Found {
+        do {
+            let folder = try directory.handle(now: now)
+            if let stale = cache.stale(name) {
+                let status = try? Stat(FilePath(name), relativeTo: folder.descriptor, flags: .symlinkNoFollow)
+                if let status, FileIdentity(regularFile: status) == stale.identity {
+                    cache.confirm(name, identity: stale.identity, now: now)
+                    return .cached(stale)
                 }
-                for try await chunk in handle.readChunks(in: range, chunkLength: Self.chunkLength) {
+                cache.remove(name)
+            }
+            guard let opened = try OpenedAttachment.open(name, in: folder) else { return .missing(nil) }
+            let identity = opened.identity
+            guard identity.size <= Int64(cache.maxFileBytes) else { return .large(opened) }
+            let bytes = try opened.read(at: 0, count: Int(identity.size))
+            guard bytes.readableBytes == Int(identity.size) else { return .missing(.ioError) }
+            let sha256 = digests.known(identity) ?? AttachmentDigests.hash(bytes)
+            digests.remember(identity, digest: sha256)
+            let entry = AttachmentCache.Entry(
+                identity: identity, sha256: sha256, lastModified: HTTPDate.format(identity.modified), bytes: bytes)
+            cache.insert(name, entry, now: now)
+            return .cached(entry)
+        } catch {
+            return .missing(error as? Errno ?? .ioError)
+        }
+    }
+
+    /// The body of `range` of `file`: a slice of its bytes in memory, or read from its open
+    /// descriptor in ``chunkLength`` reads off the event loops (the descriptor closes when the
+    /// body is done with, streamed or dropped).
+    private func body(_ file: PublishedFile, range: Range<Int64>) -> ResponseBody {
+        switch file.content {
+        case .memory(let bytes):
+            let slice =
+                bytes.getSlice(at: bytes.readerIndex + Int(range.lowerBound), length: range.count) ?? ByteBuffer()
+            return ResponseBody(byteBuffer: slice)
+        case .disk(let opened):
+            return ResponseBody(contentLength: range.count) { writer in
+                var offset = range.lowerBound
+                while offset < range.upperBound {
+                    let count = Int(min(Int64(Self.chunkLength), range.upperBound - offset))
+                    let start = offset
+                    let chunk = try await NIOThreadPool.singleton.runIfActive {
+                        try opened.read(at: start, count: count)
+                    }
+                    guard chunk.readableBytes > 0 else {
+                        throw PushPrepError(.ioError, "the attachment got shorter while it was being served")
+                    }
+                    offset += Int64(chunk.readableBytes)
                     try await writer.write(chunk)
                 }
+                try await writer.finish(nil)
             }
-            try await writer.finish(nil)
         }
     }
 

@@ -243,6 +243,122 @@ struct AttachmentRoutesTests {
         }
     }
 
+    /// Small files are answered from memory, but a file pruned from the out directory is a 404
+    /// once the cache's revalidation interval (a second) has passed, and a name that now holds
+    /// another file serves the new bytes and ETag.
+    @Test func aPrunedFileIsNotFoundAfterTheRevalidationInterval() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let out = dir.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        let pruned = "img-\(String(repeating: "cd", count: 20)).jpg"
+        let replaced = "img-\(String(repeating: "ef", count: 20)).jpg"
+        try Data("first bytes".utf8).write(to: out.appendingPathComponent(pruned))
+        try Data("old bytes".utf8).write(to: out.appendingPathComponent(replaced))
+        let server = try await ServeProcess.start(["--workers", "0"], in: dir)
+        let base = server.baseURL + "/v1/attachments/"
+        for _ in 0..<3 {
+            #expect(try Curl.get(base + pruned).body == Data("first bytes".utf8))
+            #expect(try Curl.get(base + replaced).body == Data("old bytes".utf8))
+        }
+        try FileManager.default.removeItem(at: out.appendingPathComponent(pruned))
+        // A new file renamed over the name, as a publisher would (a new inode).
+        let staged = dir.appendingPathComponent("staged.jpg")
+        try Data("new bytes!".utf8).write(to: staged)
+        #expect(rename(staged.path, out.appendingPathComponent(replaced).path) == 0)
+        try await Task.sleep(for: .milliseconds(1500))
+        let gone = try Curl.get(base + pruned)
+        #expect(gone.status == 404)
+        #expect(try gone.json()["code"] as? String == "not_found")
+        let renewed = try Curl.get(base + replaced)
+        #expect(renewed.status == 200)
+        #expect(renewed.body == Data("new bytes!".utf8))
+        let sha256 = SHA256.hash(data: Data("new bytes!".utf8)).map { String(format: "%02x", $0) }.joined()
+        #expect(renewed.header("ETag") == "\"\(sha256)\"")
+        #expect(renewed.header("Content-Length") == "10")
+    }
+
+    /// The in-memory cache is bounded: serving 160 distinct files of 2 MiB (320 MiB, five times
+    /// what the cache holds) grows the server's resident memory by far less than that, and
+    /// every answer still has the file's bytes (a range of one included).
+    @Test func memoryStaysBoundedWithMoreFilesThanTheCacheHolds() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let out = dir.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        let size = 2 << 20
+        let count = 160
+        func name(_ index: Int) -> String { "img-\(String(format: "%040d", index)).jpg" }
+        for index in 0..<count {
+            // Sparse files of zeros, with a distinct mark at the start and the end.
+            let url = out.appendingPathComponent(name(index))
+            #expect(FileManager.default.createFile(atPath: url.path, contents: nil))
+            let handle = try FileHandle(forWritingTo: url)
+            try handle.write(contentsOf: Data("\(index)".utf8))
+            try handle.truncate(atOffset: UInt64(size))
+            try handle.seek(toOffset: UInt64(size - 8))
+            try handle.write(contentsOf: Data(String(format: "%08d", index).utf8))
+            try handle.close()
+        }
+        let server = try await ServeProcess.start(["--workers", "0", "--log-level", "warning"], in: dir)
+        let api = APITestClient(baseURL: server.baseURL)
+        let pid = server.process.pid
+        func residentKiB() throws -> Int {
+            let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+            let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
+            return try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
+        }
+        let first = try await api.get("/v1/attachments/\(name(0))")
+        #expect(first.status == 200)
+        let before = try residentKiB()
+        var peak = before
+        for round in 0..<2 {
+            for index in 0..<count {
+                let answer = try await api.get("/v1/attachments/\(name(index))")
+                #expect(answer.status == 200, "\(name(index))")
+                #expect(answer.body.count == size)
+                #expect(answer.body.starts(with: Array("\(index)".utf8)), "round \(round): \(name(index))")
+                #expect(answer.body.suffix(8).elementsEqual(Array(String(format: "%08d", index).utf8)))
+                if index % 16 == 0 { peak = max(peak, try residentKiB()) }
+            }
+        }
+        let part = try Curl.get(server.baseURL + "/v1/attachments/\(name(7))", headers: ["Range: bytes=-8"])
+        #expect(part.status == 206)
+        #expect(part.body == Data("00000007".utf8))
+        peak = max(peak, try residentKiB())
+        // 64 MiB of cache plus allocator slack; an unbounded cache would hold all 320 MiB.
+        #expect(peak - before < 150 << 10, "VmRSS grew from \(before) KiB to \(peak) KiB")
+    }
+
+    /// A file too large for the cache (5 MiB and 3 bytes) streams from disk in chunks: the whole
+    /// file, a range across a chunk boundary, HEAD's length, a 304 for its ETag.
+    @Test func aFileLargerThanTheCacheStreamsFromDisk() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let out = dir.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        let bytes = Data((0..<(5 << 20) + 3).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 12) })
+        let name = "vid-\(String(repeating: "12", count: 20)).mp4"
+        try bytes.write(to: out.appendingPathComponent(name))
+        let server = try await ServeProcess.start(["--workers", "0"], in: dir)
+        let url = server.baseURL + "/v1/attachments/" + name
+        let sha256 = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        for _ in 0..<2 {
+            let whole = try Curl.get(url)
+            #expect(whole.status == 200)
+            #expect(whole.body == bytes)
+            #expect(whole.header("ETag") == "\"\(sha256)\"")
+            #expect(whole.header("Content-Type") == "video/mp4")
+        }
+        let part = try Curl.get(url, headers: ["Range: bytes=262000-786500"])
+        #expect(part.status == 206)
+        #expect(part.body == bytes[262_000...786_500])
+        let head = try Curl.run(["-I", url])
+        #expect(head.status == 200)
+        #expect(head.header("Content-Length") == String(bytes.count))
+        #expect(try Curl.get(url, headers: ["If-None-Match: \"\(sha256)\""]).status == 304)
+    }
+
     // MARK: Helpers
 
     /// Creates a job for `source`, waits for it and returns its manifest entry.

@@ -95,6 +95,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-wait"), help: "The longest ?wait= and ?timeout= a request may ask for, in seconds.")
     var maxWait: Double = 60
 
+    @Option(
+        name: .customLong("request-timeout"),
+        help: "Seconds a request may take to be handled, its upload included (408 past it; longer than --max-wait).")
+    var requestTimeout: Double = 300
+
     @Option(name: .customLong("webhook-url"), help: "Where to POST job results of jobs created without a callback_url.")
     var webhookURL: String?
 
@@ -157,6 +162,7 @@ struct ServeCommand: AsyncParsableCommand {
             baseURL: baseURL, attachmentsDirectory: directory, uploadsDirectory: uploads, webhookURL: webhookURL,
             acceptsCallbacks: webhookSecretFile != nil)
         configuration.remote = remote.settings
+        configuration.requestTimeoutSeconds = requestTimeout
         return configuration
     }
 

@@ -83,6 +83,7 @@ public struct APIServer: Service {
         router.add(middleware: MetricsMiddleware())
         let routes = RouteTable()
         router.add(middleware: RequestIDMiddleware(maxURLBytes: configuration.maxURLBytes, routes: routes))
+        router.add(middleware: DeadlineMiddleware(timeout: .seconds(Int64(configuration.requestTimeoutSeconds))))
         router.add(
             middleware: AuthMiddleware(
                 keys: configuration.apiKeys,

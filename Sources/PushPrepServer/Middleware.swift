@@ -125,6 +125,46 @@ struct RequestIDMiddleware: RouterMiddleware {
     }
 }
 
+/// A deadline for each request's handler (reading the request's body included; writing the
+/// response's body, such as a long download, is not bounded by it): past `timeout`, the handler
+/// is cancelled and the client gets `408 timeout`. A client trickling an upload cannot hold a
+/// connection and a file open for ever.
+struct DeadlineMiddleware: RouterMiddleware {
+    typealias Context = APIRequestContext
+
+    let timeout: Duration
+
+    func handle(
+        _ request: Request, context: APIRequestContext, next: (Request, APIRequestContext) async throws -> Response
+    ) async throws -> Response {
+        let timeout = timeout
+        return try await withoutActuallyEscaping(next) { next in
+            let request = UnsafeTransfer(request)
+            let next = UnsafeTransfer(next)
+            return try await withThrowingTaskGroup(of: Response?.self) { group in
+                group.addTask { try await next.value(request.value, context) }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let response = first else {
+                    throw Problem(.requestTimeout, .timeout, "the request took longer than \(timeout) to handle")
+                }
+                return response
+            }
+        }
+    }
+}
+
+/// Carries a value the compiler cannot prove sendable into a child task that ends before the
+/// function that made it returns (the task group above): the request and the rest of the chain
+/// are used by that one task only.
+struct UnsafeTransfer<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
 /// The registered routes' paths and methods, for 405 answers.
 final class RouteTable: Sendable {
     private let entries = Mutex<[(pattern: [Substring], method: String)]>([])

@@ -28,6 +28,9 @@ public struct ServerConfiguration: Sendable {
     public var maxProcessSources: Int
     /// The longest `?wait=` and `?timeout=`, in seconds.
     public var maxWaitSeconds: Double
+    /// The longest a request's handler may take, reading the request's body included (`408`
+    /// past it): at least the longest long poll.
+    public var requestTimeoutSeconds: Double = 300
     /// How long an `Idempotency-Key` is remembered.
     public var idempotencyRetention: Duration
     /// How clients reach this server (`--public-url`); nil: the address it binds.
@@ -108,6 +111,12 @@ public struct ServerConfiguration: Sendable {
         }
         guard maxWaitSeconds.isFinite, (0...3600).contains(maxWaitSeconds) else {
             throw PushPrepError(.invalidSettings, "--max-wait must be in 0...3600 seconds")
+        }
+        guard requestTimeoutSeconds.isFinite, (1...86_400).contains(requestTimeoutSeconds),
+            requestTimeoutSeconds > maxWaitSeconds
+        else {
+            throw PushPrepError(
+                .invalidSettings, "--request-timeout must be in 1...86400 seconds and longer than --max-wait")
         }
         if let rateLimit, !(rateLimit.isFinite && rateLimit > 0) {
             throw PushPrepError(.invalidSettings, "--rate-limit must be a positive number of requests a second")

@@ -28,12 +28,15 @@ struct ServeCommand: AsyncParsableCommand {
             Authorization: Bearer KEY (read or write scope); the published attachments stay \
             public (phones cannot send keys).
 
+            Webhooks (callback_url, --webhook-url) are signed per Standard Webhooks with \
+            --webhook-secret-file, kept in the queue's database until delivered, and retried \
+            for about a day.
+
             Examples:
               pushprep serve --out /srv/push
-              pushprep serve --host 0.0.0.0 --api-keys-file /etc/pushprep/keys --out /srv/push \\
-                --public-url https://push-media.example.com
-              pushprep serve --queue postgres://pushprep@db/pushprep --workers 0 --api-keys-file keys \\
-                --host 0.0.0.0 --store s3://media/push
+              pushprep serve --out /srv/push --webhook-secret-file hook.secret
+              pushprep serve --host 0.0.0.0 --api-keys-file keys --out /srv/push
+              pushprep serve --queue postgres://db/push --workers 0 --store s3://media
             """
     )
 
@@ -94,6 +97,11 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("max-wait"), help: "The longest ?wait= and ?timeout= a request may ask for, in seconds.")
     var maxWait: Double = 60
+
+    @Option(
+        name: .customLong("request-timeout"),
+        help: "Seconds a request may take to be handled, its upload included (408 past it; longer than --max-wait).")
+    var requestTimeout: Double = 300
 
     @Option(name: .customLong("webhook-url"), help: "Where to POST job results of jobs created without a callback_url.")
     var webhookURL: String?
@@ -157,6 +165,7 @@ struct ServeCommand: AsyncParsableCommand {
             baseURL: baseURL, attachmentsDirectory: directory, uploadsDirectory: uploads, webhookURL: webhookURL,
             acceptsCallbacks: webhookSecretFile != nil)
         configuration.remote = remote.settings
+        configuration.requestTimeoutSeconds = requestTimeout
         return configuration
     }
 

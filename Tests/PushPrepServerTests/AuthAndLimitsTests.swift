@@ -188,4 +188,51 @@ struct AuthAndLimitsTests {
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: false)
         #expect(try await api.get("/readyz").status == 200)
     }
+
+    /// A client trickling an upload gets 408 once `--request-timeout` passes, and nothing it
+    /// sent stays in the uploads directory.
+    @Test func aTricklingUploadTimesOut() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let server = try await ServeProcess.start(
+            ["--workers", "0", "--request-timeout", "2", "--max-wait", "1"], in: dir)
+        let port = try #require(server.baseURL.split(separator: ":").last.map(String.init))
+        // One byte every 200 ms of a body that claims 100000: never done within 2 s.
+        let script = """
+            import socket, sys, time
+            s = socket.create_connection(("127.0.0.1", \(port)))
+            s.sendall(b"POST /v1/uploads HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/octet-stream\\r\\n"
+                      b"Content-Length: 100000\\r\\n\\r\\n\\xff\\xd8\\xff")
+            start = time.monotonic()
+            s.settimeout(0.2)
+            answer = b""
+            while time.monotonic() - start < 20:
+                try:
+                    chunk = s.recv(4096)
+                    if not chunk:
+                        break
+                    answer += chunk
+                    if b"\\r\\n\\r\\n" in answer:
+                        break
+                except socket.timeout:
+                    try:
+                        s.sendall(b"x")
+                    except OSError:
+                        break
+            print(answer.split(b"\\r\\n")[0].decode(), round(time.monotonic() - start, 1))
+            """
+        let result = try await TestTools.runAsync(TestTools.python, ["-c", script], timeout: .seconds(60))
+        let line = String(decoding: result.stdout, as: UTF8.self)
+        #expect(line.hasPrefix("HTTP/1.1 408"), "\(line) \(String(decoding: result.stderr, as: UTF8.self))")
+        let seconds =
+            Double(line.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 99
+        #expect(seconds >= 1.5 && seconds < 15, "answered after \(seconds) s")
+        let left = try await Poll.value("the partial upload to be removed", within: .seconds(10)) { () -> [String]? in
+            let names =
+                (try? FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("uploads").path)) ?? []
+            return names.isEmpty ? names : nil
+        }
+        #expect(left.isEmpty)
+        #expect(try await APITestClient(baseURL: server.baseURL).get("/healthz").status == 200)
+    }
 }

@@ -13,6 +13,8 @@ import Testing
 /// `use_after_free` (DELETE cancels a job, which stays readable, as the document says).
 /// `POST /v1/process` answers 504 by design when its jobs do not finish in time (here they
 /// never run: no workers), so it is run in a second pass without the no-5xx check.
+/// Hypothesis' health checks (generation too slow on a loaded machine, say) judge the data
+/// generation, not the API, and are turned off so that a busy CI machine does not fail the test.
 @Suite(.serialized)
 struct SchemathesisTests {
     static let schemathesis = TestTools.packageRoot.appendingPathComponent(".build/pyenv/bin/schemathesis").path
@@ -27,7 +29,7 @@ struct SchemathesisTests {
         let document = "\(server.baseURL)/openapi.json"
         let common = [
             "run", document, "--checks", "all", "--no-color", "--workers", "2", "--seed", "1", "-n", "25",
-            "--generation-database", "none", "--request-timeout", "20",
+            "--generation-database", "none", "--request-timeout", "60", "--suppress-health-check", "all",
         ]
         let passes: [(String, [String])] = [
             (

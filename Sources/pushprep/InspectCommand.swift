@@ -63,6 +63,10 @@ struct InspectCommand: AsyncParsableCommand {
         for stream in r.streams ?? [] { lines.append("  \(stream)") }
         lines.append("  meets Apple's rules: \(r.meetsAppleRules ? "yes" : "no")")
         for problem in r.problems { lines.append("    - \(problem)") }
+        if let memory = r.memoryEstimate {
+            let basis = r.memoryBasis.map { " (\($0))" } ?? ""
+            lines.append("  memory: about \(InspectReport.megabytes(memory)) at its peak\(basis)")
+        }
         if let error = r.error { lines.append("  error: \(error.code): \(error.message)") }
         lines.append("  process would:")
         for step in r.plan { lines.append("    - \(step)") }

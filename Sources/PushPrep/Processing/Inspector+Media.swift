@@ -33,10 +33,14 @@ extension Inspector {
             }
             let videoPlan = try VideoPlan(input: input, probe: probe, settings: settings)
             plan = .video(videoPlan)
+            report.memoryEstimate = videoPlan.memory.bytes
+            report.memoryBasis = videoPlan.memory.basis
             report.plan += lines(videoPlan)
         default:
             let audioPlan = try AudioPlan(probe: probe, type: type, settings: settings)
             plan = .audio(audioPlan)
+            report.memoryEstimate = audioPlan.memory.bytes
+            report.memoryBasis = audioPlan.memory.basis
             report.plan += try lines(audioPlan)
         }
     }

@@ -32,6 +32,12 @@ public struct InspectReport: Sendable, Codable, Equatable {
     public var plan: [String]
     /// The error `process` would fail with, if any.
     public var error: Failure.ErrorInfo?
+    /// Bytes of memory `process` is expected to use for this input at its peak, above the
+    /// process's baseline, from the header (issue 16); nil when it would be refused first.
+    public var memoryEstimate: Int?
+    /// What that estimate is made of, e.g. "progressive jpeg decoded at 1/4 scale, DCT
+    /// coefficients of the whole image".
+    public var memoryBasis: String?
 }
 
 /// Reads inputs' headers and tells whether they already meet Apple's rules and what
@@ -126,6 +132,8 @@ public enum Inspector {
 
         let imagePlan = ImagePlan(header: header, settings: settings)
         plan = .image(imagePlan)
+        report.memoryEstimate = imagePlan.memory.bytes
+        report.memoryBasis = imagePlan.memory.basis
         report.plan += lines(imagePlan, metadata: report.metadata)
     }
 
@@ -176,5 +184,12 @@ enum ImageMetadata {
             blocks.append("comment")
         }
         return blocks
+    }
+}
+
+extension InspectReport {
+    /// "438 MB", "3.2 MB": megabytes (10^6) as people read them.
+    public static func megabytes(_ bytes: Int) -> String {
+        bytes >= 10_000_000 ? "\(bytes / 1_000_000) MB" : String(format: "%.1f MB", Double(bytes) / 1_000_000)
     }
 }

@@ -32,6 +32,8 @@ package struct AudioPlan: Equatable {
     package let transcode: Transcode
     /// `--max-pixels`, for the demuxer's probing decoders.
     let maxPixels: Int
+    /// The peak memory of the run (``MemoryEstimate``): small, whatever the sound.
+    package let memory = MemoryEstimate.audio
 
     /// Whether the header says the source is longer than the preview.
     package var isTrimmed: Bool { sourceDuration.map { $0 > seconds + 0.05 } ?? false }

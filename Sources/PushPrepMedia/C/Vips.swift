@@ -108,6 +108,17 @@ package final class VipsImageRef {
         return (0..<Int(count)).map { Int(values[$0]) }
     }
 
+    /// A string metadata field (e.g. `jpeg-chroma-subsample`), or nil when absent.
+    func string(_ name: String) -> String? {
+        guard vips_image_get_typeof(pointer, name) != 0 else { return nil }
+        var value: UnsafePointer<CChar>? = nil
+        guard vips_image_get_string(pointer, name, &value) == 0, let value else {
+            _ = takeVipsError()
+            return nil
+        }
+        return String(cString: value)
+    }
+
     /// Whether a metadata field is present.
     func has(_ name: String) -> Bool { vips_image_get_typeof(pointer, name) != 0 }
 

@@ -16,6 +16,23 @@ package struct ImageHeader {
     package let hasAlpha: Bool
     /// Whether PushPrep treats it as an animation (an animated GIF or WebP).
     package let isAnimated: Bool
+    /// What the decoders' memory depends on (``MemoryEstimate``): the detected type, the bands
+    /// and bytes per sample the loader gives, whether the file is progressive or interlaced
+    /// (the decoder then holds the whole image), and a JPEG's chroma subsampling.
+    package var layout = Layout()
+
+    /// The facts of ``layout``.
+    package struct Layout: Equatable, Sendable {
+        package var type: MediaType = .jpeg
+        package var bands = 3
+        package var sampleBytes = 1
+        /// A progressive JPEG or an interlaced (Adam7) PNG.
+        package var interlaced = false
+        /// "4:2:0", "4:4:4"…, for JPEGs that say.
+        package var chromaSubsampling: String? = nil
+
+        package init() {}
+    }
 
     /// Width as the image is meant to be seen (orientations 5...8 swap the axes).
     package var uprightWidth: Int { (5...8).contains(orientation) ? height : width }
@@ -33,9 +50,12 @@ package enum ImageHeaderStep {
         switch input.payload {
         case .bitmap(let bitmap):
             let bmp = try BMPDecoder.header(bitmap.bytes)
+            var layout = ImageHeader.Layout()
+            layout.type = input.type
+            layout.bands = bmp.hasAlpha ? 4 : 3
             header = ImageHeader(
                 width: bmp.width, height: bmp.height, frames: 1, orientation: 1, hasAlpha: bmp.hasAlpha,
-                isAnimated: false)
+                isAnimated: false, layout: layout)
         case .encoded(let source):
             let image = try ImageHeaderReader.open(source, type: input.type)
             let frames = max(1, image.int("n-pages") ?? 1)
@@ -46,11 +66,22 @@ package enum ImageHeaderStep {
                 frames: frames,
                 orientation: orientation,
                 hasAlpha: image.hasAlpha,
-                isAnimated: frames > 1 && (input.type == .gif || input.type == .webp)
+                isAnimated: frames > 1 && (input.type == .gif || input.type == .webp),
+                layout: layout(image, type: input.type)
             )
         }
         try checkPixels(header, maxPixels: maxPixels)
         return header
+    }
+
+    private static func layout(_ image: VipsImageRef, type: MediaType) -> ImageHeader.Layout {
+        var layout = ImageHeader.Layout()
+        layout.type = type
+        layout.bands = image.bands
+        layout.sampleBytes = Int(vips_format_sizeof(image.format))
+        layout.interlaced = (image.int("interlaced") ?? 0) != 0
+        layout.chromaSubsampling = image.string("jpeg-chroma-subsample")
+        return layout
     }
 
     package static func checkPixels(_ header: ImageHeader, maxPixels: Int) throws(PushPrepError) {

@@ -168,9 +168,38 @@ package enum ImagePipeline {
         return (nil, smallest, format)
     }
 
+    /// Where an animation's run first decodes, from the header alone: the width at which its
+    /// frames fit the plan's memory budget (the run shrinks, and drops frames, before decoding
+    /// anything), or a movie. The same rules as the loop of ``run(_:input:header:control:)``.
+    enum AnimationStart: Equatable {
+        case gif(width: Int)
+        case movie
+    }
+
+    static func animationStart(_ header: ImageHeader, plan: ImagePlan) -> AnimationStart {
+        if case .movie = plan.output { return .movie }
+        var width = plan.width
+        var keepEvery = 1
+        while true {
+            let bytes = decodedAnimationBytes(header, width: width, keepEvery: keepEvery)
+            guard bytes > plan.gifMaxMemory else { return .gif(width: width) }
+            let smaller = Int(Double(width) * shrinkFactor(goal: plan.gifMaxMemory, reached: bytes, margin: 0.97))
+            if smaller >= max(160, plan.width / 3) {
+                width = smaller
+            } else if plan.output == .animation(fallback: .movie) {
+                return .movie
+            } else if keepEvery < 4 && header.frames / (keepEvery * 2) >= 2 {
+                keepEvery *= 2
+            } else {
+                // Sent as its first frame, which is decoded with all the others at the first width.
+                return .gif(width: plan.width)
+            }
+        }
+    }
+
     /// An animation's decoded size at `width` keeping every `keepEvery`-th frame, from its header.
     /// The height is rounded up, so the real frames are never larger than this says.
-    private static func decodedAnimationBytes(_ header: ImageHeader, width: Int, keepEvery: Int) -> Int {
+    static func decodedAnimationBytes(_ header: ImageHeader, width: Int, keepEvery: Int) -> Int {
         let height = (header.uprightHeight * width + header.uprightWidth - 1) / max(1, header.uprightWidth)
         let frames = (header.frames + keepEvery - 1) / keepEvery
         return AppleLimits.decodedBytes(width: width, height: height, frames: frames)
@@ -179,7 +208,7 @@ package enum ImagePipeline {
     /// How much to scale the width by when a size reached `reached` against `goal`, for a measure
     /// that grows with the pixel count: the square root of the overshoot with a margin, between
     /// 0.3 and 0.9 so that every round makes progress without overshooting.
-    private static func shrinkFactor(goal: Int, reached: Int, margin: Double) -> Double {
+    static func shrinkFactor(goal: Int, reached: Int, margin: Double) -> Double {
         min(0.9, max(0.3, (Double(goal) / Double(max(reached, 1))).squareRoot() * margin))
     }
 

@@ -48,6 +48,8 @@ package struct ImagePlan: Equatable {
     let minimumWidth: Int
     /// `--max-pixels`, for the decoder.
     let maxPixels: Int
+    /// The peak memory of the run, from the header (``MemoryEstimate``).
+    package private(set) var memory = MemoryEstimate(bytes: 0, basis: "")
 
     /// Whether the first attempt is smaller than the source.
     package var resizes: Bool { width < sourceWidth }
@@ -72,6 +74,7 @@ package struct ImagePlan: Equatable {
         gifLadder = ImageEncodeStep.ladder(for: .gif, quality: settings.quality)
         minimumWidth = ImagePipeline.minimumWidth
         maxPixels = settings.maxPixels
+        memory = MemoryEstimate.image(header, plan: self, videoWidth: settings.videoWidth)
     }
 
     /// The attempts at one size in `format`.

@@ -72,6 +72,8 @@ package struct VideoPlan: Equatable {
     let maxPixels: Int
     /// `--video-start` when it is past the end of the source, which then starts at 0.
     package let ignoredStart: Double?
+    /// The peak memory of the run, from the stream's header (``MemoryEstimate``).
+    package let memory: MemoryEstimate
 
     /// What the settings asked that the source does not allow, for the output's warnings.
     package var warnings: [String] {
@@ -153,6 +155,7 @@ package struct VideoPlan: Equatable {
         posterQuality = settings.quality
         maxPixels = settings.maxPixels
         ignoredStart = ignored
+        memory = MemoryEstimate.video(video)
     }
 
     /// A frame rate for operations: "30", "29.97".

@@ -1,0 +1,186 @@
+import Foundation
+import PushPrepTestSupport
+import Testing
+
+@testable import PushPrep
+
+/// The memory estimate `inspect` shows (and a scheduler will add up) against the peak the built
+/// `pushprep process INPUT --jobs 1` really reaches, measured with GNU time in a child process,
+/// above the peak of an 8x8 JPEG (the process's baseline).
+///
+/// An estimate must be within 30% of the measured peak. Inputs whose measured peak is under
+/// 8 MiB are checked with an absolute tolerance of 6 MiB instead: at that size the peak is
+/// libvips' thread buffers and the allocator's rounding, which no header predicts. An input that
+/// `process` refuses part-way (a truncated file) stops before its peak, so for those the estimate
+/// only has to be no less than the measured peak.
+@Suite(
+    .enabled(
+        if: FileManager.default.isExecutableFile(atPath: "/usr/bin/time") && TestTools.pushprepBinary() != nil
+            && TestTools.programAvailable("vips") && TestTools.programAvailable("ffmpeg"),
+        "needs GNU time, the built pushprep binary, vips and ffmpeg"
+    )
+)
+struct MemoryEstimateTests {
+    static let mebibyte = 1 << 20
+    static let relativeTolerance = 0.30
+    static let smallPeak = 8 << 20
+    static let absoluteTolerance = 6 << 20
+
+    /// One input's measured peak beside its estimate.
+    struct Sample: CustomStringConvertible {
+        let name: String
+        let measured: Int
+        let estimate: Int
+        let succeeded: Bool
+
+        var ratio: Double { Double(estimate) / Double(max(measured, 1)) }
+        var description: String {
+            String(
+                format: "%@: measured %.1f MiB, estimate %.1f MiB (%.2f)", name,
+                Double(measured) / Double(MemoryEstimateTests.mebibyte),
+                Double(estimate) / Double(MemoryEstimateTests.mebibyte), ratio)
+        }
+
+        var withinTolerance: Bool {
+            if !succeeded { return estimate >= measured - MemoryEstimateTests.absoluteTolerance }
+            if measured < MemoryEstimateTests.smallPeak {
+                return abs(estimate - measured) <= MemoryEstimateTests.absoluteTolerance
+            }
+            return abs(ratio - 1) <= MemoryEstimateTests.relativeTolerance
+        }
+    }
+
+    /// Peak resident bytes of `pushprep process input --jobs 1`, and whether it succeeded.
+    static func peak(_ input: URL) async throws -> (bytes: Int, succeeded: Bool) {
+        let binary = try #require(TestTools.pushprepBinary())
+        let out = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(out) }
+        let result = try await TestTools.runAsync(
+            "/usr/bin/time",
+            ["-f", "peak-kb=%M", binary.path, "process", input.path, "--jobs", "1", "--out", out.path],
+            timeout: .seconds(120))
+        let stderr = String(decoding: result.stderr, as: UTF8.self)
+        let line = stderr.split(separator: "\n").last { $0.hasPrefix("peak-kb=") }
+        let kilobytes = try #require(
+            line.flatMap { Int($0.dropFirst("peak-kb=".count)) }, "GNU time printed no peak: \(stderr.suffix(500))")
+        return (kilobytes * 1024, result.status == 0)
+    }
+
+    /// The process's baseline: the largest of three peaks for an 8x8 JPEG.
+    static func baseline(in directory: URL) async throws -> Int {
+        let tiny = directory.appendingPathComponent("tiny.jpg")
+        try TestTools.vips("black", tiny.path, "8", "8", "--bands", "3")
+        var largest = 0
+        for _ in 0..<3 { largest = max(largest, try await peak(tiny).bytes) }
+        return largest
+    }
+
+    /// Measures each input and pairs it with `inspect`'s estimate; inputs refused before a plan
+    /// (no estimate) are left out.
+    static func samples(_ inputs: [URL], baseline: Int) async throws -> [Sample] {
+        var samples: [Sample] = []
+        for input in inputs {
+            let report = Inspector.inspect(
+                InputItem(source: input.lastPathComponent, path: input.path), settings: ProcessingSettings())
+            guard let estimate = report.memoryEstimate else { continue }
+            let measured = try await peak(input)
+            samples.append(
+                Sample(
+                    name: input.lastPathComponent, measured: max(0, measured.bytes - baseline), estimate: estimate,
+                    succeeded: measured.succeeded))
+        }
+        return samples
+    }
+
+    /// A handful of generated inputs, one per kind of formula, large enough to matter.
+    static func makeFixtures(in directory: URL) throws -> [URL] {
+        func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        let photo = path("photo.v")
+        try TestTools.runChecked(
+            TestTools.packageRoot.appendingPathComponent("scripts/synth-photo.sh").path,
+            ["2048", "1536", "3", photo])
+        let large = path("large.v")
+        try TestTools.vips("resize", photo, large, "2")
+        try TestTools.vips("copy", large, path("baseline.jpg") + "[Q=85]")
+        try TestTools.vips("copy", large, path("progressive.jpg") + "[Q=85,interlace]")
+        try TestTools.vips("copy", large, path("plain.png") + "[compression=1]")
+        try TestTools.vips("copy", photo, path("interlaced.png") + "[compression=1,interlace]")
+        try TestTools.vips("copy", photo, path("photo.webp") + "[Q=80]")
+        var names = ["baseline.jpg", "progressive.jpg", "plain.png", "interlaced.png", "photo.webp"]
+        if TestTools.vipsHasOperation("heifsave"),
+            (try? TestTools.vips("copy", photo, path("photo.heic") + "[Q=60,compression=hevc]")) != nil
+        {
+            names.append("photo.heic")
+        }
+        try TestTools.ffmpeg(
+            "-f", "lavfi", "-i", "testsrc2=size=480x360:rate=10", "-frames:v", "50", path("animation.gif"))
+        names.append("animation.gif")
+        if TestTools.ffmpegCanEncode("libx264") {
+            try TestTools.ffmpeg(
+                "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30", "-t", "2", "-pix_fmt", "yuv420p",
+                "-c:v", "libx264", "-preset", "ultrafast", path("movie.mp4"))
+            names.append("movie.mp4")
+        }
+        try TestTools.ffmpeg(
+            "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100", "-t", "10", path("sound.wav"))
+        names.append("sound.wav")
+        return names.map { directory.appendingPathComponent($0) }
+    }
+
+    @Test("the estimate is within 30% of the measured peak for generated images, a movie and a sound")
+    func generatedInputs() async throws {
+        let directory = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(directory) }
+        let inputs = try Self.makeFixtures(in: directory)
+        let baseline = try await Self.baseline(in: directory)
+        let samples = try await Self.samples(inputs, baseline: baseline)
+        #expect(samples.count == inputs.count, "every fixture has an estimate")
+        // Not all tiny: the relative tolerance must be exercised.
+        #expect(samples.filter { $0.measured >= Self.smallPeak }.count >= 4, "\(samples)")
+        for sample in samples {
+            #expect(sample.withinTolerance, "\(sample)")
+        }
+    }
+
+    @Test("inspect shows the estimate in text and JSON; a progressive JPEG costs more than a baseline one")
+    func inspectShowsEstimate() async throws {
+        let binary = try #require(TestTools.pushprepBinary())
+        let directory = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(directory) }
+        let baseline = directory.appendingPathComponent("baseline.jpg")
+        let progressive = directory.appendingPathComponent("progressive.jpg")
+        try TestTools.vips("gaussnoise", baseline.path, "3000", "2000")
+        try TestTools.vips("copy", baseline.path, progressive.path + "[interlace]")
+
+        let json = try await TestTools.runAsync(binary.path, ["inspect", "--json", baseline.path, progressive.path])
+        #expect(json.status == 0)
+        let reports = try JSONDecoder().decode([InspectReport].self, from: json.stdout)
+        let estimates = reports.compactMap(\.memoryEstimate)
+        #expect(estimates.count == 2)
+        // The coefficients of the whole image (3000x2000, one component): 12 MB more.
+        if estimates.count == 2 { #expect(estimates[1] >= estimates[0] + 10_000_000, "\(estimates)") }
+        #expect(reports.last?.memoryBasis?.hasPrefix("progressive jpeg") == true)
+
+        let text = try await TestTools.runAsync(binary.path, ["inspect", progressive.path])
+        let output = String(decoding: text.stdout, as: UTF8.self)
+        #expect(output.contains("memory: about "), "\(output)")
+    }
+
+    @Test(
+        "the estimate is within 30% of the measured peak for every file of ../shared/corpus",
+        .enabled(if: SharedCorpus.sharpFixtures != nil, "../shared/corpus is absent (it is not part of the project)"))
+    func corpus() async throws {
+        let corpus = try #require(SharedCorpus.sharpFixtures)
+        let inputs = try FileManager.default.contentsOfDirectory(at: corpus, includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension != "md" }
+            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+        let directory = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(directory) }
+        let baseline = try await Self.baseline(in: directory)
+        let samples = try await Self.samples(inputs, baseline: baseline)
+        #expect(samples.count >= inputs.count / 2, "most corpus files have an estimate")
+        for sample in samples {
+            #expect(sample.withinTolerance, "\(sample)")
+        }
+    }
+}

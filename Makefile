@@ -52,8 +52,9 @@ deps:
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
-## bench-deps: what only `make bench` needs: wrk (load) and nginx (the static-file reference)
-BENCH_APT_PACKAGES := wrk nginx
+## bench-deps: what only `make bench` needs: wrk (load), nginx (the static-file reference) and
+# gcc, which builds the bare libvips loop (scripts/bare-thumbnail.c) the image section compares with
+BENCH_APT_PACKAGES := wrk nginx gcc
 bench-deps: deps
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BENCH_APT_PACKAGES)"
 

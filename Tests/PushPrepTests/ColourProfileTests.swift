@@ -20,7 +20,9 @@ struct ColourProfileTests {
     /// Display P3 (iPhone photos), Adobe RGB (a98) and ProPhoto (ROMM RGB).
     static let wideGamutProfiles = ["p3", "\(ghostscriptProfiles)/a98.icc", "\(ghostscriptProfiles)/rommrgb.icc"]
 
-    @Test("a wide-gamut PNG with real transparency is converted to sRGB as vips icc_transform does", arguments: wideGamutProfiles)
+    @Test(
+        "a wide-gamut PNG with real transparency is converted to sRGB as vips icc_transform does",
+        arguments: wideGamutProfiles)
     func wideGamutPNG(profile: String) throws {
         try TestTools.withTemporaryDirectory { dir in
             try requireProfile(profile)
@@ -115,7 +117,9 @@ struct ColourProfileTests {
             let frames = dir.appendingPathComponent("output.v")
             try TestTools.vips("copy", output.path + "[n=-1]", frames.path)
             let allInputFrames = URL(fileURLWithPath: input.path + "[n=-1]")
-            #expect(try ImageProbe.meanDifference(allInputFrames, reference, scratch: dir) > 6, "the fixture is not wide-gamut")
+            #expect(
+                try ImageProbe.meanDifference(allInputFrames, reference, scratch: dir) > 6,
+                "the fixture is not wide-gamut")
             #expect(try ImageProbe.meanDifference(frames, reference, scratch: dir) < 4)
         }
     }
@@ -124,7 +128,8 @@ struct ColourProfileTests {
 
     private func requireProfile(_ profile: String) throws {
         guard profile.hasPrefix("/") else { return }
-        try #require(FileManager.default.fileExists(atPath: profile), "\(profile) is missing: make deps installs libgs-common")
+        try #require(
+            FileManager.default.fileExists(atPath: profile), "\(profile) is missing: make deps installs libgs-common")
     }
 
     /// Colour noise in sRGB (fixed seeds), optionally with a constant alpha of 200.

@@ -15,10 +15,12 @@ SWIFT ?= swift
 # server the queue tests and the queue benchmark start in a temporary directory.
 # python3-jsonschema checks every manifest the tests produce against schema/manifest.schema.json;
 # python3-venv makes the virtualenv `make pyenv` installs the tests' Python references into;
-# strace counts how often a test's input is opened.
+# strace counts how often a test's input is opened. libgs-common ships the ICC profiles
+# (/usr/share/color/icc/ghostscript: an Adobe RGB-compatible a98.icc, the ProPhoto rommrgb.icc, an
+# sRGB one) the colour tests tag their wide-gamut and sRGB fixtures with.
 APT_PACKAGES := pkg-config libvips-dev libvips-tools \
 	libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg time \
-	libsqlite3-dev sqlite3 postgresql python3-jsonschema python3-venv strace
+	libsqlite3-dev sqlite3 postgresql python3-jsonschema python3-venv strace libgs-common
 
 # The SigV4 signer's test compares it with botocore's (scripts/sigv4_reference.py); the storage
 # tests run moto's S3 server (`python -m moto.server`) and read objects back with boto3
@@ -50,8 +52,9 @@ deps:
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
-## bench-deps: what only `make bench` needs: wrk (load) and nginx (the static-file reference)
-BENCH_APT_PACKAGES := wrk nginx
+## bench-deps: what only `make bench` needs: wrk (load), nginx (the static-file reference) and
+# gcc, which builds the bare libvips loop (scripts/bare-thumbnail.c) the image section compares with
+BENCH_APT_PACKAGES := wrk nginx gcc
 bench-deps: deps
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BENCH_APT_PACKAGES)"
 

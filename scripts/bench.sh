@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# `make bench`: PushPrep throughput and memory against a vipsthumbnail baseline.
+# `make bench`: PushPrep throughput and memory against two baselines: parallel vipsthumbnail
+# processes (the obvious shell approach) and the bare loop (scripts/bare-thumbnail.c: BENCH_JOBS
+# threads doing vips_thumbnail + vips_jpegsave with PushPrep's options, nothing else; built here
+# into bench-out/ with cc and pkg-config), the floor issue 16 measures PushPrep against.
 #
 # Run from anywhere (it cd's to the repo root); writes only under bench-out/.
 #
@@ -26,7 +29,8 @@
 #
 # Last two lines of output, for CI / scripts:
 #   bench urls: count=… disk_s=… url_s=… ratio=…
-#   bench images: pushprep_ips=… vipsthumbnail_ips=… ratio=… peak_rss_mb=…
+#   bench images: pushprep_ips=… vipsthumbnail_ips=… ratio=… peak_rss_mb=… bare_ips=… bare_ratio=…
+# (ratio is pushprep/vipsthumbnail images/s, bare_ratio pushprep/bare-loop images/s)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -61,6 +65,8 @@ CACHE=$ROOT/cache        # generated JPEGs, kept between runs (slow to make)
 IMAGES=$ROOT/images      # the exact input set of this run, rebuilt each time
 PP_OUT=$ROOT/pushprep-out
 VT_OUT=$ROOT/vipsthumbnail-out
+BARE_OUT=$ROOT/bare-out
+BARE_BIN=$ROOT/bare-thumbnail   # built from scripts/bare-thumbnail.c on every run
 LOGS=$ROOT/logs
 
 die() { echo "bench: error: $*" >&2; exit 2; }
@@ -87,6 +93,8 @@ done
 if (( BENCH_URLS > 0 )) && [[ $BENCH_SKIP_PUSHPREP != 1 ]]; then
     command -v python3 >/dev/null || die "python3 is needed to serve the URL benchmark (or set BENCH_URLS=0)"
 fi
+command -v cc >/dev/null || die "a C compiler (cc) is needed to build the bare-loop baseline (apt-get install gcc)"
+pkg-config --exists vips 2>/dev/null || die "pkg-config cannot find vips; install pkg-config and libvips-dev (make deps)"
 # bash's `time` keyword cannot report peak RSS; GNU time can.
 [[ -x /usr/bin/time ]] || die "GNU time (/usr/bin/time) is required for peak memory.
   Install it with:  sudo apt-get install time"
@@ -95,6 +103,12 @@ mkdir -p "$CACHE" "$LOGS" "$ROOT/tmp"
 # libvips (and synth-photo.sh) spill temporaries to TMPDIR; keep them in bench-out.
 TMPDIR=$(cd "$ROOT/tmp" && pwd)
 export TMPDIR
+
+# The bare loop, built fresh so it always matches its source (about a second). Word splitting of
+# pkg-config's output is intended.
+# shellcheck disable=SC2046
+cc -O2 scripts/bare-thumbnail.c -o "$BARE_BIN" $(pkg-config --cflags --libs vips) -pthread \
+    || die "cannot build $BARE_BIN from scripts/bare-thumbnail.c"
 
 # --- inputs ----------------------------------------------------------------
 rm -rf "$IMAGES"
@@ -179,7 +193,7 @@ cat "${files[@]}" >/dev/null
 # "Command exited with non-zero status" line may precede it).
 timed() { local out=$1; shift; /usr/bin/time -f '%e %M' -o "$out" "$@"; }
 
-pp_secs=() pp_rss=() vt_secs=() vt_rss=()
+pp_secs=() pp_rss=() vt_secs=() vt_rss=() bare_secs=() bare_rss=()
 pp_failed=0
 
 run_pushprep() {
@@ -227,6 +241,24 @@ run_vipsthumbnail() {
     vt_secs+=("$secs"); vt_rss+=("$rss")
 }
 
+# The bare loop: one process, BENCH_JOBS threads, the same files in the same order. Unlike the
+# vipsthumbnail run it applies no ICC profile (vt_pairs): PushPrep does not either. It exits
+# non-zero if any input failed, and every input must leave its output, so a broken baseline
+# stops the bench instead of looking fast.
+run_bare() {
+    local r=$1 rc=0 produced
+    rm -rf "$BARE_OUT"; mkdir -p "$BARE_OUT"
+    timed "$LOGS/bare-$r.time" "$BARE_BIN" "$BENCH_JOBS" "$WIDTH" "$QUALITY" "$BARE_OUT" "${files[@]}" \
+        >"$LOGS/bare-$r.log" 2>&1 || rc=$?
+    produced=$(find "$BARE_OUT" -type f | wc -l)
+    if (( rc != 0 || produced != count )); then
+        tail -n 20 "$LOGS/bare-$r.log" >&2
+        die "bare loop run $r failed (exit $rc, $produced/$count outputs)"
+    fi
+    read -r secs rss < <(tail -n 1 "$LOGS/bare-$r.time")
+    bare_secs+=("$secs"); bare_rss+=("$rss")
+}
+
 note "running: $count images, jobs=$BENCH_JOBS, $BENCH_REPEAT rounds (interleaved)"
 # Interleaving A B A B ... spreads background load on a shared machine over
 # both tools instead of penalising whichever ran during the noisy minute.
@@ -237,6 +269,21 @@ for (( r = 1; r <= BENCH_REPEAT; r++ )); do
     fi
     run_vipsthumbnail "$r"
     note "round $r: vipsthumbnail ${vt_secs[-1]} s"
+    run_bare "$r"
+    note "round $r: bare loop ${bare_secs[-1]} s, $(( bare_rss[-1] / 1024 )) MB peak"
+done
+
+# The two baselines must make the same pictures: same dimensions for every input (the bytes
+# differ where vipsthumbnail applies an ICC profile). vipsthumbnail names outputs by stem too.
+bare_mismatch=0
+for f in "${files[@]}"; do
+    stem=$(basename "${f%.*}")
+    a=$(vipsheader -f width "$VT_OUT/$stem.jpg")x$(vipsheader -f height "$VT_OUT/$stem.jpg")
+    b=$(vipsheader -f width "$BARE_OUT/$stem.jpg")x$(vipsheader -f height "$BARE_OUT/$stem.jpg")
+    if [[ $a != "$b" ]]; then
+        note "bare loop: $stem.jpg is $b, vipsthumbnail made $a"
+        bare_mismatch=$(( bare_mismatch + 1 ))
+    fi
 done
 
 # --- remote sources: the same files from disk and from 127.0.0.1 ------------
@@ -312,6 +359,9 @@ ips() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.2f", (s > 0) ? n / s : 0 }'; 
 vt_med=$(median "${vt_secs[@]}")
 vt_ips=$(ips "$count" "$vt_med")
 vt_mb=$(awk -v k="$(max "${vt_rss[@]}")" 'BEGIN { printf "%.1f", k / 1024 }')
+bare_med=$(median "${bare_secs[@]}")
+bare_ips=$(ips "$count" "$bare_med")
+bare_mb=$(awk -v k="$(max "${bare_rss[@]}")" 'BEGIN { printf "%.1f", k / 1024 }')
 
 if [[ $BENCH_SKIP_PUSHPREP != 1 ]]; then
     pp_med=$(median "${pp_secs[@]}")
@@ -319,9 +369,13 @@ if [[ $BENCH_SKIP_PUSHPREP != 1 ]]; then
     pp_mb=$(awk -v k="$(max "${pp_rss[@]}")" 'BEGIN { printf "%.1f", k / 1024 }')
     ratio=$(awk -v a="$pp_ips" -v b="$vt_ips" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')
     ratio_verdict=$(awk -v r="$ratio" 'BEGIN { print (r >= 1.0) ? "ok" : "BELOW GOAL" }')
+    # Issue 16: within 10% of the bare loop.
+    bare_ratio=$(awk -v a="$pp_ips" -v b="$bare_ips" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')
+    bare_verdict=$(awk -v r="$bare_ratio" 'BEGIN { print (r >= 0.90) ? "ok" : "BELOW GOAL" }')
     mem_verdict=$(awk -v m="$pp_mb" 'BEGIN { print (m < 300) ? "ok" : "ABOVE GOAL" }')
 else
     pp_med=NA pp_ips=NA pp_mb=NA ratio=NA ratio_verdict=skipped mem_verdict=skipped
+    bare_ratio=NA bare_verdict=skipped
 fi
 
 echo
@@ -331,11 +385,15 @@ echo
 printf '%-15s %7s %12s %10s %14s\n' tool images "median s" "images/s" "peak RSS MB"
 printf '%-15s %7s %12s %10s %14s\n' pushprep "$count" "$pp_med" "$pp_ips" "$pp_mb"
 printf '%-15s %7s %12s %10s %14s\n' vipsthumbnail "$count" "$vt_med" "$vt_ips" "$vt_mb*"
+printf '%-15s %7s %12s %10s %14s\n' "bare loop" "$count" "$bare_med" "$bare_ips" "$bare_mb"
 echo "  * vipsthumbnail: largest single process (one process per image)"
-echo "  runs (s): pushprep ${pp_secs[*]:-skipped} | vipsthumbnail ${vt_secs[*]}"
+echo "  bare loop: scripts/bare-thumbnail.c, $BENCH_JOBS threads, vips_thumbnail + vips_jpegsave only"
+echo "  runs (s): pushprep ${pp_secs[*]:-skipped} | vipsthumbnail ${vt_secs[*]} | bare loop ${bare_secs[*]}"
+(( bare_mismatch == 0 )) || echo "  WARNING: $bare_mismatch bare-loop outputs differ in size from vipsthumbnail's (see above)"
 (( pp_failed == 0 )) || echo "  WARNING: pushprep failed on $pp_failed inputs; its images/s counts them as processed"
 echo
 echo "ratio pushprep/vipsthumbnail images/s: $ratio (goal >= 1.0: $ratio_verdict)"
+echo "ratio pushprep/bare-loop images/s: $bare_ratio (goal >= 0.90: $bare_verdict)"
 echo "pushprep peak memory: $pp_mb MB (goal < 300: $mem_verdict)"
 if (( url_count > 0 )); then
     url_disk_med=$(median "${url_disk_secs[@]}")
@@ -350,7 +408,7 @@ if (( url_count > 0 )); then
 else
     echo "bench urls: skipped"
 fi
-echo "bench images: pushprep_ips=$pp_ips vipsthumbnail_ips=$vt_ips ratio=$ratio peak_rss_mb=$pp_mb"
+echo "bench images: pushprep_ips=$pp_ips vipsthumbnail_ips=$vt_ips ratio=$ratio peak_rss_mb=$pp_mb bare_ips=$bare_ips bare_ratio=$bare_ratio"
 
 if [[ $BENCH_ONLY == all && $BENCH_SKIP_PUSHPREP != 1 ]]; then
     echo

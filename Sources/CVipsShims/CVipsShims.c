@@ -60,6 +60,11 @@ int cvipsshims_colourspace(VipsImage *in, VipsImage **out, VipsInterpretation sp
     return vips_colourspace(in, out, space, NULL);
 }
 
+int cvipsshims_icc_to_srgb(VipsImage *in, VipsImage **out) {
+    return vips_icc_transform(in, out, "srgb", "embedded", TRUE, "intent", VIPS_INTENT_PERCEPTUAL,
+                              "depth", 8, NULL);
+}
+
 int cvipsshims_cast(VipsImage *in, VipsImage **out, VipsBandFormat format) {
     return vips_cast(in, out, format, NULL);
 }

@@ -1,6 +1,6 @@
 package import AsyncHTTPClient
 package import Logging
-package import NIOCore
+import NIOCore
 package import PushPrepCore
 import Synchronization
 

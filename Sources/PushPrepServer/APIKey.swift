@@ -1,5 +1,5 @@
 import Crypto
-public import Foundation
+import Foundation
 public import PushPrepCore
 
 /// One API key the server accepts, as it keeps it: the SHA-256 of the key, never the key.

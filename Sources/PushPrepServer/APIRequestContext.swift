@@ -1,7 +1,7 @@
 public import Foundation
 public import Hummingbird
 import Logging
-public import PushPrepQueue
+import PushPrepQueue
 import Synchronization
 
 /// What one request carries through the middleware to its handler: the request id (which

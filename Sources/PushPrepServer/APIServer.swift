@@ -1,6 +1,6 @@
 public import Foundation
 import HTTPTypes
-public import Hummingbird
+import Hummingbird
 import HummingbirdCore
 public import Logging
 import Metrics

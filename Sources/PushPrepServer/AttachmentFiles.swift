@@ -62,7 +62,7 @@ final class OutDirectory: Sendable {
             opened = try descriptor.stat()
         } catch {
             try? descriptor.close()
-            throw error as? Errno ?? .ioError
+            throw error
         }
         let handle = Handle(
             descriptor: descriptor, device: UInt64(opened.deviceID.rawValue), inode: UInt64(opened.inode.rawValue))
@@ -102,7 +102,7 @@ final class OpenedAttachment: Sendable {
             identity = FileIdentity(regularFile: try descriptor.stat())
         } catch {
             try? descriptor.close()
-            throw error as? Errno ?? .ioError
+            throw error
         }
         guard let identity else {
             try? descriptor.close()

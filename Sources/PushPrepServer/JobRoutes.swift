@@ -21,8 +21,8 @@ struct JobRoutes {
         jobs.post { request, context in try await create(request, context) }
         jobs.get { request, context in try await list(request, context) }
         jobs.get(":id") { request, context in try await show(request, context) }
-        jobs.delete(":id") { _, context in try await json(resource(try await queue.cancel(try id(context)))) }
-        jobs.post(":id/retry") { _, context in try await json(resource(try await queue.retry(try id(context)))) }
+        jobs.delete(":id") { _, context in try json(resource(try await queue.cancel(try id(context)))) }
+        jobs.post(":id/retry") { _, context in try json(resource(try await queue.retry(try id(context)))) }
         router.post("v1/process") { request, context in try await process(request, context) }
         router.get("v1/stats") { _, _ in try json(StatsResource(try await queue.stats())) }
     }
@@ -157,7 +157,7 @@ struct JobRoutes {
             let specs = try ProcessingJobs.specs(
                 sources: create.sources, settings: settings, priority: create.priority ?? 0, delay: delay,
                 maxAttempts: create.maxAttempts ?? 5, timeout: timeout)
-            return try specs.map { spec in
+            return specs.map { spec in
                 var spec = spec
                 spec.callbackURL = callbackURL
                 spec.metadata = metadata

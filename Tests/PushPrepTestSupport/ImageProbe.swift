@@ -17,6 +17,7 @@ package struct ImageProbe {
     package var hasGPS: Bool { fields.keys.contains { $0.hasPrefix("exif-ifd3") } }
     package var hasXMP: Bool { fields["xmp-data"] != nil }
     package var hasIPTC: Bool { fields["iptc-data"] != nil }
+    package var hasICC: Bool { fields["icc-profile-data"] != nil }
     package var orientation: Int { Int((fields["orientation"] ?? "1").prefix(1)) ?? 1 }
 
     /// Probes a file with `vipsheader -a` (header of every page with `n=-1` for animations).
@@ -52,6 +53,22 @@ package struct ImageProbe {
         try TestTools.vips("subtract", a.path, b.path, difference.path)
         try TestTools.vips("abs", difference.path, absolute.path)
         let result = try TestTools.run("vips", ["avg", absolute.path])
+        return Double(String(decoding: result.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+            ?? .infinity
+    }
+
+    /// Largest absolute difference of two images of the same size over every pixel and band
+    /// (0...255), by the `vips` program.
+    package static func maxDifference(_ a: URL, _ b: URL, scratch: URL) throws -> Double {
+        let difference = scratch.appendingPathComponent("diff-\(UUID().uuidString).v")
+        let absolute = scratch.appendingPathComponent("abs-\(UUID().uuidString).v")
+        defer {
+            try? FileManager.default.removeItem(at: difference)
+            try? FileManager.default.removeItem(at: absolute)
+        }
+        try TestTools.vips("subtract", a.path, b.path, difference.path)
+        try TestTools.vips("abs", difference.path, absolute.path)
+        let result = try TestTools.run("vips", ["max", absolute.path])
         return Double(String(decoding: result.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
             ?? .infinity
     }

@@ -41,6 +41,11 @@ int cvipsshims_thumbnail_image(VipsImage *in, VipsImage **out, int width, int he
 /// Converts to the given interpretation (e.g. VIPS_INTERPRETATION_sRGB).
 int cvipsshims_colourspace(VipsImage *in, VipsImage **out, VipsInterpretation space);
 
+/// Converts an RGB image from its embedded ICC profile to sRGB (8 bits per channel, perceptual
+/// intent, libvips' built-in sRGB profile), keeping extra bands such as alpha. The caller has
+/// checked that the embedded profile is an RGB one that is not sRGB.
+int cvipsshims_icc_to_srgb(VipsImage *in, VipsImage **out);
+
 /// Casts pixels to another band format (e.g. 16-bit to 8-bit after a colourspace change).
 int cvipsshims_cast(VipsImage *in, VipsImage **out, VipsBandFormat format);
 

@@ -3,7 +3,8 @@ internal import CVipsShims
 import PushPrepCore
 
 /// Step 2 of the image pipeline: decode with shrink-on-load straight to the target width
-/// (never upscaling), apply the EXIF orientation to the pixels, and convert to 8-bit sRGB.
+/// (never upscaling), apply the EXIF orientation to the pixels, and convert to 8-bit sRGB, with
+/// the embedded ICC profile when it is a wide-gamut RGB one.
 enum ImageDecodeStep {
     /// Decoded pixels at the target size, with the operations that produced them.
     struct Output {
@@ -45,6 +46,23 @@ enum ImageDecodeStep {
             operations.append("resized \(header.uprightWidth)x\(header.uprightHeight) to \(outWidth)x\(outHeight)")
         }
 
+        if let profile = image.colourProfile, needsProfileConversion(image, profile) {
+            // Wide-gamut RGB (Display P3 from iPhones, Adobe RGB, ProPhoto): the numbers mean
+            // other colours than sRGB's, and the profile is stripped at encoding, so convert now,
+            // on the shrunk pixels. sRGB and untagged images skip this (the common, free case).
+            let name = profile.description.map { "\"\($0.prefix(64))\"" } ?? "embedded"
+            var converted: UnsafeMutablePointer<VipsImage>? = nil
+            if cvipsshims_icc_to_srgb(image.pointer, &converted) == 0, let converted {
+                image = VipsImageRef(owning: converted)
+                operations.append("converted \(name) profile to srgb")
+            } else {
+                // A profile lcms cannot use: libvips ignores it elsewhere too; the pixels are
+                // still an image, so keep them as they are rather than fail the input.
+                if let converted { g_object_unref(UnsafeMutableRawPointer(converted)) }
+                operations.append("ignored the unusable \(name) profile (\(takeVipsError()))")
+            }
+        }
+
         let interpretation = image.interpretation
         if interpretation != VIPS_INTERPRETATION_sRGB || image.format != VIPS_FORMAT_UCHAR {
             let name = interpretationName(interpretation)
@@ -70,6 +88,15 @@ enum ImageDecodeStep {
             image = VipsImageRef(owning: memory)
         }
         return Output(image: image, operations: operations)
+    }
+
+    /// Whether `image` carries an RGB profile other than sRGB that applies to its pixels.
+    /// Grey and CMYK profiles are left out: CMYK is converted with its profile by the thumbnail
+    /// already, and grey goes to sRGB through the sRGB curve (its profile is not applied).
+    private static func needsProfileConversion(_ image: VipsImageRef, _ profile: ColourProfile) -> Bool {
+        guard profile.isRGB, !profile.isSRGB, image.bands >= 3 else { return false }
+        let interpretation = image.interpretation
+        return interpretation == VIPS_INTERPRETATION_sRGB || interpretation == VIPS_INTERPRETATION_RGB16
     }
 
     static func interpretationName(_ interpretation: VipsInterpretation) -> String {

@@ -1,7 +1,7 @@
 import Crypto
 public import Foundation
 public import PushPrep
-public import PushPrepQueue
+import PushPrepQueue
 
 /// Signs webhook requests the way the Standard Webhooks specification says
 /// (https://www.standardwebhooks.com), so receivers verify them with any of its libraries.

@@ -1,6 +1,6 @@
 public import Logging
 import Metrics
-public import PushPrep
+import PushPrep
 public import PushPrepQueue
 public import ServiceLifecycle
 import Synchronization

@@ -5,7 +5,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 public import PushPrep
-public import PushPrepQueue
+import PushPrepQueue
 import PushPrepRemote
 
 /// POSTs one signed webhook and says how it went; it never retries by itself (the dispatcher

@@ -1,5 +1,5 @@
 public import PushPrep
-public import PushPrepQueue
+import PushPrepQueue
 
 /// How webhooks are sent: the address policy (the same as for remote sources), timeouts, the
 /// retry schedule and how much the dispatcher does at once.

@@ -99,7 +99,8 @@ final class RateLimiter: Sendable {
                 bucket.tokens -= 1
                 return nil
             }
-            return max(1, Int(((1 - bucket.tokens) / rate).rounded(.up)))
+            // Bounded before the conversion: a tiny rate would otherwise make a number Int cannot hold.
+            return Int(min(max(((1 - bucket.tokens) / rate).rounded(.up), 1), 86_400))
         }
     }
 }

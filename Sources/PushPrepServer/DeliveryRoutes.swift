@@ -11,29 +11,13 @@ struct DeliveryRoutes {
 
     func register(on router: Router<APIRequestContext>) {
         router.get("v1/jobs/:id/deliveries") { _, context in
-            guard let text = context.parameters.get("id"), let id = JobID(text), id > 0,
-                try await queue.job(id) != nil
-            else { throw Problem(.notFound, .jobNotFound, "no job has the id \(context.parameters.get("id") ?? "")") }
+            let id = try JobRoutes.id(context)
+            guard try await queue.job(id) != nil else { throw JobRoutes.notFound(id) }
             return try json(Deliveries(deliveries: try await queue.deliveries(job: id).map(DeliveryResource.init)))
         }
         router.get("v1/deliveries") { request, _ in
-            let query = request.uri.queryParameters
-            var state: DeliveryState?
-            if let text = query["state"], !text.isEmpty {
-                guard let parsed = DeliveryState(rawValue: String(text)) else {
-                    throw Problem(
-                        .badRequest, .invalidRequest,
-                        "state must be one of \(DeliveryState.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                state = parsed
-            }
-            var limit = 50
-            if let text = query["limit"] {
-                guard let parsed = Int(text), (1...500).contains(parsed) else {
-                    throw Problem(.badRequest, .invalidRequest, "limit must be an integer in 1...500")
-                }
-                limit = parsed
-            }
+            let state = try ListQuery.state(request, as: DeliveryState.self)
+            let limit = try ListQuery.limit(request)
             return try json(
                 Deliveries(
                     deliveries: try await queue.listDeliveries(state: state, limit: limit).map(DeliveryResource.init)))

@@ -21,8 +21,8 @@ struct JobRoutes {
         jobs.post { request, context in try await create(request, context) }
         jobs.get { request, context in try await list(request, context) }
         jobs.get(":id") { request, context in try await show(request, context) }
-        jobs.delete(":id") { _, context in try json(resource(try await queue.cancel(try id(context)))) }
-        jobs.post(":id/retry") { _, context in try json(resource(try await queue.retry(try id(context)))) }
+        jobs.delete(":id") { _, context in try json(resource(try await queue.cancel(try Self.id(context)))) }
+        jobs.post(":id/retry") { _, context in try json(resource(try await queue.retry(try Self.id(context)))) }
         router.post("v1/process") { request, context in try await process(request, context) }
         router.get("v1/stats") { _, _ in try json(StatsResource(try await queue.stats())) }
     }
@@ -203,7 +203,7 @@ struct JobRoutes {
     // MARK: Reading
 
     func show(_ request: Request, _ context: APIRequestContext) async throws -> Response {
-        let id = try id(context)
+        let id = try Self.id(context)
         guard var job = try await queue.job(id) else { throw Self.notFound(id) }
         if let text = request.uri.queryParameters["wait"], !job.state.isFinished {
             let wait = try QueryDuration.parse(String(text), name: "wait", range: 0...configuration.maxWaitSeconds)
@@ -230,24 +230,9 @@ struct JobRoutes {
     }
 
     func list(_ request: Request, _ context: APIRequestContext) async throws -> Response {
-        let query = request.uri.queryParameters
-        var state: JobState?
-        if let text = query["state"], !text.isEmpty {
-            guard let parsed = JobState(rawValue: String(text)) else {
-                throw Problem(
-                    .badRequest, .invalidRequest,
-                    "state must be one of \(JobState.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            state = parsed
-        }
-        var limit = 50
-        if let text = query["limit"] {
-            guard let parsed = Int(text), (1...500).contains(parsed) else {
-                throw Problem(.badRequest, .invalidRequest, "limit must be an integer in 1...500")
-            }
-            limit = parsed
-        }
-        let before = try query["cursor"].map { try JobCursor.decode(String($0)) }
+        let state = try ListQuery.state(request, as: JobState.self)
+        let limit = try ListQuery.limit(request)
+        let before = try request.uri.queryParameters["cursor"].map { try JobCursor.decode(String($0)) }
         // One more than asked tells whether there is a next page.
         let records = try await queue.list(state: state, limit: limit + 1, before: before)
         let page = Array(records.prefix(limit))
@@ -297,7 +282,8 @@ struct JobRoutes {
         renderer.resource(record)
     }
 
-    func id(_ context: APIRequestContext) throws -> JobID {
+    /// The `{id}` of the path; a 404 for anything but a positive integer.
+    static func id(_ context: APIRequestContext) throws -> JobID {
         guard let text = context.parameters.get("id"), let id = JobID(text), id > 0 else {
             throw Problem(.notFound, .jobNotFound, "no job has the id \(context.parameters.get("id") ?? "")")
         }

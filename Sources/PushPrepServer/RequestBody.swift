@@ -84,6 +84,30 @@ enum RequestBody {
     }
 }
 
+/// The query parameters the listing endpoints share: a state filter and a page size.
+enum ListQuery {
+    /// `?state=`: one of `State`'s cases, or nil when absent or empty.
+    static func state<State: RawRepresentable & CaseIterable>(_ request: Request, as _: State.Type) throws -> State?
+    where State.RawValue == String {
+        guard let text = request.uri.queryParameters["state"], !text.isEmpty else { return nil }
+        guard let state = State(rawValue: String(text)) else {
+            throw Problem(
+                .badRequest, .invalidRequest,
+                "state must be one of \(State.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return state
+    }
+
+    /// `?limit=`: 1...500, 50 when absent.
+    static func limit(_ request: Request) throws -> Int {
+        guard let text = request.uri.queryParameters["limit"] else { return 50 }
+        guard let limit = Int(text), (1...500).contains(limit) else {
+            throw Problem(.badRequest, .invalidRequest, "limit must be an integer in 1...500")
+        }
+        return limit
+    }
+}
+
 /// Durations in query parameters: `20s`, `1500ms`, `2m`, or plain seconds (`20`, `0.5`).
 enum QueryDuration {
     static func parse(_ text: String, name: String, range: ClosedRange<Double>) throws -> Duration {

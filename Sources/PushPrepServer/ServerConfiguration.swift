@@ -118,6 +118,9 @@ public struct ServerConfiguration: Sendable {
             throw PushPrepError(
                 .invalidSettings, "--request-timeout must be in 1...86400 seconds and longer than --max-wait")
         }
+        guard rateBurst.isFinite, rateBurst >= 1 else {
+            throw PushPrepError(.invalidSettings, "--rate-burst must be a number of requests, at least 1")
+        }
         if let rateLimit, !(rateLimit.isFinite && rateLimit > 0) {
             throw PushPrepError(.invalidSettings, "--rate-limit must be a positive number of requests a second")
         }

@@ -64,7 +64,10 @@ public struct APIKeyStore: Sendable {
                 scopes = []
                 for name in fields[1].split(separator: ",") {
                     guard let scope = APIKey.Scope(rawValue: String(name)) else {
-                        throw PushPrepError(.invalidSettings, "\(where_): scopes are read and write, got \(name)")
+                        throw PushPrepError(
+                            .invalidSettings,
+                            "\(where_): scopes are read and write (the second field is neither; it is not shown: it may be a key)"
+                        )
                     }
                     scopes.insert(scope)
                 }

@@ -110,10 +110,12 @@ public struct APIServer: Service {
                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
             }
         }
+        // Made once; every answer shares the buffer.
+        let openAPIDocument = ByteBuffer(bytes: PackageResources.openapi_json)
         router.get("openapi.json") { _, _ -> Response in
             Response(
                 status: .ok, headers: [.contentType: "application/json"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: PackageResources.openapi_json)))
+                body: ResponseBody(byteBuffer: openAPIDocument))
         }
         let depth = QueueDepth(queue: queue, maxQueued: configuration.maxQueued)
         let renderer = JobRenderer(configuration: configuration, publicURL: publicURL)

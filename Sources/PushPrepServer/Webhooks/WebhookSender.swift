@@ -110,9 +110,13 @@ public final class WebhookSender: Sendable {
         case 200..<300:
             return .delivered(status: status)
         case 410:
-            return .failed(status: status, PushPrepError(.fetchFailed, "HTTP 410 \(reason) from \(url): given up"))
+            return .failed(
+                status: status,
+                PushPrepError(.fetchFailed, "HTTP 410 \(reason) from \(WebhookSender.shown(url)): given up"))
         default:
-            return .retry(status: status, PushPrepError(.fetchFailed, "HTTP \(status) \(reason) from \(url)"))
+            return .retry(
+                status: status, PushPrepError(.fetchFailed, "HTTP \(status) \(reason) from \(WebhookSender.shown(url))")
+            )
         }
     }
 
@@ -133,7 +137,7 @@ public final class WebhookSender: Sendable {
     /// A client error as a `PushPrepError`, and whether no connection could be made.
     private func classify(_ error: any Error, url: RemoteURL, address: IPAddress) -> (PushPrepError, Bool) {
         if let error = error as? PushPrepError { return (error, false) }
-        let target = "\(url) (\(address))"
+        let target = "\(WebhookSender.shown(url)) (\(address))"
         if let error = error as? HTTPClientError {
             switch error {
             case .connectTimeout:
@@ -193,5 +197,14 @@ public struct WebhookSendResult: Sendable, CustomStringConvertible {
 
     public var description: String {
         "\(verdict.rawValue)" + (status.map { " (HTTP \($0))" } ?? "") + (error.map { ": \($0)" } ?? "")
+    }
+}
+
+extension WebhookSender {
+    /// A callback URL as messages, logs and the outbox's `last_error` show it: without its query
+    /// or fragment, where receivers put tokens (`?token=…`).
+    static func shown(_ url: RemoteURL) -> String {
+        guard let cut = url.text.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return url.text }
+        return String(url.text[..<cut])
     }
 }

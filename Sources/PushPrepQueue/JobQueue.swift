@@ -18,6 +18,16 @@ public enum JobState: String, Sendable, Codable, CaseIterable {
         case .succeeded, .failed, .dead, .cancelled: true
         }
     }
+
+    /// A state read back from a queue's storage. A value no PushPrep writes (a hand-edited row,
+    /// a newer version's state) is `queue_unavailable`, never a crash: every backend and the
+    /// webhook snapshots read states through this one place.
+    package init(stored text: String) throws(PushPrepError) {
+        guard let state = JobState(rawValue: text) else {
+            throw PushPrepError(.queueUnavailable, "the queue holds a job in an unknown state '\(text)'")
+        }
+        self = state
+    }
 }
 
 /// What to enqueue. The queue stores `source` and `payload` as they are and never reads them.

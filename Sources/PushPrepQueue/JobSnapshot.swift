@@ -61,10 +61,7 @@ struct JobSnapshot: Decodable {
                 .queueUnavailable, "the queue holds a webhook delivery whose job snapshot cannot be read: \(error)",
                 cause: error)
         }
-        guard let state = JobState(rawValue: snapshot.state) else {
-            throw PushPrepError(.queueUnavailable, "the queue holds a job in an unknown state '\(snapshot.state)'")
-        }
-        return snapshot.record(state: state)
+        return snapshot.record(state: try JobState(stored: snapshot.state))
     }
 
     private func record(state: JobState) -> JobRecord {

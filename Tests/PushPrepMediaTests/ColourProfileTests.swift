@@ -33,7 +33,8 @@ struct ColourProfileTests {
             ("sRGB IEC61966-2.1", true), ("sRGB", true), ("sRGB2014", true), ("sRGB Gamut with sRGB Transfer", true),
             ("Artifex Software sRGB ICC Profile", true), ("Display P3", false), ("sP3C", false),
             ("Adobe RGB (1998)", false), ("ProPhoto RGB", false), ("Artifex Software esRGB ICCProfile", false),
-            ("Artifex Software scRGB ICCProfile", false), ("Generic RGB Profile", false),
+            ("Artifex Software scRGB ICCProfile", false), ("Generic RGB Profile", false), ("e-sRGB", false),
+            ("Kodak e-sRGB", false),
         ])
     func sRGBNames(description: String, isSRGB: Bool) throws {
         for v4 in [false, true] {

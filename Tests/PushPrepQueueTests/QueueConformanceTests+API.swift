@@ -115,6 +115,36 @@ extension QueueConformanceTests {
         }
     }
 
+    /// A record edited by hand (SQLite's `job_ids` is JSON text) whose ids are not all numbers
+    /// is `queue_unavailable` on replay: GRDB's non-optional subscript trapped on it. A state
+    /// no PushPrep writes (a webhook snapshot's, say) is the same error from the one parser
+    /// every backend uses.
+    @Test("a hand-edited idempotency record or an unknown stored state is queue_unavailable, not a crash")
+    func idempotencyRecordEditedByHand() async throws {
+        try #require(TestTools.programAvailable("sqlite3"), "needs the sqlite3 tool")
+        try await QueueFixture.withQueue(.sqlite) { queue, url in
+            guard case .sqlite(let path) = url else { return }
+            let key = IdempotencyKey(scope: "client-a", key: "order-9", fingerprint: "sha256:aaaa")
+            let first = try await queue.enqueue([spec("x"), spec("y")], idempotency: key)
+            #expect(try await queue.enqueue([spec("x"), spec("y")], idempotency: key).replayed)
+            let edited = #"["one", \#(first.results[1].id)]"#
+            try TestTools.runChecked(
+                "sqlite3", [path, "UPDATE pushprep_idempotency_keys SET job_ids = '\(edited)' WHERE key = 'order-9'"])
+            await expectError(.queueUnavailable, mentioning: "not all numbers") {
+                try await queue.enqueue([spec("x"), spec("y")], idempotency: key)
+            }
+            // The queue still works for everything else.
+            #expect(try await queue.job(first.results[0].id)?.state == .queued)
+        }
+        #expect(throws: PushPrepError.self) { try JobState(stored: "paused") }
+        do {
+            _ = try JobState(stored: "paused")
+        } catch {
+            #expect(error.code == .queueUnavailable && error.message.contains("'paused'"), "\(error)")
+        }
+        #expect(try JobState.allCases.map { try JobState(stored: $0.rawValue) } == JobState.allCases)
+    }
+
     @Test(
         "the same idempotency key with another fingerprint is idempotency_conflict and adds nothing",
         arguments: QueueBackend.testedBackends)

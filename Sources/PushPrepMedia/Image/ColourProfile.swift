@@ -16,13 +16,15 @@ struct ColourProfile: Equatable {
     /// Whether the profile describes RGB pixels.
     var isRGB: Bool { colourSpace == "RGB " }
 
-    /// Whether the profile is (named as) sRGB: a word of its description starts with `sRGB`
-    /// ("sRGB IEC61966-2.1" of HP, Apple and Microsoft, libvips' "sRGB", Google's "sRGB Gamut
-    /// with sRGB Transfer", "sRGB2014"). "e-sRGB" and "scRGB" are other encodings and do not
-    /// match. An sRGB profile named otherwise is converted, which costs time, not correctness.
+    /// Whether the profile is (named as) sRGB: a whitespace-separated word of its description
+    /// starts with `sRGB` ("sRGB IEC61966-2.1" of HP, Apple and Microsoft, libvips' "sRGB",
+    /// Google's "sRGB Gamut with sRGB Transfer", "sRGB2014"). "e-sRGB" and "scRGB" are other
+    /// encodings and do not match (hence whitespace only: splitting at the hyphen would make
+    /// "e-sRGB" a match). An sRGB profile named otherwise is converted, which costs time, not
+    /// correctness.
     var isSRGB: Bool {
         guard isRGB, let description else { return false }
-        return description.split { !$0.isLetter && !$0.isNumber }.contains { $0.hasPrefix("sRGB") }
+        return description.split(whereSeparator: \.isWhitespace).contains { $0.hasPrefix("sRGB") }
     }
 
     /// Reads a profile's header and description; nil when the bytes are not an ICC profile.

@@ -22,12 +22,16 @@ package struct MemoryEstimate: Equatable, Sendable {
     /// What the estimate is made of, in words, for `inspect`.
     package let basis: String
 
+    /// Clamped to `0...maximum` before the conversion: `Int(_:)` traps on NaN, infinity and
+    /// values past `Int.max`, which headers of absurd dimensions could produce.
     package init(bytes: Double, basis: String) {
-        self.bytes = max(0, Int(bytes.rounded()))
+        self.bytes = bytes.isNaN ? 0 : Int(min(max(bytes, 0), Self.maximum).rounded())
         self.basis = basis
     }
 
     static let mebibyte = Double(1 << 20)
+    /// The largest estimate: 2^62 bytes, far past any budget, exactly representable as a Double.
+    static let maximum = Double(1 << 62)
 
     // MARK: - Images
 

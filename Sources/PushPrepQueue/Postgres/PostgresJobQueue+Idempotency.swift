@@ -78,7 +78,7 @@ extension PostgresJobQueue {
         var results: [EnqueueResult] = []
         for try await (id, state) in rows.decode((JobID, String?).self) {
             guard let state else { throw IdempotencyKey.pruned(id) }
-            results.append(EnqueueResult(id: id, created: false, state: try Self.state(state)))
+            results.append(EnqueueResult(id: id, created: false, state: try JobState(stored: state)))
         }
         return results
     }

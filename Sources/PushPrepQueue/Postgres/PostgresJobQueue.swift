@@ -230,7 +230,7 @@ public final class PostgresJobQueue: JobQueue {
             for try await (state, count, scheduled, expired, oldestReady) in rows.decode(
                 (String, Int, Int, Int, Double?).self)
             {
-                stats.byState[try Self.state(state)] = count
+                stats.byState[try JobState(stored: state)] = count
                 stats.scheduled += scheduled
                 stats.expiredLeases += expired
                 if let oldestReady { stats.oldestReadyAge = max(stats.oldestReadyAge ?? 0, oldestReady, 0) }
@@ -297,7 +297,7 @@ public final class PostgresJobQueue: JobQueue {
             PostgresQuery(unsafeSQL: PostgresSQL.activeWithKeys, binds: bindings), logger: logger)
         var jobs: [String: (id: JobID, state: JobState)] = [:]
         for try await (key, id, state) in rows.decode((String, JobID, String).self) {
-            jobs[key] = (id, try Self.state(state))
+            jobs[key] = (id, try JobState(stored: state))
         }
         return jobs
     }
@@ -361,7 +361,7 @@ public final class PostgresJobQueue: JobQueue {
             try row.decode((JobID, String, String, String, String?, Int, Int, Int, Double?, Date).self)
         let columns = row.makeRandomAccess()
         return JobRecord(
-            id: id, state: try Self.state(state), source: source, payload: payload, dedupKey: dedupKey,
+            id: id, state: try JobState(stored: state), source: source, payload: payload, dedupKey: dedupKey,
             priority: priority, attempt: attempt, maxAttempts: maxAttempts, timeoutSeconds: timeoutSeconds,
             runAt: runAt, createdAt: try columns["created_at"].decode(Date.self),
             updatedAt: try columns["updated_at"].decode(Date.self),
@@ -378,12 +378,6 @@ public final class PostgresJobQueue: JobQueue {
             requestID: try columns["request_id"].decode(String?.self))
     }
 
-    static func state(_ text: String) throws(PushPrepError) -> JobState {
-        guard let state = JobState(rawValue: text) else {
-            throw PushPrepError(.queueUnavailable, "the queue holds a job in an unknown state '\(text)'")
-        }
-        return state
-    }
 
     /// Claim order: priority (highest first), then `run_at`, then id. `RETURNING` leaves the
     /// order of its rows unspecified.

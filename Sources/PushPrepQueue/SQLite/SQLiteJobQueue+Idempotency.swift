@@ -45,9 +45,14 @@ extension SQLiteJobQueue {
         let rows = try Row.fetchAll(db, sql: IdempotencySQL.jobs, arguments: [ids])
         var results: [EnqueueResult] = []
         for row in rows {
-            let id: JobID = row[0]
+            // NULL unless the element is an integer: a hand-edited record is an error, not a trap
+            // in GRDB's non-optional subscript.
+            guard let id = row[0] as JobID? else {
+                throw PushPrepError(
+                    .queueUnavailable, "the queue holds an idempotency record whose job ids are not all numbers: \(ids)")
+            }
             guard let state = row[1] as String? else { throw IdempotencyKey.pruned(id) }
-            results.append(EnqueueResult(id: id, created: false, state: try Self.state(state)))
+            results.append(EnqueueResult(id: id, created: false, state: try JobState(stored: state)))
         }
         return results
     }
@@ -68,9 +73,10 @@ private enum IdempotencySQL {
             expires_at = excluded.expires_at
         """
 
-    /// Each recorded id in order, with its job's state (NULL when the job was pruned).
+    /// Each recorded id in order (NULL when the element is not an integer), with its job's state
+    /// (NULL when the job was pruned).
     static let jobs = """
-        SELECT recorded.value, job.state
+        SELECT CASE WHEN recorded.type = 'integer' THEN recorded.value END, job.state
         FROM json_each(?) AS recorded LEFT JOIN pushprep_jobs AS job ON job.id = recorded.value
         ORDER BY recorded.key
         """

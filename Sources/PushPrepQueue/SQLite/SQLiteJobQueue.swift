@@ -63,7 +63,7 @@ public final class SQLiteJobQueue: JobQueue {
             guard let row = try Row.fetchOne(existing, arguments: [spec.dedupKey]) else {
                 throw DatabaseError(message: "an insert was skipped, yet no active job has its dedup key")
             }
-            return EnqueueResult(id: row[0], created: false, state: try Self.state(row[1]))
+            return EnqueueResult(id: row[0], created: false, state: try JobState(stored: row[1]))
         }
     }
 
@@ -177,7 +177,7 @@ public final class SQLiteJobQueue: JobQueue {
             }
             if let key = current.dedupKey, let other = try Row.fetchOne(db, sql: SQL.activeWithKey, arguments: [key]) {
                 let otherID: JobID = other[0]
-                let otherState = try Self.state(other[1])
+                let otherState = try JobState(stored: other[1])
                 throw PushPrepError(
                     .invalidJobState,
                     "job \(otherID) with the same source and settings is already \(otherState.rawValue)")
@@ -220,7 +220,7 @@ public final class SQLiteJobQueue: JobQueue {
             var expiredLeases = 0
             var oldestReady: Double?
             for row in try Row.fetchAll(db, sql: SQL.stats, arguments: ["now": now]) {
-                byState[try Self.state(row[0])] = row[1]
+                byState[try JobState(stored: row[0])] = row[1]
                 scheduled += row[2] as Int
                 expiredLeases += row[3] as Int
                 if let runAt = row[4] as Double? { oldestReady = min(oldestReady ?? runAt, runAt) }
@@ -396,12 +396,6 @@ public final class SQLiteJobQueue: JobQueue {
 
     static func now() -> Double { Date().timeIntervalSince1970 }
 
-    static func state(_ text: String) throws -> JobState {
-        guard let state = JobState(rawValue: text) else {
-            throw DatabaseError(message: "the queue holds a job in an unknown state '\(text)'")
-        }
-        return state
-    }
 
     /// Claim order: priority (highest first), then `run_at`, then id. `RETURNING` leaves the
     /// order of its rows unspecified.
@@ -425,7 +419,7 @@ public final class SQLiteJobQueue: JobQueue {
     static func record(_ row: Row) throws -> JobRecord {
         func date(_ column: String) -> Date? { (row[column] as Double?).map(Date.init(timeIntervalSince1970:)) }
         return JobRecord(
-            id: row["id"], state: try state(row["state"]), source: row["source"], payload: row["payload"],
+            id: row["id"], state: try JobState(stored: row["state"]), source: row["source"], payload: row["payload"],
             dedupKey: row["dedup_key"], priority: row["priority"], attempt: row["attempt"],
             maxAttempts: row["max_attempts"], timeoutSeconds: row["timeout_seconds"],
             runAt: Date(timeIntervalSince1970: row["run_at"]),

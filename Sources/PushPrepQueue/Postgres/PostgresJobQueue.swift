@@ -378,7 +378,6 @@ public final class PostgresJobQueue: JobQueue {
             requestID: try columns["request_id"].decode(String?.self))
     }
 
-
     /// Claim order: priority (highest first), then `run_at`, then id. `RETURNING` leaves the
     /// order of its rows unspecified.
     private static func inClaimOrder(_ lhs: ClaimStatement.Row, _ rhs: ClaimStatement.Row) -> Bool {

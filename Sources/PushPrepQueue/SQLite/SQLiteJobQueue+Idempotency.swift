@@ -49,7 +49,8 @@ extension SQLiteJobQueue {
             // in GRDB's non-optional subscript.
             guard let id = row[0] as JobID? else {
                 throw PushPrepError(
-                    .queueUnavailable, "the queue holds an idempotency record whose job ids are not all numbers: \(ids)")
+                    .queueUnavailable, "the queue holds an idempotency record whose job ids are not all numbers: \(ids)"
+                )
             }
             guard let state = row[1] as String? else { throw IdempotencyKey.pruned(id) }
             results.append(EnqueueResult(id: id, created: false, state: try JobState(stored: state)))

@@ -396,7 +396,6 @@ public final class SQLiteJobQueue: JobQueue {
 
     static func now() -> Double { Date().timeIntervalSince1970 }
 
-
     /// Claim order: priority (highest first), then `run_at`, then id. `RETURNING` leaves the
     /// order of its rows unspecified.
     private static func inClaimOrder(_ lhs: Row, _ rhs: Row) -> Bool {

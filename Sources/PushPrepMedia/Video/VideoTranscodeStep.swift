@@ -92,7 +92,7 @@ enum VideoTranscodeStep {
         let writer = try PreviewMovieWriter(
             path: outputPath, encoder: encoder, rotationFrom: videoIn, audio: transcoder,
             posterTimes: plan.posterTimes, deadline: deadline)
-        let scaler = try VideoScaler(width: plan.width, height: plan.height, format: AV_PIX_FMT_YUV420P)
+        let scaler = try VideoScaler(width: plan.width, height: plan.height, format: AV_PIX_FMT_YUV420P, threads: 0)
 
         if plan.start > 0 {
             // A file without an index may not seek: then decode from the beginning and drop.

@@ -87,6 +87,33 @@ final class VideoPipelineTests {
         #expect(video.input?.video?.codec == "h264")
     }
 
+    @Test("the poster costs no second pass: one open, one video decoder, each frame decoded once")
+    func posterFromTheSamePass() throws {
+        // A keyframe every second, so the first candidate (a third of the way in: 2 s) is one.
+        let input = try clip(
+            "once.mp4", size: "640x360", seconds: 6, "-c:v", "libx264", "-profile:v", "main", "-pix_fmt", "yuv420p",
+            "-g", "30")
+
+        // Copy path: the poster's keyframe is decoded from the packets being copied; the
+        // preview is not opened again (its probing alone would decode frames).
+        let copyWork = MediaWork()
+        let (copied, _) = try MediaWork.$current.withValue(copyWork) { try process(input) }
+        #expect(copied.operations.first == "remux", "\(copied.operations)")
+        #expect(copyWork.inputsOpened == 1, "inputs opened: \(copyWork.inputsOpened)")
+        #expect(copyWork.videoDecodersOpened == 1, "video decoders: \(copyWork.videoDecodersOpened)")
+        #expect(copyWork.videoFramesDecoded == 1, "frames decoded: \(copyWork.videoFramesDecoded)")
+        #expect(abs(copied.thumbnailTime - 2) < 0.01, "thumbnail time \(copied.thumbnailTime)")
+
+        // Transcode: the poster is a frame the transcode decoded and scaled anyway.
+        let work = MediaWork()
+        let (scaled, _) = try MediaWork.$current.withValue(work) { try process(input) { $0.videoWidth = 320 } }
+        #expect(scaled.operations.first == "transcode", "\(scaled.operations)")
+        #expect(scaled.poster?.width == 320 && scaled.poster?.height == 180)
+        #expect(work.inputsOpened == 1, "inputs opened: \(work.inputsOpened)")
+        #expect(work.videoDecodersOpened == 1, "video decoders: \(work.videoDecodersOpened)")
+        #expect(work.videoFramesDecoded == 180, "frames decoded: \(work.videoFramesDecoded)")
+    }
+
     @Test("a rotated phone video keeps its display matrix on both paths, and the poster is upright")
     func rotated() throws {
         // Left half white, right half black, stored landscape. An iPhone portrait video turns

@@ -112,6 +112,7 @@ enum VideoTranscodeStep {
         var lastVideoTime: Double? = nil
         var damaged = 0
         var reachedEnd = false
+        let work = MediaWork.current
 
         func onVideo(_ frame: UnsafeMutablePointer<AVFrame>) throws(PushPrepError) {
             let ts = frame.pointee.best_effort_timestamp
@@ -163,6 +164,7 @@ enum VideoTranscodeStep {
                 }
                 if status < 0 { throw decodeError(status, decoder) }
                 defer { av_frame_unref(frame.pointer) }
+                if decoder === videoDecoder { work?.decodedVideoFrame() }
                 try handle(frame.pointer)
             }
         }

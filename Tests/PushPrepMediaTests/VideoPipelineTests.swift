@@ -112,6 +112,18 @@ final class VideoPipelineTests {
         #expect(work.inputsOpened == 1, "inputs opened: \(work.inputsOpened)")
         #expect(work.videoDecodersOpened == 1, "video decoders: \(work.videoDecodersOpened)")
         #expect(work.videoFramesDecoded == 180, "frames decoded: \(work.videoFramesDecoded)")
+
+        // One keyframe only: the candidate's frame is decoded from it, at most
+        // maxFramesPerCandidate frames on (the 8th frame, 7/30 s, as when the poster re-read the file).
+        let sparse = try clip(
+            "once-sparse.mp4", size: "640x360", seconds: 6, "-c:v", "libx264", "-profile:v", "main", "-pix_fmt",
+            "yuv420p", "-g", "1000")
+        let sparseWork = MediaWork()
+        let (one, _) = try MediaWork.$current.withValue(sparseWork) { try process(sparse) }
+        #expect(one.operations.first == "remux", "\(one.operations)")
+        #expect(sparseWork.inputsOpened == 1 && sparseWork.videoDecodersOpened == 1)
+        #expect(sparseWork.videoFramesDecoded == PosterStep.maxFramesPerCandidate, "\(sparseWork.videoFramesDecoded)")
+        #expect(abs(one.thumbnailTime - 7.0 / 30) < 0.01, "thumbnail time \(one.thumbnailTime)")
     }
 
     @Test("a rotated phone video keeps its display matrix on both paths, and the poster is upright")

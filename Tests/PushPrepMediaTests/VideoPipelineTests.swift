@@ -87,6 +87,45 @@ final class VideoPipelineTests {
         #expect(video.input?.video?.codec == "h264")
     }
 
+    @Test("the poster costs no second pass: one open, one video decoder, each frame decoded once")
+    func posterFromTheSamePass() throws {
+        // A keyframe every second, so the first candidate (a third of the way in: 2 s) is one.
+        let input = try clip(
+            "once.mp4", size: "640x360", seconds: 6, "-c:v", "libx264", "-profile:v", "main", "-pix_fmt", "yuv420p",
+            "-g", "30")
+
+        // Copy path: the poster's keyframe is decoded from the packets being copied; the
+        // preview is not opened again (its probing alone would decode frames).
+        let copyWork = MediaWork()
+        let (copied, _) = try MediaWork.$current.withValue(copyWork) { try process(input) }
+        #expect(copied.operations.first == "remux", "\(copied.operations)")
+        #expect(copyWork.inputsOpened == 1, "inputs opened: \(copyWork.inputsOpened)")
+        #expect(copyWork.videoDecodersOpened == 1, "video decoders: \(copyWork.videoDecodersOpened)")
+        #expect(copyWork.videoFramesDecoded == 1, "frames decoded: \(copyWork.videoFramesDecoded)")
+        #expect(abs(copied.thumbnailTime - 2) < 0.01, "thumbnail time \(copied.thumbnailTime)")
+
+        // Transcode: the poster is a frame the transcode decoded and scaled anyway.
+        let work = MediaWork()
+        let (scaled, _) = try MediaWork.$current.withValue(work) { try process(input) { $0.videoWidth = 320 } }
+        #expect(scaled.operations.first == "transcode", "\(scaled.operations)")
+        #expect(scaled.poster?.width == 320 && scaled.poster?.height == 180)
+        #expect(work.inputsOpened == 1, "inputs opened: \(work.inputsOpened)")
+        #expect(work.videoDecodersOpened == 1, "video decoders: \(work.videoDecodersOpened)")
+        #expect(work.videoFramesDecoded == 180, "frames decoded: \(work.videoFramesDecoded)")
+
+        // One keyframe only: the candidate's frame is decoded from it, at most
+        // maxFramesPerCandidate frames on (the 8th frame, 7/30 s, as when the poster re-read the file).
+        let sparse = try clip(
+            "once-sparse.mp4", size: "640x360", seconds: 6, "-c:v", "libx264", "-profile:v", "main", "-pix_fmt",
+            "yuv420p", "-g", "1000")
+        let sparseWork = MediaWork()
+        let (one, _) = try MediaWork.$current.withValue(sparseWork) { try process(sparse) }
+        #expect(one.operations.first == "remux", "\(one.operations)")
+        #expect(sparseWork.inputsOpened == 1 && sparseWork.videoDecodersOpened == 1)
+        #expect(sparseWork.videoFramesDecoded == PosterStep.maxFramesPerCandidate, "\(sparseWork.videoFramesDecoded)")
+        #expect(abs(one.thumbnailTime - 7.0 / 30) < 0.01, "thumbnail time \(one.thumbnailTime)")
+    }
+
     @Test("a rotated phone video keeps its display matrix on both paths, and the poster is upright")
     func rotated() throws {
         // Left half white, right half black, stored landscape. An iPhone portrait video turns

@@ -81,6 +81,7 @@ package final class MediaInput {
         guard context.pointee.nb_streams <= UInt32(Self.maxStreams) else {
             throw PushPrepError(.unsupportedType, "\(context.pointee.nb_streams) streams, more than \(Self.maxStreams)")
         }
+        MediaWork.current?.openedInput()
     }
 
     deinit {
@@ -157,7 +158,11 @@ package final class MediaDecoder {
     let context: UnsafeMutablePointer<AVCodecContext>
     let stream: UnsafeMutablePointer<AVStream>
 
-    init(stream: UnsafeMutablePointer<AVStream>, maxPixels: Int, deadline: MediaDeadline) throws(PushPrepError) {
+    /// `threads`: 0 for libav's automatic count (frame threads for video), 1 for a decoder that
+    /// decodes a frame or two (threads would only add their start-up and delay).
+    init(stream: UnsafeMutablePointer<AVStream>, maxPixels: Int, threads: Int32 = 0, deadline: MediaDeadline)
+        throws(PushPrepError)
+    {
         self.stream = stream
         let parameters = stream.pointee.codecpar!
         let codecName = String(cString: avcodec_get_name(parameters.pointee.codec_id))
@@ -178,10 +183,11 @@ package final class MediaDecoder {
         context.pointee.max_pixels = Int64(maxPixels)
         context.pointee.codec_whitelist = av_strdup(MediaInput.decoderWhitelist.joined(separator: ","))
         context.pointee.pkt_timebase = stream.pointee.time_base
-        context.pointee.thread_count = 0
+        context.pointee.thread_count = max(0, threads)
         try avCall("cannot open the \(codecName) decoder", deadline: deadline) {
             avcodec_open2(context, codec, nil)
         }
+        if context.pointee.codec_type == AVMEDIA_TYPE_VIDEO { MediaWork.current?.openedVideoDecoder() }
     }
 
     deinit {

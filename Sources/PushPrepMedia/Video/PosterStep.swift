@@ -156,64 +156,139 @@ enum PosterStep {
         return Poster(jpeg: jpeg, width: outWidth, height: outHeight, time: time)
     }
 
-    /// The poster of an MP4 PushPrep has just written (the copy path, where no frame was
-    /// decoded): each candidate is the first keyframe at or after its time (or, near the end,
-    /// the frame after the keyframe before it, decoding at most ``maxFramesPerCandidate``
-    /// frames forward), so this stays cheap.
-    static func fromFile(
-        path: String, duration: Double, rotation: Int, quality: Int, maxPixels: Int, deadline: MediaDeadline
-    ) throws(PushPrepError) -> Poster? {
-        let input = try MediaInput(path: path, maxPixels: maxPixels, deadline: deadline)
-        guard let stream = input.bestStream(AVMEDIA_TYPE_VIDEO) else { return nil }
-        let decoder = try MediaDecoder(stream: stream, maxPixels: maxPixels, deadline: deadline)
-        let timeBase = stream.pointee.time_base
-        let origin =
-            stream.pointee.start_time == cffmpegshims_nopts_value()
-            ? 0 : Double(stream.pointee.start_time) * av_q2d(timeBase)
-        let times = Array(candidateTimes(duration: duration).prefix(2))
-        let picker = Picker(times: [])
-        let packet = try MediaPacket()
-        let frame = try MediaFrame()
-        for (rank, time) in times.enumerated() {
-            // The first candidate is enough when it is not flat (the copy path must stay cheap).
-            if picker.bestScore >= goodScore { break }
-            try deadline.check("making the poster")
-            avcodec_flush_buffers(decoder.context)
-            let target = try MediaTime.ticks(origin + time, in: timeBase)
-            // The keyframe at or after the time decodes at once; else the one before it.
-            if avformat_seek_file(input.context, stream.pointee.index, target, target, Int64.max, 0) < 0 {
-                guard avformat_seek_file(input.context, stream.pointee.index, Int64.min, target, target, 0) >= 0
-                else { continue }
+    /// The copy path's poster, made from the packets the copy reads anyway: no second open of
+    /// the file (whose probing decodes frames), no seek, no frame decoded beyond the poster's.
+    /// Each candidate (a third of the way in, then half) takes the first keyframe at or after
+    /// its time, decoded alone; a candidate with no keyframe after it (near the end) takes the
+    /// frame at its time, decoded from the keyframe before it, at most
+    /// ``maxFramesPerCandidate`` frames on. The second candidate is decoded only when the first
+    /// is flat, so the copy path stays cheap.
+    ///
+    /// Packets are offered before the copy rebases their timestamps. The packets since the
+    /// last keyframe are kept by reference (at most ``maxPacketsPerGroup``) until a later
+    /// keyframe settles the candidates, or ``finish()`` decodes them. Confined to one job; owns
+    /// its decoder, packets and frames.
+    final class PacketPicker {
+        /// Packets after a keyframe that go on holding their reference, with room for the
+        /// frames a decoder holds back to reorder B-frames.
+        static let maxPacketsPerGroup = maxFramesPerCandidate + 8
+
+        /// The packets of one group of pictures (a keyframe and those after it), by reference.
+        private final class Group {
+            private(set) var packets: [UnsafeMutablePointer<AVPacket>] = []
+
+            deinit {
+                for packet in packets {
+                    var packet: UnsafeMutablePointer<AVPacket>? = packet
+                    av_packet_free(&packet)
+                }
             }
-            var decoded = 0
-            var sentEnd = false
-            while decoded < maxFramesPerCandidate {
-                let status = avcodec_receive_frame(decoder.context, frame.pointer)
-                if status >= 0 {
-                    defer { av_frame_unref(frame.pointer) }
-                    decoded += 1
-                    let ts = frame.pointer.pointee.best_effort_timestamp
-                    let seconds = ts == cffmpegshims_nopts_value() ? time : Double(ts) * av_q2d(timeBase) - origin
-                    if seconds >= time - 0.001 || decoded == maxFramesPerCandidate {
-                        try picker.take(frame.pointer, time: max(0, seconds), rank: rank)
-                        break
-                    }
-                    continue
+
+            func append(_ packet: UnsafeMutablePointer<AVPacket>) throws(PushPrepError) {
+                guard packets.count < PacketPicker.maxPacketsPerGroup else { return }
+                guard let reference = av_packet_clone(packet) else {
+                    throw PushPrepError(.ioError, "cannot keep a packet")
                 }
-                guard status == cffmpegshims_error_eagain(), !sentEnd else { break }
-                if try input.read(into: packet.pointer) {
-                    defer { av_packet_unref(packet.pointer) }
-                    if packet.pointer.pointee.stream_index == stream.pointee.index {
-                        _ = avcodec_send_packet(decoder.context, packet.pointer)
-                    }
-                } else {
-                    sentEnd = true
-                    _ = avcodec_send_packet(decoder.context, nil)
-                }
+                packets.append(reference)
             }
         }
-        guard let best = picker.best else { return nil }
-        return try encode(best.frame, rotation: rotation, time: best.time, quality: quality)
+
+        private let decoder: MediaDecoder
+        private let frame: MediaFrame
+        private let timeBase: AVRational
+        /// The pts of the copy's first keyframe: time 0 of the preview.
+        private let offset: Int64
+        private let deadline: MediaDeadline
+        private let work = MediaWork.current
+        private let picker = Picker(times: [])
+        /// Candidates not settled by a keyframe yet, earliest first.
+        private var pending: [(time: Double, rank: Int)]
+        /// For a pending candidate whose time has passed: the group it falls in.
+        private var fallback: [Int: Group] = [:]
+        private var group = Group()
+
+        /// `stream`: the source's video stream; `offset`: the pts (in its time base) at which
+        /// the preview starts; `duration`: the preview's expected length in seconds.
+        init(
+            stream: UnsafeMutablePointer<AVStream>, offset: Int64, duration: Double, maxPixels: Int,
+            deadline: MediaDeadline
+        ) throws(PushPrepError) {
+            decoder = try MediaDecoder(stream: stream, maxPixels: maxPixels, threads: 1, deadline: deadline)
+            frame = try MediaFrame()
+            timeBase = stream.pointee.time_base
+            self.offset = offset
+            self.deadline = deadline
+            pending = candidateTimes(duration: duration).prefix(2).enumerated()
+                .map { ($0.element, $0.offset) }.sorted { $0.time < $1.time }
+        }
+
+        /// Offers the next video packet of the copy (decode order), whose pts is `pts`.
+        func offer(_ packet: UnsafeMutablePointer<AVPacket>, pts: Int64, isKey: Bool) throws(PushPrepError) {
+            if isKey { group = Group() }
+            try group.append(packet)
+            let time = Double(try MediaTime.difference(pts, offset)) * av_q2d(timeBase)
+            guard let first = pending.first, time >= first.time else { return }
+            guard isKey else {
+                for candidate in pending where time >= candidate.time && fallback[candidate.rank] == nil {
+                    fallback[candidate.rank] = group
+                }
+                return
+            }
+            var ranks: [Int] = []
+            while let candidate = pending.first, time >= candidate.time {
+                ranks.append(candidate.rank)
+                fallback[candidate.rank] = nil
+                pending.removeFirst()
+            }
+            // An earlier candidate that is not flat is enough.
+            guard picker.bestScore < goodScore, let rank = ranks.min() else { return }
+            try decode([packet], at: time, rank: rank)
+        }
+
+        /// Settles the candidates no keyframe came after, and hands over the frames kept.
+        func finish() throws(PushPrepError) -> Picker {
+            for candidate in pending.sorted(by: { $0.rank < $1.rank }) {
+                if picker.bestScore >= goodScore { break }
+                try decode((fallback[candidate.rank] ?? group).packets, at: candidate.time, rank: candidate.rank)
+            }
+            pending = []
+            fallback = [:]
+            group = Group()
+            return picker
+        }
+
+        /// Decodes `packets` (a keyframe first) from a clean decoder and keeps the first frame
+        /// shown at or after `time`, or the ``maxFramesPerCandidate``th. Damaged packets are
+        /// skipped, as before: a candidate without a frame is simply not kept.
+        private func decode(_ packets: [UnsafeMutablePointer<AVPacket>], at time: Double, rank: Int)
+            throws(PushPrepError)
+        {
+            avcodec_flush_buffers(decoder.context)
+            var decoded = 0
+            let nopts = cffmpegshims_nopts_value()
+            func receive() throws(PushPrepError) -> Bool {
+                while avcodec_receive_frame(decoder.context, frame.pointer) >= 0 {
+                    defer { av_frame_unref(frame.pointer) }
+                    decoded += 1
+                    work?.decodedVideoFrame()
+                    let ts = frame.pointer.pointee.best_effort_timestamp
+                    let seconds =
+                        ts == nopts ? time : Double(try MediaTime.difference(ts, offset)) * av_q2d(timeBase)
+                    if seconds >= time - 0.001 || decoded == maxFramesPerCandidate {
+                        try picker.take(frame.pointer, time: max(0, seconds), rank: rank)
+                        return true
+                    }
+                }
+                return false
+            }
+            for packet in packets {
+                try deadline.check("making the poster")
+                _ = avcodec_send_packet(decoder.context, packet)
+                if try receive() { return }
+            }
+            _ = avcodec_send_packet(decoder.context, nil)
+            _ = try receive()
+        }
     }
 
     /// Frames decoded forward from the keyframe before a candidate time, at most.

@@ -67,14 +67,17 @@ package enum RemuxStep {
         let start: Double
         let operations: [String]
         let warnings: [String]
+        /// The poster's candidate frames, decoded from the packets the copy read.
+        let poster: PosterStep.Picker
     }
 
     /// Copies `seconds` seconds from the keyframe at or before `start` (seconds from the
     /// beginning of the media; the source's own start time is `origin`). `expectedEnd` is
     /// where the source's video ends according to its headers, to notice a truncated file.
+    /// The poster's frame is decoded from the copied packets (``PosterStep/PacketPicker``).
     static func run(
         input: MediaInput, probe: MediaProbe, start: Double, seconds: Double, origin: Double, expectedEnd: Double?,
-        outputPath: String, deadline: MediaDeadline
+        maxPixels: Int, outputPath: String, deadline: MediaDeadline
     ) throws(PushPrepError) -> Output {
         guard let video = probe.video, let videoIn = input.context.pointee.streams[video.index] else {
             throw PushPrepError(.unsupportedType, "no video stream")
@@ -100,6 +103,7 @@ package enum RemuxStep {
         let nopts = cffmpegshims_nopts_value()
         let packet = try MediaPacket()
         var keyPTS: Int64? = nil
+        var poster: PosterStep.PacketPicker? = nil
         var videoEnd: Int64 = 0
         var audioOffset: Int64 = 0
         var audioEnd: Int64 = 0
@@ -127,6 +131,11 @@ package enum RemuxStep {
                     guard isKey else { continue }
                     keyPTS = pts
                     videoEnd = try MediaTime.sum(pts, MediaTime.ticks(seconds, in: videoBase))
+                    let keyTime = Double(pts) * av_q2d(videoBase) - origin
+                    poster = try PosterStep.PacketPicker(
+                        stream: videoIn, offset: pts,
+                        duration: max(0, min(seconds, expectedEnd.map { $0 - keyTime } ?? seconds)),
+                        maxPixels: maxPixels, deadline: deadline)
                     if let audioIn {
                         audioOffset = av_rescale_q(pts, videoBase, audioIn.pointee.time_base)
                         audioEnd = try MediaTime.sum(
@@ -140,6 +149,7 @@ package enum RemuxStep {
                     videoDone = true
                     continue
                 }
+                try poster?.offer(p, pts: pts, isKey: isKey)
                 let offset = keyPTS!
                 p.pointee.pts = try MediaTime.difference(pts, offset)
                 if p.pointee.dts != nopts { p.pointee.dts = try MediaTime.difference(p.pointee.dts, offset) }
@@ -171,7 +181,7 @@ package enum RemuxStep {
                 break
             }
         }
-        guard let keyPTS, frames > 0 else {
+        guard let keyPTS, let poster, frames > 0 else {
             throw PushPrepError(.corruptInput, "no video frames to copy after \(secondsText(start)) s")
         }
         try output.finish()
@@ -192,7 +202,9 @@ package enum RemuxStep {
         if keyTime > 0.001 || (expectedEnd.map { $0 > keyTime + duration + 0.5 } ?? false) {
             operations.insert("trimmed \(secondsText(keyTime))-\(secondsText(keyTime + duration)) s", at: 0)
         }
-        return Output(frames: frames, duration: duration, start: keyTime, operations: operations, warnings: warnings)
+        return Output(
+            frames: frames, duration: duration, start: keyTime, operations: operations, warnings: warnings,
+            poster: try poster.finish())
     }
 }
 

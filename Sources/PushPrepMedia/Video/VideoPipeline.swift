@@ -59,12 +59,14 @@ package enum VideoPipeline {
             do {
                 let copied = try RemuxStep.run(
                     input: input, probe: probe, start: window.start, seconds: window.seconds, origin: window.origin,
-                    expectedEnd: window.sourceDuration, outputPath: outputPath, deadline: deadline)
+                    expectedEnd: window.sourceDuration, maxPixels: plan.maxPixels, outputPath: outputPath,
+                    deadline: deadline)
                 let bytes = try fileSize(outputPath)
                 if bytes <= limit {
-                    let poster = try PosterStep.fromFile(
-                        path: outputPath, duration: copied.duration, rotation: plan.rotation,
-                        quality: plan.posterQuality, maxPixels: plan.maxPixels, deadline: deadline)
+                    let poster = try copied.poster.best.map { (best) throws(PushPrepError) in
+                        try PosterStep.encode(
+                            best.frame, rotation: plan.rotation, time: best.time, quality: plan.posterQuality)
+                    }
                     return ProcessedVideo(
                         width: plan.sourceWidth, height: plan.sourceHeight, duration: copied.duration,
                         frames: copied.frames, bytes: bytes, input: probe,

@@ -17,11 +17,18 @@ package final class VideoScaler {
     private let output: UnsafeMutablePointer<AVFrame>
     private var source: (width: Int32, height: Int32, format: Int32, fullRange: Bool)?
 
-    init(width: Int, height: Int, format: AVPixelFormat) throws(PushPrepError) {
+    /// libswscale's slice threads (0: its automatic count).
+    private let threads: Int
+
+    /// `threads`: 0 to scale each frame in slices on libswscale's automatic number of threads
+    /// (CPUs + 1, the calling thread among them), as the `ffmpeg` program's `scale` filter
+    /// does; 1 to scale on the calling thread only (a single poster frame is not worth threads).
+    init(width: Int, height: Int, format: AVPixelFormat, threads: Int = 1) throws(PushPrepError) {
         guard let output = av_frame_alloc() else { throw PushPrepError(.ioError, "cannot allocate a frame") }
         self.width = width
         self.height = height
         self.format = format
+        self.threads = max(0, threads)
         self.output = output
     }
 
@@ -67,14 +74,27 @@ package final class VideoScaler {
         guard sourceWidth > 0, sourceHeight > 0, sourceFormat >= 0 else {
             throw PushPrepError(.corruptInput, "a frame without a size or pixel format")
         }
-        context = sws_getCachedContext(
-            context, sourceWidth, sourceHeight, AVPixelFormat(rawValue: sourceFormat), Int32(width), Int32(height),
-            format,
-            SWS_BICUBIC, nil, nil, nil)
-        guard let context else {
+        sws_freeContext(context)
+        context = nil
+        source = nil
+        // Built from options rather than sws_getContext, which cannot ask for slice threads.
+        guard let fresh = sws_alloc_context() else { throw PushPrepError(.ioError, "cannot allocate a scaler") }
+        let options = UnsafeMutableRawPointer(fresh)
+        let set =
+            av_opt_set_int(options, "srcw", Int64(sourceWidth), 0) >= 0
+            && av_opt_set_int(options, "srch", Int64(sourceHeight), 0) >= 0
+            && av_opt_set_pixel_fmt(options, "src_format", AVPixelFormat(rawValue: sourceFormat), 0) >= 0
+            && av_opt_set_int(options, "dstw", Int64(width), 0) >= 0
+            && av_opt_set_int(options, "dsth", Int64(height), 0) >= 0
+            && av_opt_set_pixel_fmt(options, "dst_format", format, 0) >= 0
+            && av_opt_set_int(options, "sws_flags", Int64(SWS_BICUBIC), 0) >= 0
+            && av_opt_set_int(options, "threads", Int64(threads), 0) >= 0
+        guard set, sws_init_context(fresh, nil, nil) >= 0 else {
+            sws_freeContext(fresh)
             let name = av_get_pix_fmt_name(AVPixelFormat(rawValue: sourceFormat)).map { String(cString: $0) } ?? "?"
             throw PushPrepError(.unsupportedType, "cannot convert \(name) \(sourceWidth)x\(sourceHeight) frames")
         }
+        context = fresh
         // RGB sources (animation frames) become BT.709 limited-range YUV, the encoder's tags;
         // full-range ("JPEG") YUV is squeezed into the limited range the encoder writes.
         let isRGB =

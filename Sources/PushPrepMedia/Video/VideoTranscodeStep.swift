@@ -92,7 +92,7 @@ enum VideoTranscodeStep {
         let writer = try PreviewMovieWriter(
             path: outputPath, encoder: encoder, rotationFrom: videoIn, audio: transcoder,
             posterTimes: plan.posterTimes, deadline: deadline)
-        let scaler = try VideoScaler(width: plan.width, height: plan.height, format: AV_PIX_FMT_YUV420P)
+        let scaler = try VideoScaler(width: plan.width, height: plan.height, format: AV_PIX_FMT_YUV420P, threads: 0)
 
         if plan.start > 0 {
             // A file without an index may not seek: then decode from the beginning and drop.
@@ -112,6 +112,7 @@ enum VideoTranscodeStep {
         var lastVideoTime: Double? = nil
         var damaged = 0
         var reachedEnd = false
+        let work = MediaWork.current
 
         func onVideo(_ frame: UnsafeMutablePointer<AVFrame>) throws(PushPrepError) {
             let ts = frame.pointee.best_effort_timestamp
@@ -163,6 +164,7 @@ enum VideoTranscodeStep {
                 }
                 if status < 0 { throw decodeError(status, decoder) }
                 defer { av_frame_unref(frame.pointer) }
+                if decoder === videoDecoder { work?.decodedVideoFrame() }
                 try handle(frame.pointer)
             }
         }

@@ -193,6 +193,28 @@ final class ProcessorTests {
         #expect(attachment.operations.contains { $0.contains("reduced width") || !$0.contains("quality 82") })
     }
 
+    /// An opaque still streams from the decoder into its first encoding; when that misses the
+    /// limit, the next quality must come from a fresh decode of the same pixels, not from the
+    /// stream the first attempt consumed.
+    @Test("a photo whose first quality misses the limit gets the next one, from the same pixels")
+    func secondQualityAfterStreamedFirst() async throws {
+        try TestTools.vips("gaussnoise", file("noise.v").path, "2600", "1900", "--mean", "128", "--sigma", "50")
+        try TestTools.vips("copy", file("noise.v").path, file("noisy.jpg").path + "[Q=95]")
+        let (atQuality72, _) = try await run([file("noisy.jpg")]) { $0.quality = 72 }
+        let (atQuality82, _) = try await run([file("noisy.jpg")]) { $0.quality = 82 }
+        let reference = try #require(atQuality72.attachments.first?.attachment)
+        let first = try #require(atQuality82.attachments.first?.attachment)
+        try #require(first.bytes > reference.bytes)
+
+        // A limit that quality 82 misses and quality 72 meets: the second attempt's output must
+        // be exactly what a run asking for quality 72 makes.
+        let (manifest, _) = try await run([file("noisy.jpg")]) { $0.imageMaxBytes = reference.bytes }
+        let fitted = try #require(manifest.attachments.first?.attachment)
+        #expect(fitted.operations.contains("encoded jpeg quality 72"))
+        #expect(fitted.width == 1290 && fitted.height == reference.height)
+        #expect(fitted.sha256 == reference.sha256)
+    }
+
     @Test("no output within the limit fails with cannot_fit")
     func cannotFit() throws {
         try TestTools.vips("gaussnoise", file("noise.v").path, "600", "400", "--mean", "128", "--sigma", "60")

@@ -19,8 +19,22 @@ enum ImageDecodeStep {
     /// attempt) instead of being held in memory, which keeps a worker's memory bounded.
     private static let inMemoryLimit = 96 << 20
 
+    /// How often the decoded pixels will be read, which decides whether they are held.
+    enum Reads {
+        /// Once, by one encoding: the pixels stay lazy and are decoded as the encoder consumes
+        /// them. libvips then decodes and compresses on two threads at once (its write-behind
+        /// sink), as vipsthumbnail and a bare vips_thumbnail + jpegsave loop do, and the whole
+        /// image is never held.
+        case once
+        /// Several times (an animation's frames, the attempts of a ladder): decoded once, here,
+        /// into memory (within ``inMemoryLimit``), so every read after is a copy, not a decode.
+        case several
+    }
+
+    /// Decodes `input` to `targetWidth`. An image with an alpha channel is held in memory
+    /// whatever `reads` says: ``AlphaStep`` reads its alpha before the encoder reads it all.
     static func run(
-        _ input: ImageInput, header: ImageHeader, width targetWidth: Int, maxPixels: Int
+        _ input: ImageInput, header: ImageHeader, width targetWidth: Int, maxPixels: Int, reads: Reads = .several
     ) throws(PushPrepError) -> Output {
         var operations: [String] = []
         var image: VipsImageRef
@@ -79,7 +93,7 @@ enum ImageDecodeStep {
         }
 
         let pixelBytes = image.width.multipliedReportingOverflow(by: image.height).partialValue * image.bands
-        if pixelBytes <= inMemoryLimit {
+        if (reads == .several || image.hasAlpha) && pixelBytes <= inMemoryLimit {
             // Decode once, here: every decoding error surfaces now as corrupt_input, and the
             // encode attempts that follow work from memory.
             guard let memory = vips_image_copy_memory(image.pointer) else {

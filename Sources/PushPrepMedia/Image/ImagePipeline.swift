@@ -134,7 +134,12 @@ package enum ImagePipeline {
         _ input: ImageInput, plan: ImagePlan, header: ImageHeader, width: Int, keepEvery: Int, asStill: Bool,
         control: ProcessingControl?, reductions: [String], warnings: [String]
     ) throws(PushPrepError) -> (fitted: ProcessedImage?, smallest: Int, format: ImageOutputFormat) {
-        let decoded = try ImageDecodeStep.run(input, header: header, width: width, maxPixels: plan.maxPixels)
+        // A still is read once when its first encoding fits, as nearly every photo's does: it
+        // then streams from the decoder into the encoder. Frames are picked from an animation,
+        // so it is held at once.
+        let reads: ImageDecodeStep.Reads = asStill && !header.isAnimated ? .once : .several
+        let decoded = try ImageDecodeStep.run(
+            input, header: header, width: width, maxPixels: plan.maxPixels, reads: reads)
         try control?.check()
         var image = decoded.image
         let frameNote = header.isAnimated ? ", \(header.frames) frames" : ""
@@ -152,14 +157,24 @@ package enum ImagePipeline {
         operations += alpha.operations
         let format: ImageOutputFormat = !asStill ? .gif : (alpha.hasTransparency ? .png : .jpeg)
         var smallest = 0
-        for attempt in plan.ladder(for: format) {
+        var encoded = alpha.image
+        for (index, attempt) in plan.ladder(for: format).enumerated() {
             try control?.check()
-            let bytes = try ImageEncodeStep.encode(alpha.image, attempt)
+            if index == 1 && reads == .once && !decoded.image.hasAlpha {
+                // The first attempt consumed the streamed pixels: decode once more, held for
+                // the rest of the ladder. (An image with an alpha channel was held from the
+                // start, and without one the alpha step changed nothing.)
+                encoded = try ImageDecodeStep.run(
+                    input, header: header, width: width, maxPixels: plan.maxPixels, reads: .several
+                ).image
+                try control?.check()
+            }
+            let bytes = try ImageEncodeStep.encode(encoded, attempt)
             smallest = bytes.count
             guard bytes.count <= plan.limit else { continue }
-            let frames = format == .gif ? AnimationStep.frameCount(alpha.image) : 1
+            let frames = format == .gif ? AnimationStep.frameCount(encoded) : 1
             let image = ProcessedImage(
-                bytes: bytes, format: format, width: alpha.image.width, height: alpha.image.height / frames,
+                bytes: bytes, format: format, width: encoded.width, height: encoded.height / frames,
                 frames: frames, header: header,
                 operations: operations + reductions + [describe(attempt), "stripped metadata"], warnings: warnings,
                 plan: plan)

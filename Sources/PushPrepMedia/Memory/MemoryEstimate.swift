@@ -73,10 +73,22 @@ package struct MemoryEstimate: Equatable, Sendable {
     /// Above this many bytes the decoded output stays lazy (``ImageDecodeStep``), so it is not
     /// held in memory.
     static let inMemoryLimit = Double(96 << 20)
+    /// A CMYK image goes to sRGB through lcms (with its embedded profile, or libvips' own), whose
+    /// transform and the buffers of the two threads a streamed still runs on cost about this
+    /// much: Channel_digital_image_CMYK_color.jpg (500x333) 8.3 MiB, fogra-0-100-100-0.tif
+    /// (1000x1000) 9.0 MiB, the same JPEG without a profile 5.5 MiB.
+    static let cmykTransform = 4.5 * mebibyte
 
     /// The peak for a still or animated image planned as `plan` from `header`, decoded at the
     /// plan's width; `videoWidth` is the movie's width when an animation becomes one.
     static func image(_ header: ImageHeader, plan: ImagePlan, videoWidth: Int) -> MemoryEstimate {
+        let estimate = decoded(header, plan: plan, videoWidth: videoWidth)
+        guard header.layout.bands - (header.hasAlpha ? 1 : 0) == 4 else { return estimate }
+        return MemoryEstimate(bytes: Double(estimate.bytes) + cmykTransform, basis: estimate.basis + ", cmyk to srgb")
+    }
+
+    /// ``image(_:plan:videoWidth:)`` before a CMYK image's colour transform.
+    private static func decoded(_ header: ImageHeader, plan: ImagePlan, videoWidth: Int) -> MemoryEstimate {
         let layout = header.layout
         let width = Double(header.width)
         let height = Double(header.height)

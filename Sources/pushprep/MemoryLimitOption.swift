@@ -25,7 +25,8 @@ struct MemoryLimitOption: ParsableArguments {
         get throws {
             guard let memoryLimit else { return nil }
             do {
-                return try ByteCountText.bytes(parsing: memoryLimit, option: "--memory-limit", in: Self.minimum...Int.max)
+                return try ByteCountText.bytes(
+                    parsing: memoryLimit, option: "--memory-limit", in: Self.minimum...Int.max)
             } catch {
                 throw ValidationError(error.message)
             }

@@ -47,7 +47,8 @@ final class InputAdmissionTests {
         let movie = path("clip.mp4")
         let sound = path("sound.wav")
         try TestTools.vips("gaussnoise", photo, "2400", "1600")
-        try TestTools.ffmpeg("-f", "lavfi", "-i", "testsrc=size=640x360:rate=25", "-t", "1", "-pix_fmt", "yuv420p", movie)
+        try TestTools.ffmpeg(
+            "-f", "lavfi", "-i", "testsrc=size=640x360:rate=25", "-t", "1", "-pix_fmt", "yuv420p", movie)
         try TestTools.ffmpeg("-f", "lavfi", "-i", "sine=duration=1", sound)
         let recorder = Recorder()
         let session = try ProcessingSession(

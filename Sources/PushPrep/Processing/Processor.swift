@@ -27,7 +27,8 @@ public struct Processor: Sendable {
 
     /// A processor writing into `outputDirectory` (created when missing).
     public init(
-        settings: ProcessingSettings, outputDirectory: String, logger: Logger, remote: RemoteSettings = RemoteSettings(),
+        settings: ProcessingSettings, outputDirectory: String, logger: Logger,
+        remote: RemoteSettings = RemoteSettings(),
         memoryLimit: Int? = nil
     ) {
         self.settings = settings

@@ -111,6 +111,32 @@ final class InputAdmissionTests {
         await session.shutdown()
     }
 
+    @Test("a movie's --timeout does not count the time it waited for memory")
+    func waitIsNotTheMoviesTime() async throws {
+        let movie = path("clip.mp4")
+        try TestTools.ffmpeg(
+            "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25", "-t", "1", "-pix_fmt", "yuv420p", movie)
+        var settings = ProcessingSettings()
+        settings.timeout = 0.5
+        let validated = try settings.validated()
+        let budget = MemoryBudget(limit: 100 << 20)
+        let session = try ProcessingSession(threads: 1, remote: RemoteSettings(), memory: budget, logger: .quiet)
+        let held = try budget.reserve(100 << 20, control: nil)
+        let out = path("out")
+        let job = Task {
+            await session.process(
+                InputItem(source: movie, path: movie), settings: validated, outputDirectory: out, control: nil)
+        }
+        try await Poll.until("the movie waits for memory", within: .seconds(30)) { budget.waiting == 1 }
+        // Longer than its whole timeout: had the wait counted, the movie would fail with `timeout`.
+        try await Task.sleep(for: .seconds(1))
+        held.release()
+        let entry = await job.value
+        await session.shutdown()
+        #expect(entry.failure == nil, "\(entry)")
+        #expect(budget.reserved == 0)
+    }
+
     @Test("an input over the whole budget runs alone, with a warning, and succeeds")
     func overBudgetRunsAloneWithAWarning() async throws {
         let photo = path("photo.jpg")

@@ -21,8 +21,9 @@
 #                  (python3 -m http.server on 127.0.0.1), same files, same
 #                  settings; reports the ratio of URL time to disk time
 #   BENCH_URL_REPEAT  timed runs per side of the URL comparison (default BENCH_REPEAT)
-#   BENCH_ONLY     images, video, queue, serve or all (default): which sections run; `all`
-#                  runs images, then video (scripts/bench-video.sh), then the job
+#   BENCH_ONLY     images, video, memory, queue, serve or all (default): which sections
+#                  run; `all` runs images, then video (scripts/bench-video.sh), then
+#                  memory under --memory-limit (scripts/bench-memory.sh), then the job
 #                  queue (scripts/bench-queue.sh, whose header lists its own knobs;
 #                  its binary is QUEUE_BENCH, default .build/release/pushprep-queue-bench),
 #                  then the HTTP API under wrk beside nginx (scripts/bench-serve.sh)
@@ -46,9 +47,10 @@ BENCH_ONLY=${BENCH_ONLY:-all}
 case $BENCH_ONLY in
     all|images) ;;
     video) exec bash scripts/bench-video.sh ;;
+    memory) exec bash scripts/bench-memory.sh ;;
     queue) exec bash scripts/bench-queue.sh ;;
     serve) exec bash scripts/bench-serve.sh ;;
-    *) echo "bench: error: BENCH_ONLY must be images, video, queue, serve or all, got '$BENCH_ONLY'" >&2; exit 2 ;;
+    *) echo "bench: error: BENCH_ONLY must be images, video, memory, queue, serve or all, got '$BENCH_ONLY'" >&2; exit 2 ;;
 esac
 BENCH_URLS=${BENCH_URLS:-200}
 BENCH_URL_REPEAT=${BENCH_URL_REPEAT:-$BENCH_REPEAT}
@@ -413,6 +415,8 @@ echo "bench images: pushprep_ips=$pp_ips vipsthumbnail_ips=$vt_ips ratio=$ratio 
 if [[ $BENCH_ONLY == all && $BENCH_SKIP_PUSHPREP != 1 ]]; then
     echo
     bash scripts/bench-video.sh
+    echo
+    bash scripts/bench-memory.sh
     echo
     bash scripts/bench-queue.sh
     echo

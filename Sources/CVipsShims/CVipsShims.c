@@ -1,5 +1,9 @@
 #include "CVipsShims.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 // The only loaders that may ever run on untrusted input. Everything else (SVG, PDF,
 // ImageMagick, OpenSlide, FITS, Matrix, CSV, raw, vips' own format, ...) is blocked for the
 // whole process, so that no input can reach a loader we do not mean to expose.
@@ -21,6 +25,20 @@ int cvipsshims_init(const char *argv0) {
         vips_operation_block_set(allowed_loaders[i], FALSE);
     }
     return 0;
+}
+
+void cvipsshims_trim_heap(void) {
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
+
+void cvipsshims_set_mmap_threshold(int bytes) {
+#ifdef __GLIBC__
+    mallopt(M_MMAP_THRESHOLD, bytes);
+#else
+    (void)bytes;
+#endif
 }
 
 static cvipsshims_log_function log_function = NULL;

@@ -53,6 +53,8 @@ struct ProcessCommand: AsyncParsableCommand {
     @Option(name: ProcessingSettings.Declared.jobs.name, help: ProcessingSettings.Declared.jobs.argumentHelp)
     var jobs: Int = ProcessingSettings.Declared.jobs.defaultValue
 
+    @OptionGroup var memory: MemoryLimitOption
+
     @Option(name: ProcessingSettings.Declared.baseURL.name, help: ProcessingSettings.Declared.baseURL.argumentHelp)
     var baseURL: String?
 
@@ -109,7 +111,8 @@ struct ProcessCommand: AsyncParsableCommand {
         defer { if bucket != nil { try? FileManager.default.removeItem(atPath: outputDirectory) } }
 
         let processor = Processor(
-            settings: settings, outputDirectory: outputDirectory, logger: logger, remote: remote.settings)
+            settings: settings, outputDirectory: outputDirectory, logger: logger, remote: remote.settings,
+            memoryLimit: try memory.bytes)
         let bar = ProgressBar(total: items.count)
         let started = ContinuousClock.now
         var result: Manifest

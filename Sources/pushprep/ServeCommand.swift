@@ -218,7 +218,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             let (worker, workerSession) = try WorkerRuntime.worker(
                 url: url, configuration: embedded, store: store, remote: remote.settings, sources: sources,
-                logger: logger)
+                memory: tuning.memory, logger: logger)
             services.append(.init(service: worker))
             session = workerSession
         }

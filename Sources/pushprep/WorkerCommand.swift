@@ -143,7 +143,7 @@ struct WorkerCommand: AsyncParsableCommand {
         let sources = try sourcePolicy(for: url)
         let (worker, session) = try WorkerRuntime.worker(
             url: url, configuration: configuration, store: store, remote: remote.settings, sources: sources,
-            logger: logger)
+            memory: tuning.memory, logger: logger)
         // Shut down last-to-first: the worker drains before the metrics server stops.
         services.append(.init(service: worker))
         try await WorkerRuntime.run(

@@ -40,6 +40,8 @@ struct WorkerTuningOptions: ParsableArguments {
     @Option(name: .long, help: "Days finished jobs are kept before pruning, 0...3650 (0 keeps them).")
     var retention: Double = 7
 
+    @OptionGroup var memory: MemoryLimitOption
+
     /// The options as a configuration; a usage error for a number that is not finite or out
     /// of its range.
     func configuration(concurrency: Int) throws -> WorkerConfiguration {
@@ -98,14 +100,16 @@ enum WorkerRuntime {
 
     /// A worker on `url` processing into `store`, and the processing session it runs in (to
     /// shut down once the worker has stopped).
+    /// Its inputs share the memory budget `memory` says, exported with the worker's metrics.
     static func worker(
         url: QueueURL, configuration: WorkerConfiguration, store: any OutputStore, remote: RemoteSettings,
-        sources: SourcePolicy, logger: Logger
+        sources: SourcePolicy, memory: MemoryLimitOption, logger: Logger
     ) throws -> (QueueWorker<ProcessingJobHandler>, ProcessingSession) {
         let session: ProcessingSession
+        let budget = try memory.budget(logger: logger) { MemoryBudgetMetrics(limit: $0) }
         do {
             session = try ProcessingSession(
-                threads: configuration.concurrency, remote: remote, sources: sources, logger: logger)
+                threads: configuration.concurrency, remote: remote, sources: sources, memory: budget, logger: logger)
         } catch {
             throw CommandFailure(message: error.description)
         }

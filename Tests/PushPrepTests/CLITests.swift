@@ -143,6 +143,12 @@ struct CLITests {
         UsageCase(
             name: "process --video-start 1e13",
             arguments: ["process", "photo.jpg", "--video-start", "1e13", "--out", "o"]),
+        UsageCase(
+            name: "process --memory-limit 500 (bytes, below 16 MiB)",
+            arguments: ["process", "photo.jpg", "--memory-limit", "500", "--out", "o"]),
+        UsageCase(name: "worker --memory-limit 2XB", arguments: ["worker", "--memory-limit", "2XB"]),
+        UsageCase(name: "worker --memory-limit 1e300", arguments: ["worker", "--memory-limit", "1e300"]),
+        UsageCase(name: "serve --memory-limit 99999999TiB", arguments: ["serve", "--memory-limit", "99999999TiB"]),
     ])
     func nonFiniteOrHugeNumbersExitTwo(_ usage: UsageCase) throws {
         let dir = try TestTools.temporaryDirectory()
@@ -351,6 +357,31 @@ struct CLITests {
             !leftovers.contains { $0.hasPrefix(".pushprep-tmp-\(killedPID)-") },
             "stale temporaries remain: \(leftovers)")
         #expect(leftovers == [live], "only the live process's temporary may remain: \(leftovers)")
+    }
+
+    // MARK: - Memory budget
+
+    /// An input whose estimate is over the whole `--memory-limit` is processed alone, never
+    /// refused, and the log says so; the help gives the default on this machine.
+    @Test(.enabled(if: TestTools.programAvailable("vips"), "needs the vips command-line tool"))
+    func memoryLimitBelowAnInputRunsItAlone() throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        // RGBA: premultiplied in float for the resize, about 29 MB estimated.
+        try TestTools.vips("black", dir.appendingPathComponent("big.png").path, "3000", "2000", "--bands", "4")
+        try CLI.smallJPEGs(in: dir, "a.jpg")
+
+        let result = try CLI.pushprep(
+            ["process", "big.png", "a.jpg", "--out", "out", "--jobs", "2", "--memory-limit", "16MiB"], in: dir)
+        #expect(result.status == 0, "stderr: \(result.stderrText)")
+        #expect(result.stderrText.contains("over the whole memory budget"), "stderr: \(result.stderrText)")
+        #expect(result.stderrText.contains("big.png"), "the warning names the input: \(result.stderrText)")
+
+        // Words, whatever the wrapping.
+        let help = try CLI.pushprep(["process", "--help"], in: dir).stdoutText
+            .split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let expected = ByteCountText.describe(MemoryBudget.defaultLimit())
+        #expect(help.contains("--memory-limit <bytes>") && help.contains("(here \(expected))"), "\(help)")
     }
 
     // MARK: - Help and version

@@ -24,6 +24,16 @@ void cvipsshims_set_log_handler(cvipsshims_log_function function);
 /// Copies and clears libvips' process-global error buffer. Free the result with g_free().
 char *cvipsshims_error_copy(void);
 
+/// Gives the memory glibc's malloc holds free, in every arena, back to the system
+/// (malloc_trim(0), declared in <malloc.h>, which Swift's Glibc module does not import); does
+/// nothing on other C libraries. PushPrep calls it after a big image (see FreedMemory.swift).
+void cvipsshims_trim_heap(void);
+
+/// Sets glibc's mmap threshold (mallopt(M_MMAP_THRESHOLD), from <malloc.h>): blocks of at
+/// least `bytes` are mapped, and unmapped when freed, rather than kept in an arena. Setting it
+/// ends glibc's own adjustment of the threshold. Does nothing on other C libraries.
+void cvipsshims_set_mmap_threshold(int bytes);
+
 /// Reads the header of an image (no pixel decoding). `option_string` as in "[n=-1]" without
 /// brackets, e.g. "n=-1,fail_on=error". Returns NULL on failure.
 VipsImage *cvipsshims_header_from_source(VipsSource *source, const char *option_string);

@@ -9,14 +9,17 @@ import PushPrepRemote
 /// not stopped meanwhile). The pipelines' deadline observes the job's control, so a stop
 /// interrupts libav within a packet or a blocking call.
 extension InputProcessor {
-    func processVideo(_ item: InputItem, file: InputFile, type: MediaType, warnings: [String]) throws(PushPrepError)
-        -> Attachment
-    {
+    func processVideo(
+        _ item: InputItem, file: InputFile, type: MediaType, warnings: [String], admission: InputAdmission
+    ) throws(PushPrepError) -> Attachment {
         let (builder, video, temporary) = try produce(
             .video, fingerprint: settings.videoFingerprint, item: item, file: file
         ) { temporary, deadline throws(PushPrepError) in
             try VideoPipeline.process(
-                path: file.decodePath, settings: settings, outputPath: temporary, deadline: deadline)
+                path: file.decodePath, settings: settings, outputPath: temporary, deadline: deadline
+            ) { estimate throws(PushPrepError) in
+                deadline.postpone(by: try admission.admit(estimate))
+            }
         }
         var input = InputInfo(
             type: type.rawValue, bytes: file.size, width: video.input?.video?.displayWidth,
@@ -68,16 +71,19 @@ extension InputProcessor {
             thumbnailTime: video.thumbnailTime, poster: poster)
     }
 
-    func processAudio(_ item: InputItem, file: InputFile, type: MediaType, warnings: [String]) throws(PushPrepError)
-        -> Attachment
-    {
+    func processAudio(
+        _ item: InputItem, file: InputFile, type: MediaType, warnings: [String], admission: InputAdmission
+    ) throws(PushPrepError) -> Attachment {
         // The extension depends on the path taken (an MP3 may be copied): the output's type is
         // known once the pipeline is done.
         var (builder, audio, temporary) = try produce(
             .audio, fingerprint: settings.audioFingerprint, item: item, file: file
         ) { temporary, deadline throws(PushPrepError) in
             try AudioPipeline.process(
-                path: file.decodePath, type: type, settings: settings, outputPath: temporary, deadline: deadline)
+                path: file.decodePath, type: type, settings: settings, outputPath: temporary, deadline: deadline
+            ) { estimate throws(PushPrepError) in
+                deadline.postpone(by: try admission.admit(estimate))
+            }
         }
         builder.operations = audio.operations
         let output = try builder.commit(temporary, as: audio.format)

@@ -20,14 +20,22 @@ struct InputProcessor: Sendable {
     let control: ProcessingControl?
     /// What local paths may be read (a worker's `--source-root`); downloads are not local paths.
     var sources: SourcePolicy = .any
+    /// The session's memory budget, which each input waits for before it is decoded (none: no
+    /// wait).
+    var memory: MemoryBudget? = nil
 
     /// Processes a local file; never throws (a bad input, or a stop, is a failed entry).
     func processOne(_ item: InputItem) -> ManifestEntry {
         var logger = self.logger
         logger[metadataKey: "source"] = "\(item.source)"
+        // Held from the plan (before decoding) until the input is done, however it ends.
+        let admission = InputAdmission(budget: memory, control: control, logger: logger)
+        defer { admission.release() }
         do {
             // libvips' and libav's lines from this thread are about this input.
-            let attachment = try LibraryLog.withInput(logger) { () throws(PushPrepError) in try process(item) }
+            let attachment = try LibraryLog.withInput(logger) { () throws(PushPrepError) in
+                try process(item, admission: admission)
+            }
             logger.debug("processed", metadata: ["id": "\(attachment.id)", "bytes": "\(attachment.bytes)"])
             return .ok(attachment)
         } catch {
@@ -42,8 +50,9 @@ struct InputProcessor: Sendable {
         return .failed(Failure(source: item.source, error: error))
     }
 
-    /// The attachment made from a local file, or why there is none.
-    func process(_ item: InputItem) throws(PushPrepError) -> Attachment {
+    /// The attachment made from a local file, or why there is none; `admission` holds the
+    /// input's memory from its plan on.
+    func process(_ item: InputItem, admission: InputAdmission) throws(PushPrepError) -> Attachment {
         try control?.check()
         // A BMP's bytes are kept from this one read: PushPrep decodes it from them.
         let file = try InputFile.read(path: item.path, maxBytes: settings.maxInputBytes, policy: sources) {
@@ -53,8 +62,8 @@ struct InputProcessor: Sendable {
         try control?.check()
         var warnings = ExtensionCheck.warnings(path: item.path, detected: type)
         switch type.kind {
-        case .video: return try processVideo(item, file: file, type: type, warnings: warnings)
-        case .audio: return try processAudio(item, file: file, type: type, warnings: warnings)
+        case .video: return try processVideo(item, file: file, type: type, warnings: warnings, admission: admission)
+        case .audio: return try processAudio(item, file: file, type: type, warnings: warnings, admission: admission)
         case .image: break
         }
         let payload: ImageInput.Payload
@@ -71,7 +80,10 @@ struct InputProcessor: Sendable {
         }
         let image = ImageInput(type: type, payload: payload)
         let processed: ProcessedImage
-        switch try ImagePipeline.run(image, settings: settings, control: control) {
+        let outcome = try ImagePipeline.run(image, settings: settings, control: control) {
+            estimate throws(PushPrepError) in try admission.admit(estimate)
+        }
+        switch outcome {
         case .image(let result):
             processed = result
         case .animationNeedsVideo(let header, let reason):

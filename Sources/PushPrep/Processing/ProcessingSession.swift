@@ -20,16 +20,34 @@ public final class ProcessingSession: Sendable {
     private let sources: SourcePolicy
     private let logger: Logger
     private let isShutDown = Mutex(false)
+    /// What the inputs being decoded at once may add up to (their ``MemoryEstimate``s): one
+    /// budget for every job processed through the session.
+    package let memory: MemoryBudget
 
     /// A session whose pool has `threads` threads (at least one: as many inputs are processed
     /// at once), fetching URLs with `remote`, reading the sources `sources` allows (a failed
     /// entry `source_not_allowed` for the others). libvips' and libav's lines about its inputs go to
     /// `logger`. Throws `invalid_settings` when `remote` does not validate: it is checked here,
     /// once, not for each URL.
-    public init(
-        threads: Int, remote: RemoteSettings, sources: SourcePolicy = .any, logger: Logger
+    ///
+    /// Inputs wait for their share of a memory budget of `memoryLimit` bytes (default: a share of
+    /// the machine's memory or of the cgroup's limit, ``MemoryBudget/defaultShare``) before they
+    /// are decoded.
+    public convenience init(
+        threads: Int, remote: RemoteSettings, sources: SourcePolicy = .any, memoryLimit: Int? = nil, logger: Logger
+    ) throws(PushPrepError) {
+        try self.init(
+            threads: threads, remote: remote, sources: sources,
+            memory: MemoryBudget(limit: memoryLimit ?? MemoryBudget.defaultLimit()), logger: logger)
+    }
+
+    /// A session whose inputs wait for their share of `memory` (a budget that reports to the
+    /// worker's metrics, say).
+    package init(
+        threads: Int, remote: RemoteSettings, sources: SourcePolicy = .any, memory: MemoryBudget, logger: Logger
     ) throws(PushPrepError) {
         try remote.validate()
+        self.memory = memory
         pool = NIOThreadPool(numberOfThreads: max(1, threads))
         pool.start()
         fetcher = RemoteFetcher(settings: remote, logger: logger)
@@ -39,6 +57,7 @@ public final class ProcessingSession: Sendable {
         // libvips' and libav's lines about an input go to the logger processing it; the others
         // to the first processor's or session's (see LibraryLog).
         LibraryLog.bootstrap(logger)
+        logger.debug("memory budget", metadata: ["bytes": "\(memory.limit)"])
     }
 
     /// Processes one input into `outputDirectory` (created when missing) and returns its
@@ -59,7 +78,7 @@ public final class ProcessingSession: Sendable {
         for (key, value) in metadata { logger[metadataKey: key] = value }
         let processor = InputProcessor(
             settings: settings.settings, outputDirectory: outputDirectory, logger: logger, control: control,
-            sources: sources)
+            sources: sources, memory: memory)
         do throws(PushPrepError) {
             try control?.check()
             try sources.admit(item)

@@ -20,13 +20,19 @@ public struct Processor: Sendable {
     public let outputDirectory: String
     /// How `http://` and `https://` inputs are fetched.
     public let remote: RemoteSettings
+    /// The memory budget of the run's inputs, in bytes (nil: the default share of the machine's
+    /// memory; see ``ProcessingSession``).
+    public let memoryLimit: Int?
     let logger: Logger
 
     /// A processor writing into `outputDirectory` (created when missing).
     public init(
-        settings: ProcessingSettings, outputDirectory: String, logger: Logger, remote: RemoteSettings = RemoteSettings()
+        settings: ProcessingSettings, outputDirectory: String, logger: Logger,
+        remote: RemoteSettings = RemoteSettings(),
+        memoryLimit: Int? = nil
     ) {
         self.settings = settings
+        self.memoryLimit = memoryLimit
         self.outputDirectory = outputDirectory
         self.remote = remote
         self.logger = logger
@@ -46,7 +52,8 @@ public struct Processor: Sendable {
         progress: (@Sendable (Progress) -> Void)? = nil
     ) async throws(PushPrepError) -> Manifest {
         let validated = try settings.validated()
-        let session = try ProcessingSession(threads: settings.jobs, remote: remote, logger: logger)
+        let session = try ProcessingSession(
+            threads: settings.jobs, remote: remote, memoryLimit: memoryLimit, logger: logger)
         do throws(PushPrepError) {
             try prepareOutputDirectory()
         } catch {

@@ -48,11 +48,15 @@ package enum AudioPipeline {
     /// Attempts at lower bit rates before giving up.
     static let maximumAttempts = 5
 
+    /// `admit` is given the plan's memory estimate before anything is decoded, and may wait (a
+    /// memory budget).
     package static func process(
-        path: String, type: MediaType, settings: ProcessingSettings, outputPath: String, deadline: MediaDeadline
+        path: String, type: MediaType, settings: ProcessingSettings, outputPath: String, deadline: MediaDeadline,
+        admit: (MemoryEstimate) throws(PushPrepError) -> Void = { _ in }
     ) throws(PushPrepError) -> ProcessedAudio {
         do {
-            return try run(path: path, type: type, settings: settings, outputPath: outputPath, deadline: deadline)
+            return try run(
+                path: path, type: type, settings: settings, outputPath: outputPath, deadline: deadline, admit: admit)
         } catch {
             removeOutput(outputPath)
             throw error
@@ -60,10 +64,12 @@ package enum AudioPipeline {
     }
 
     private static func run(
-        path: String, type: MediaType, settings: ProcessingSettings, outputPath: String, deadline: MediaDeadline
+        path: String, type: MediaType, settings: ProcessingSettings, outputPath: String, deadline: MediaDeadline,
+        admit: (MemoryEstimate) throws(PushPrepError) -> Void
     ) throws(PushPrepError) -> ProcessedAudio {
         let probe = try MediaProbe(MediaInput(path: path, maxPixels: settings.maxPixels, deadline: deadline))
         let plan = try AudioPlan(probe: probe, type: type, settings: settings)
+        try admit(plan.memory)
         try deadline.check("probing the audio")
         return try run(plan, path: path, probe: probe, outputPath: outputPath, deadline: deadline)
     }

@@ -45,13 +45,17 @@ package enum ImagePipeline {
     }
 
     /// Runs the steps. A stopped `control` ends the run between decoding and encoding, and
-    /// between attempts (libvips calls themselves cannot be interrupted).
-    package static func run(_ input: ImageInput, settings: ProcessingSettings, control: ProcessingControl? = nil)
-        throws(PushPrepError) -> Outcome
-    {
+    /// between attempts (libvips calls themselves cannot be interrupted). `admit` is given the
+    /// plan's memory estimate before anything is decoded, and may wait (a memory budget).
+    package static func run(
+        _ input: ImageInput, settings: ProcessingSettings, control: ProcessingControl? = nil,
+        admit: (MemoryEstimate) throws(PushPrepError) -> Void = { _ in }
+    ) throws(PushPrepError) -> Outcome {
         try VipsRuntime.start()
         let header = try ImageHeaderStep.run(input, maxPixels: settings.maxPixels)
         let plan = ImagePlan(header: header, settings: settings)
+        try admit(plan.memory)
+        try control?.check()
         return try run(plan, input: input, header: header, control: control)
     }
 

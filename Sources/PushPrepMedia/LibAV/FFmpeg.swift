@@ -122,6 +122,15 @@ package final class MediaDeadline {
     /// Whether the interrupt callback or ``check(_:)`` stopped a call because of this deadline.
     var fired: Bool { pointer.pointee.fired != 0 }
 
+    /// Moves the deadline `duration` later (when there is one): the time an input waited for
+    /// memory before decoding is not its own processing time. Call it from the job's thread,
+    /// between libav calls.
+    package func postpone(by duration: Duration) {
+        let microseconds = duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
+        guard microseconds > 0, pointer.pointee.deadline_us > 0 else { return }
+        pointer.pointee.deadline_us += microseconds
+    }
+
     /// Throws once the deadline has passed or the job was stopped (checked between steps).
     package func check(_ step: String) throws(PushPrepError) {
         let limit = pointer.pointee.deadline_us

@@ -19,25 +19,30 @@ package enum VideoPipeline {
     static let maxFitAttempts = 4
 
     /// Writes the preview MP4 to `outputPath` (a temporary name the caller renames when this
-    /// returns).
-    package static func process(path: String, settings: ProcessingSettings, outputPath: String, deadline: MediaDeadline)
-        throws(PushPrepError) -> ProcessedVideo
-    {
+    /// returns). `admit` is given the plan's memory estimate before anything is decoded, and
+    /// may wait (a memory budget).
+    package static func process(
+        path: String, settings: ProcessingSettings, outputPath: String, deadline: MediaDeadline,
+        admit: (MemoryEstimate) throws(PushPrepError) -> Void = { _ in }
+    ) throws(PushPrepError) -> ProcessedVideo {
         do {
-            return try run(path: path, settings: settings, outputPath: outputPath, deadline: deadline)
+            return try run(path: path, settings: settings, outputPath: outputPath, deadline: deadline, admit: admit)
         } catch {
             try? FileManager.default.removeItem(atPath: outputPath)
             throw error
         }
     }
 
-    private static func run(path: String, settings: ProcessingSettings, outputPath: String, deadline: MediaDeadline)
-        throws(PushPrepError) -> ProcessedVideo
-    {
+    private static func run(
+        path: String, settings: ProcessingSettings, outputPath: String, deadline: MediaDeadline,
+        admit: (MemoryEstimate) throws(PushPrepError) -> Void
+    ) throws(PushPrepError) -> ProcessedVideo {
         try deadline.check("opening the video")
         let input = try open(path, maxPixels: settings.maxPixels, deadline: deadline)
         let probe = MediaProbe(input)
         let plan = try VideoPlan(input: input, probe: probe, settings: settings)
+        try admit(plan.memory)
+        try deadline.check("waiting for memory")
         return try run(plan, path: path, input: input, probe: probe, outputPath: outputPath, deadline: deadline)
     }
 

@@ -1,0 +1,62 @@
+import Logging
+import PushPrepCore
+import PushPrepMedia
+
+/// One input's share of its session's ``MemoryBudget``: asked for by the media pipeline once
+/// the input's plan is made, before anything is decoded (``admit(_:)``), and given back by
+/// ``InputProcessor`` when the input is done, however it ends (``release()``).
+///
+/// Confined to the thread processing the input.
+final class InputAdmission {
+    private let budget: MemoryBudget?
+    private let control: ProcessingControl?
+    private let logger: Logger
+    private var reservation: MemoryBudget.Reservation?
+
+    /// An admission to `budget` (none: every input is admitted at once) that stops waiting when
+    /// `control` is stopped, logging to `logger`.
+    init(budget: MemoryBudget?, control: ProcessingControl?, logger: Logger) {
+        self.budget = budget
+        self.control = control
+        self.logger = logger
+    }
+
+    /// Reserves `estimate` (once: an input admitted already keeps what it holds) and returns how
+    /// long that waited, which a caller with a deadline of its own does not count. An input over
+    /// the whole budget runs alone, with a warning.
+    @discardableResult
+    func admit(_ estimate: MemoryEstimate) throws(PushPrepError) -> Duration {
+        guard let budget, reservation == nil else { return .zero }
+        let start = ContinuousClock.now
+        let reservation = try budget.reserve(estimate.bytes, control: control)
+        self.reservation = reservation
+        if reservation.bytes >= FreedMemory.bigInput { FreedMemory.bigInputStarted() }
+        let waited = ContinuousClock.now - start
+        // Built only for a line that is logged: every photo passes here.
+        func metadata() -> Logger.Metadata {
+            [
+                "estimate": "\(estimate.bytes)", "budget": "\(budget.limit)", "basis": "\(estimate.basis)",
+                "waited_ms":
+                    "\(waited.components.seconds * 1000 + waited.components.attoseconds / 1_000_000_000_000_000)",
+            ]
+        }
+        if reservation.alone {
+            logger.warning(
+                "the input's memory estimate is over the whole memory budget (--memory-limit): it ran alone",
+                metadata: metadata())
+        } else if waited > .milliseconds(10) {
+            logger.debug("waited for memory", metadata: metadata())
+        }
+        return waited
+    }
+
+    /// Gives the reservation back; calling it again does nothing. After a big input the
+    /// allocator's free memory goes back to the system first (``FreedMemory``), so the inputs
+    /// admitted next find the room the budget says is there.
+    func release() {
+        guard let reservation else { return }
+        if reservation.bytes >= FreedMemory.bigInput { FreedMemory.bigInputEnded() }
+        reservation.release()
+        self.reservation = nil
+    }
+}

@@ -1,0 +1,203 @@
+import Dispatch
+package import PushPrepCore
+import Synchronization
+
+/// Sees a ``MemoryBudget`` change: the worker's metrics export it.
+package protocol MemoryBudgetObserver: Sendable {
+    /// The bytes reserved and the inputs waiting changed. Called under the budget's lock, so
+    /// calls arrive in order: must be quick and must not call back into the budget.
+    func memoryBudgetChanged(reserved: Int, waiting: Int)
+    /// An input whose estimate, `bytes`, is over the whole budget was admitted to run alone.
+    func memoryBudgetRanAlone(bytes: Int)
+}
+
+/// A byte-weighted gate in front of decoding: the inputs being decoded at once may not add up
+/// to more than `limit` bytes of estimated peak memory (``PushPrepMedia/MemoryEstimate``, worked
+/// out from each input's header), so a process under a memory limit is not killed on a day of
+/// big photos (issue 16, §2).
+///
+/// - An input asks for its estimate once its plan is made and before anything is decoded,
+///   and gives it back when it is done, however it ends.
+/// - Inputs are admitted in the order they ask (first come, first served): while one waits,
+///   later ones wait behind it even when they would fit, so a stream of small inputs cannot
+///   starve a big one. Admission is a counter check when nobody waits, so ordinary photos
+///   under a budget they fit in never wait.
+/// - An input whose estimate is over the whole budget is never refused for it: it waits until
+///   nothing else is admitted and runs alone (``Reservation/alone``; the caller logs a warning).
+/// - Waiting blocks the calling thread: inputs are processed synchronously on a thread pool's
+///   threads (``ProcessingSession``), which may block. A wait ends at once when the input's
+///   ``ProcessingControl`` is stopped (cancelled, or the job's timeout passed).
+///
+/// One per process, owned by its ``ProcessingSession``.
+package final class MemoryBudget: Sendable {
+    /// What admitted inputs may reserve in all, in bytes.
+    package let limit: Int
+    private let state = Mutex(State())
+    private let observer: (any MemoryBudgetObserver)?
+
+    /// What an admitted input holds until it calls ``release()``.
+    package final class Reservation: Sendable {
+        /// The bytes reserved.
+        package let bytes: Int
+        /// Whether the input was admitted alone because its estimate is over the whole budget.
+        package let alone: Bool
+        private let budget: MemoryBudget
+        private let released = Atomic(false)
+
+        fileprivate init(bytes: Int, alone: Bool, budget: MemoryBudget) {
+            self.bytes = bytes
+            self.alone = alone
+            self.budget = budget
+        }
+
+        /// Gives the bytes back, letting waiting inputs in. Calling it again does nothing.
+        package func release() {
+            guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
+            budget.release(bytes)
+        }
+
+        deinit {
+            // A safety net only: callers release explicitly, when the input is done.
+            release()
+        }
+    }
+
+    /// An input waiting its turn.
+    private struct Waiter {
+        let id: UInt64
+        let bytes: Int
+        let wake: DispatchSemaphore
+    }
+
+    /// How a request for memory began: admitted at once, or in the queue.
+    private enum Entry {
+        case admitted(alone: Bool)
+        case queued(Waiter)
+    }
+
+    /// How a wait ended, set under the lock before the waiter is woken.
+    private enum Outcome {
+        case admitted(alone: Bool)
+        case stopped
+    }
+
+    private struct State {
+        var reserved = 0
+        var admitted = 0
+        /// First come, first served.
+        var queue: [Waiter] = []
+        var outcomes: [UInt64: Outcome] = [:]
+        var nextID: UInt64 = 0
+    }
+
+    /// The share of the memory the process may use (``MachineMemory/available``) that the
+    /// budget is when `--memory-limit` is not given. The budget counts estimates above the
+    /// process's baseline, and an estimate may be 30% under the real peak; the rest is for the
+    /// baseline (about 40 MB), the allocator's free but unreturned memory, downloads and uploads
+    /// in flight, and other processes. Half leaves room for all of that, and is still gigabytes
+    /// on any machine or container big enough for 9000x7000 HEICs, so ordinary photos never wait.
+    package static let defaultShare = 0.5
+
+    /// The default budget: ``defaultShare`` of what `machine` lets the process use.
+    package static func defaultLimit(of machine: MachineMemory = .current()) -> Int {
+        Int(Double(machine.available) * defaultShare)
+    }
+
+    /// A budget of `limit` bytes (at least 1), reporting its changes to `observer`.
+    package init(limit: Int, observer: (any MemoryBudgetObserver)? = nil) {
+        self.limit = max(1, limit)
+        self.observer = observer
+        observer?.memoryBudgetChanged(reserved: 0, waiting: 0)
+    }
+
+    /// Bytes reserved by admitted inputs now.
+    package var reserved: Int { state.withLock { $0.reserved } }
+    /// Inputs waiting to be admitted now.
+    package var waiting: Int { state.withLock { $0.queue.count } }
+
+    /// Waits, blocking the calling thread, until `bytes` may be reserved, and reserves them.
+    /// Throws the stop's error (`cancelled` or `timeout`) when `control` is stopped first; the
+    /// input then holds nothing.
+    package func reserve(_ bytes: Int, control: ProcessingControl?) throws(PushPrepError) -> Reservation {
+        let bytes = max(0, bytes)
+        try control?.check()
+        let entry = state.withLock { state -> Entry in
+            if state.queue.isEmpty, let alone = fits(bytes, state) {
+                admit(bytes, alone: alone, in: &state)
+                return .admitted(alone: alone)
+            }
+            let waiter = Waiter(id: state.nextID, bytes: bytes, wake: DispatchSemaphore(value: 0))
+            state.nextID += 1
+            state.queue.append(waiter)
+            observer?.memoryBudgetChanged(reserved: state.reserved, waiting: state.queue.count)
+            return .queued(waiter)
+        }
+        let waiter: Waiter
+        switch entry {
+        case .admitted(let alone): return Reservation(bytes: bytes, alone: alone, budget: self)
+        case .queued(let queued): waiter = queued
+        }
+
+        // A stop wakes the wait; when the control is already stopped this runs at once.
+        let observation = control?.onStop { [weak self] in self?.abandon(waiter.id) }
+        waiter.wake.wait()
+        if let observation { control?.removeObserver(observation) }
+        let outcome = state.withLock { $0.outcomes.removeValue(forKey: waiter.id) }
+        switch outcome {
+        case .admitted(let alone):
+            return Reservation(bytes: bytes, alone: alone, budget: self)
+        case .stopped, nil:
+            throw control?.reason?.error ?? PushPrepError(.cancelled, "cancelled while waiting for memory")
+        }
+    }
+
+    /// Whether `bytes` may be admitted now, and if so whether alone; nil when it must wait.
+    private func fits(_ bytes: Int, _ state: State) -> Bool? {
+        if state.admitted == 0 { return bytes > limit }
+        return state.reserved + bytes <= limit ? false : nil
+    }
+
+    private func admit(_ bytes: Int, alone: Bool, in state: inout State) {
+        state.reserved += bytes
+        state.admitted += 1
+        if alone { observer?.memoryBudgetRanAlone(bytes: bytes) }
+        observer?.memoryBudgetChanged(reserved: state.reserved, waiting: state.queue.count)
+    }
+
+    /// Admits waiters from the front of the queue while they fit; returns whom to wake.
+    private func admitWaiting(in state: inout State) -> [DispatchSemaphore] {
+        var woken: [DispatchSemaphore] = []
+        while let first = state.queue.first, let alone = fits(first.bytes, state) {
+            state.queue.removeFirst()
+            state.outcomes[first.id] = .admitted(alone: alone)
+            admit(first.bytes, alone: alone, in: &state)
+            woken.append(first.wake)
+        }
+        return woken
+    }
+
+    private func release(_ bytes: Int) {
+        let woken = state.withLock { state in
+            state.reserved -= bytes
+            state.admitted -= 1
+            let woken = admitWaiting(in: &state)
+            observer?.memoryBudgetChanged(reserved: state.reserved, waiting: state.queue.count)
+            return woken
+        }
+        for wake in woken { wake.signal() }
+    }
+
+    /// A waiter's control was stopped: it leaves the queue (unless it was admitted meanwhile,
+    /// then it goes on and releases as usual), which may let the ones behind it in.
+    private func abandon(_ id: UInt64) {
+        let woken = state.withLock { state -> [DispatchSemaphore] in
+            guard let index = state.queue.firstIndex(where: { $0.id == id }) else { return [] }
+            let waiter = state.queue.remove(at: index)
+            state.outcomes[id] = .stopped
+            let woken = [waiter.wake] + admitWaiting(in: &state)
+            observer?.memoryBudgetChanged(reserved: state.reserved, waiting: state.queue.count)
+            return woken
+        }
+        for wake in woken { wake.signal() }
+    }
+}

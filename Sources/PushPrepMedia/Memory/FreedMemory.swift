@@ -1,0 +1,45 @@
+internal import CVipsShims
+import Synchronization
+
+/// Keeps the C allocator from holding on to what big inputs free, so that a process under a
+/// memory budget stays near the sum of its inputs' estimates (issue 16, §2).
+///
+/// glibc's malloc keeps freed blocks for reuse, except those at or above its mmap threshold,
+/// which go back to the system at once; but it raises that threshold to the largest block
+/// freed (up to 32 MiB). After one big image, the buffers of the next ones (libheif's tiles,
+/// libjpeg's coefficient rows) then come from the arenas of the threads that made them, and
+/// fragment them: with `--memory-limit 500MB --jobs 2` on scripts/bench-memory.sh's batch
+/// (debug build, baseline 81 MB) the process peaked at 576 to 693 MB, against 476 to 492 MB with
+/// a fixed threshold of 4 MiB. A fixed threshold for good costs the photo batch about 7% of
+/// its time (each buffer above it mapped and unmapped), so it is only set while a big input
+/// (an estimate of at least ``bigInput``) runs, and the free memory is returned
+/// (`malloc_trim`) when one ends.
+package enum FreedMemory {
+    /// Inputs whose estimate is at least this large are big: glibc's largest mmap threshold.
+    package static let bigInput = 32 << 20
+    /// The threshold while a big input runs: its buffers of 4 MiB or more are unmapped when freed.
+    static let bigInputThreshold: Int32 = 4 << 20
+    /// The threshold when none runs: glibc's own ceiling, where its adjustment ends up anyway
+    /// once a big image has been freed, and where ordinary photos are fastest.
+    static let ordinaryThreshold: Int32 = 32 << 20
+
+    private static let bigInputs = Mutex(0)
+
+    /// A big input is about to decode: big blocks are unmapped when freed from now on.
+    package static func bigInputStarted() {
+        bigInputs.withLock { count in
+            count += 1
+            if count == 1 { cvipsshims_set_mmap_threshold(bigInputThreshold) }
+        }
+    }
+
+    /// A big input is done: the free memory of every arena goes back to the system, before the
+    /// caller gives its budget back for others to use.
+    package static func bigInputEnded() {
+        bigInputs.withLock { count in
+            count -= 1
+            if count == 0 { cvipsshims_set_mmap_threshold(ordinaryThreshold) }
+        }
+        cvipsshims_trim_heap()
+    }
+}

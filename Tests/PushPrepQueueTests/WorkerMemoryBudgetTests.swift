@@ -1,0 +1,102 @@
+import Foundation
+import PushPrep
+import PushPrepTestSupport
+import Testing
+
+@testable import PushPrepQueue
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Issue 16, §2: a real `pushprep worker` under a low `--memory-limit`, with many big images
+/// queued, stays under the limit plus its own baseline and finishes every job; the same batch
+/// with a budget that does not bind peaks higher (so the check can fail). The peak is the
+/// worker's VmHWM (`/proc/PID/status`), read before it is stopped; the baseline is the same for
+/// a worker that processed one 8x8 JPEG.
+@Suite(
+    .serialized,
+    .enabled(
+        if: TestTools.programAvailable("vips") && FileManager.default.fileExists(atPath: "/proc/self/status"),
+        "needs the vips program and /proc"),
+    .timeLimit(.minutes(3)))
+struct WorkerMemoryBudgetTests {
+    /// Twelve progressive 4000x3000 JPEGs: each estimated at 49 MB (every DCT coefficient of the
+    /// image is held; 49 MB above the baseline measured alone, up to 57 MB in a long batch, where
+    /// the allocator keeps a little of what each input freed), so a 90 MB budget admits one at a
+    /// time, and four at once (the worker's concurrency) would need more than twice that.
+    static let count = 12
+    static let limit = 90_000_000
+
+    /// The peak resident memory of a running process, in bytes (VmHWM).
+    static func peak(of pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
+        let kilobytes = try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
+        return kilobytes * 1024
+    }
+
+    /// Runs a worker with `options` until the jobs of `inputs` are finished; its peak memory, the
+    /// jobs' states and its metrics at the end (served in every run, so that the baseline counts
+    /// the metrics server too).
+    static func run(_ inputs: [String], options: [String], in directory: URL) async throws
+        -> (peak: Int, states: [JobState], metrics: String?)
+    {
+        try await QueueFixture.withQueue(.sqlite) { queue, url in
+            let queueArgument = url.commandLineArgument
+            let ids = try WorkerProcessTests.enqueue(inputs, queue: queueArgument, in: directory)
+            let port = try await WorkerProcessTests.freePort()
+            let worker = try PushPrepCLI.startWorker(
+                queue: queueArgument, out: directory.appendingPathComponent("out-\(UUID().uuidString)"),
+                in: directory, concurrency: 4,
+                options: options + ["--metrics-port", "\(port)", "--metrics-host", "127.0.0.1"])
+            var states: [JobState] = []
+            for id in ids {
+                states.append(
+                    try await WorkerProcessTests.waitUntilFinished(id, on: queue, within: .seconds(120), worker: worker)
+                        .state)
+            }
+            let metrics = await WorkerProcessTests.get("http://127.0.0.1:\(port)/metrics")
+            let peak = try peak(of: worker.pid)
+            try await WorkerProcessTests.stop(worker)
+            return (peak, states, metrics)
+        }
+    }
+
+    @Test("a worker under a low budget with many queued big images stays under it and keeps going")
+    func lowBudgetHolds() async throws {
+        let directory = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(directory) }
+        func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        // Smooth content (upscaled noise): quick to make and to decode, photo-like in size.
+        var inputs: [String] = []
+        for index in 0..<Self.count {
+            try TestTools.vips("gaussnoise", file("seed.v"), "500", "375", "--seed", "\(index + 1)")
+            try TestTools.vips("colourspace", file("seed.v"), file("seed3.v"), "srgb")
+            try TestTools.vips("resize", file("seed3.v"), file("big-\(index).jpg") + "[Q=85,interlace]", "8")
+            inputs.append(file("big-\(index).jpg"))
+        }
+        try TestTools.vips("black", file("tiny.jpg"), "8", "8", "--bands", "3")
+        let limitOption = ["--memory-limit", "90MB"]
+
+        let baseline = try await Self.run([file("tiny.jpg")], options: limitOption, in: directory)
+        #expect(baseline.states == [.succeeded])
+        let limited = try await Self.run(inputs, options: limitOption, in: directory)
+        let unlimited = try await Self.run(inputs, options: ["--memory-limit", "4GiB"], in: directory)
+        let megabytes = { (bytes: Int) in String(format: "%.1f MB", Double(bytes) / 1e6) }
+        let summary =
+            "baseline \(megabytes(baseline.peak)), limited \(megabytes(limited.peak)), "
+            + "unlimited \(megabytes(unlimited.peak)), limit \(megabytes(Self.limit))"
+
+        #expect(limited.states == Array(repeating: .succeeded, count: Self.count), "\(limited.states)")
+        #expect(unlimited.states == Array(repeating: .succeeded, count: Self.count), "\(unlimited.states)")
+        #expect(limited.peak < baseline.peak + Self.limit, "\(summary)")
+        // Four at once without the budget: the limit is what kept the peak down.
+        #expect(unlimited.peak > baseline.peak + Self.limit, "\(summary)")
+
+        let metrics = try #require(limited.metrics)
+        #expect(WorkerProcessTests.sample(metrics, "pushprep_memory_budget_bytes") == Double(Self.limit), "\(metrics)")
+        #expect(WorkerProcessTests.sample(metrics, "pushprep_memory_reserved_bytes") == 0, "\(metrics)")
+        #expect(WorkerProcessTests.sample(metrics, "pushprep_memory_waiting_inputs") == 0, "\(metrics)")
+    }
+}

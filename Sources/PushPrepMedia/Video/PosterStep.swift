@@ -30,14 +30,50 @@ enum PosterStep {
         return [duration / 3, duration / 2, duration * 2 / 3, duration / 6]
     }
 
-    /// Keeps a reference to the frame at (or just after) each candidate time as frames go by.
-    /// Confined to one job; owns its frame references, freed in `deinit`.
-    final class Picker {
+    /// The candidate times not reached yet, earliest first, each with its rank of preference
+    /// (its place in the list given: lower is better). Shared by the frame picker of the
+    /// transcode and the packet picker of the copy, which settle candidates as time goes by.
+    struct Schedule {
         private var pending: [(time: Double, rank: Int)]
-        private var kept: [(frame: UnsafeMutablePointer<AVFrame>, time: Double, rank: Int, score: Double)] = []
 
         init(times: [Double]) {
             pending = times.enumerated().map { ($0.element, $0.offset) }.sorted { $0.time < $1.time }
+        }
+
+        /// Whether no candidate is left.
+        var isEmpty: Bool { pending.isEmpty }
+
+        /// The candidates `time` has reached, not settled yet.
+        func reached(by time: Double) -> [(time: Double, rank: Int)] {
+            Array(pending.prefix { time >= $0.time })
+        }
+
+        /// Settles the candidates `time` has reached and returns their ranks (empty when none).
+        mutating func settle(at time: Double) -> [Int] {
+            let ranks = reached(by: time).map(\.rank)
+            pending.removeFirst(ranks.count)
+            return ranks
+        }
+
+        /// Settles every candidate left and returns them, best rank first.
+        mutating func settleAll() -> [(time: Double, rank: Int)] {
+            defer { pending = [] }
+            return pending.sorted { $0.rank < $1.rank }
+        }
+    }
+
+    /// Keeps a reference to the frame at (or just after) each candidate time as frames go by.
+    /// Confined to one job; owns its frame references, freed in `deinit`.
+    final class Picker {
+        /// The rank of a frame kept only because no candidate was reached (a clip shorter than
+        /// the candidate times): any candidate's frame replaces it.
+        static let fallbackRank = Int.max
+
+        private var schedule: Schedule
+        private var kept: [(frame: UnsafeMutablePointer<AVFrame>, time: Double, rank: Int, score: Double)] = []
+
+        init(times: [Double]) {
+            schedule = Schedule(times: times)
         }
 
         deinit {
@@ -50,31 +86,29 @@ enum PosterStep {
         /// Offers a frame shown at `time` seconds; it is kept (by reference) when it is the
         /// first at or after the next candidate time.
         func consider(_ frame: UnsafeMutablePointer<AVFrame>, time: Double) throws(PushPrepError) {
-            guard let next = pending.first, time >= next.time else {
-                if kept.isEmpty, pending.count > 0 { try keepFallback(frame, time: time) }
+            guard let rank = schedule.settle(at: time).min() else {
+                if !schedule.isEmpty { try keepFallback(frame, time: time) }
                 return
             }
-            var ranks: [Int] = []
-            while let first = pending.first, time >= first.time {
-                ranks.append(first.rank)
-                pending.removeFirst()
-            }
-            kept.removeAll { candidate in
-                // The first frame is only a fallback for clips shorter than the first candidate time.
-                guard candidate.rank == Int.max else { return false }
-                var frame: UnsafeMutablePointer<AVFrame>? = candidate.frame
-                av_frame_free(&frame)
-                return true
-            }
-            try take(frame, time: time, rank: ranks.min() ?? 0)
+            try take(frame, time: time, rank: rank)
         }
 
-        private func keepFallback(_ frame: UnsafeMutablePointer<AVFrame>, time: Double) throws(PushPrepError) {
-            try take(frame, time: time, rank: Int.max)
+        /// Keeps `frame` as the fallback (``fallbackRank``) when no frame is kept yet.
+        func keepFallback(_ frame: UnsafeMutablePointer<AVFrame>, time: Double) throws(PushPrepError) {
+            if kept.isEmpty { try take(frame, time: time, rank: Self.fallbackRank) }
         }
 
-        /// Keeps a reference to `frame` as the candidate of preference `rank` (lower is better).
+        /// Keeps a reference to `frame` as the candidate of preference `rank` (lower is better);
+        /// a candidate's frame drops the fallback.
         func take(_ frame: UnsafeMutablePointer<AVFrame>, time: Double, rank: Int) throws(PushPrepError) {
+            if rank != Self.fallbackRank {
+                kept.removeAll { candidate in
+                    guard candidate.rank == Self.fallbackRank else { return false }
+                    var frame: UnsafeMutablePointer<AVFrame>? = candidate.frame
+                    av_frame_free(&frame)
+                    return true
+                }
+            }
             guard let copy = av_frame_clone(frame) else { throw PushPrepError(.ioError, "cannot keep a frame") }
             kept.append((copy, time, rank, PosterStep.score(copy)))
         }
@@ -195,14 +229,16 @@ enum PosterStep {
 
         private let decoder: MediaDecoder
         private let frame: MediaFrame
+        /// The last frame decoded for a candidate, for a candidate past the end.
+        private let last: MediaFrame
         private let timeBase: AVRational
         /// The pts of the copy's first keyframe: time 0 of the preview.
         private let offset: Int64
         private let deadline: MediaDeadline
         private let work = MediaWork.current
         private let picker = Picker(times: [])
-        /// Candidates not settled by a keyframe yet, earliest first.
-        private var pending: [(time: Double, rank: Int)]
+        /// Candidates not settled by a keyframe yet.
+        private var schedule: Schedule
         /// For a pending candidate whose time has passed: the group it falls in.
         private var fallback: [Int: Group] = [:]
         private var group = Group()
@@ -215,11 +251,11 @@ enum PosterStep {
         ) throws(PushPrepError) {
             decoder = try MediaDecoder(stream: stream, maxPixels: maxPixels, threads: 1, deadline: deadline)
             frame = try MediaFrame()
+            last = try MediaFrame()
             timeBase = stream.pointee.time_base
             self.offset = offset
             self.deadline = deadline
-            pending = candidateTimes(duration: duration).prefix(2).enumerated()
-                .map { ($0.element, $0.offset) }.sorted { $0.time < $1.time }
+            schedule = Schedule(times: Array(candidateTimes(duration: duration).prefix(2)))
         }
 
         /// Offers the next video packet of the copy (decode order), whose pts is `pts`.
@@ -227,44 +263,52 @@ enum PosterStep {
             if isKey { group = Group() }
             try group.append(packet)
             let time = Double(try MediaTime.difference(pts, offset)) * av_q2d(timeBase)
-            guard let first = pending.first, time >= first.time else { return }
             guard isKey else {
-                for candidate in pending where time >= candidate.time && fallback[candidate.rank] == nil {
+                for candidate in schedule.reached(by: time) where fallback[candidate.rank] == nil {
                     fallback[candidate.rank] = group
                 }
                 return
             }
-            var ranks: [Int] = []
-            while let candidate = pending.first, time >= candidate.time {
-                ranks.append(candidate.rank)
-                fallback[candidate.rank] = nil
-                pending.removeFirst()
-            }
+            let ranks = schedule.settle(at: time)
+            for rank in ranks { fallback[rank] = nil }
             // An earlier candidate that is not flat is enough.
             guard picker.bestScore < goodScore, let rank = ranks.min() else { return }
             try decode([packet], at: time, rank: rank)
         }
 
         /// Settles the candidates no keyframe came after, and hands over the frames kept.
+        /// A candidate past the end of the copy (its time planned from a length the header did
+        /// not give) takes the last frame of the last group of pictures; a later candidate in
+        /// the same group would decode the same frames again, and is passed over.
         func finish() throws(PushPrepError) -> Picker {
-            for candidate in pending.sorted(by: { $0.rank < $1.rank }) {
+            var endedEarly: Set<ObjectIdentifier> = []
+            for candidate in schedule.settleAll() {
                 if picker.bestScore >= goodScore { break }
-                try decode((fallback[candidate.rank] ?? group).packets, at: candidate.time, rank: candidate.rank)
+                let packets = fallback[candidate.rank] ?? group
+                guard !endedEarly.contains(ObjectIdentifier(packets)) else { continue }
+                if try !decode(packets.packets, at: candidate.time, rank: candidate.rank) {
+                    endedEarly.insert(ObjectIdentifier(packets))
+                }
             }
-            pending = []
             fallback = [:]
             group = Group()
             return picker
         }
 
         /// Decodes `packets` (a keyframe first) from a clean decoder and keeps the first frame
-        /// shown at or after `time`, or the ``maxFramesPerCandidate``th. Damaged packets are
-        /// skipped, as before: a candidate without a frame is simply not kept.
+        /// shown at or after `time`, or the ``maxFramesPerCandidate``th, and returns true. When
+        /// the packets end first (the last group of pictures, shorter than that), keeps the last
+        /// frame decoded as the fallback when no frame is kept yet
+        /// (``Picker/keepFallback(_:time:)``) and returns false. Damaged
+        /// packets are skipped, as before: a candidate without a frame is simply not kept.
+        @discardableResult
         private func decode(_ packets: [UnsafeMutablePointer<AVPacket>], at time: Double, rank: Int)
-            throws(PushPrepError)
+            throws(PushPrepError) -> Bool
         {
             avcodec_flush_buffers(decoder.context)
+            defer { av_frame_unref(last.pointer) }
             var decoded = 0
+            var lastTime = 0.0
             let nopts = cffmpegshims_nopts_value()
             func receive() throws(PushPrepError) -> Bool {
                 while avcodec_receive_frame(decoder.context, frame.pointer) >= 0 {
@@ -278,16 +322,21 @@ enum PosterStep {
                         try picker.take(frame.pointer, time: max(0, seconds), rank: rank)
                         return true
                     }
+                    av_frame_unref(last.pointer)
+                    av_frame_move_ref(last.pointer, frame.pointer)
+                    lastTime = seconds
                 }
                 return false
             }
             for packet in packets {
                 try deadline.check("making the poster")
                 _ = avcodec_send_packet(decoder.context, packet)
-                if try receive() { return }
+                if try receive() { return true }
             }
             _ = avcodec_send_packet(decoder.context, nil)
-            _ = try receive()
+            if try receive() { return true }
+            if decoded > 0 { try picker.keepFallback(last.pointer, time: max(0, lastTime)) }
+            return false
         }
     }
 

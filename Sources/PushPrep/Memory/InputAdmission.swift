@@ -36,8 +36,7 @@ final class InputAdmission {
         func metadata() -> Logger.Metadata {
             [
                 "estimate": "\(estimate.bytes)", "budget": "\(budget.limit)", "basis": "\(estimate.basis)",
-                "waited_ms":
-                    "\(waited.components.seconds * 1000 + waited.components.attoseconds / 1_000_000_000_000_000)",
+                "waited_ms": "\(waited.wholeMilliseconds)",
             ]
         }
         if reservation.alone {

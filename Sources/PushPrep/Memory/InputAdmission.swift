@@ -22,13 +22,22 @@ final class InputAdmission {
     }
 
     /// Reserves `estimate` (once: an input admitted already keeps what it holds) and returns how
-    /// long that waited, which a caller with a deadline of its own does not count. An input over
+    /// long that waited, which a caller with a deadline of its own does not count (nor does the
+    /// job's timeout, through `control`). An input over
     /// the whole budget runs alone, with a warning.
     @discardableResult
     func admit(_ estimate: MemoryEstimate) throws(PushPrepError) -> Duration {
         guard let budget, reservation == nil else { return .zero }
         let start = ContinuousClock.now
-        let reservation = try budget.reserve(estimate.bytes, control: control)
+        // The wait is not the job's own time: its --job-timeout clock stops meanwhile.
+        let reservation: MemoryBudget.Reservation
+        if let control {
+            reservation = try control.excludingFromTimeout { () throws(PushPrepError) in
+                try budget.reserve(estimate.bytes, control: control)
+            }
+        } else {
+            reservation = try budget.reserve(estimate.bytes, control: nil)
+        }
         self.reservation = reservation
         if reservation.bytes >= FreedMemory.bigInput { FreedMemory.bigInputStarted() }
         let waited = ContinuousClock.now - start

@@ -12,6 +12,9 @@ final class InputAdmission {
     private let control: ProcessingControl?
     private let logger: Logger
     private var reservation: MemoryBudget.Reservation?
+    /// Whether the admitted input is big (``FreedMemory/bigInput``), by its estimate: the
+    /// reservation of one over the whole budget is clamped to the budget.
+    private var big = false
 
     /// An admission to `budget` (none: every input is admitted at once) that stops waiting when
     /// `control` is stopped, logging to `logger`.
@@ -39,7 +42,8 @@ final class InputAdmission {
             reservation = try budget.reserve(estimate.bytes, control: nil)
         }
         self.reservation = reservation
-        if reservation.bytes >= FreedMemory.bigInput { FreedMemory.bigInputStarted() }
+        big = estimate.bytes >= FreedMemory.bigInput
+        if big { FreedMemory.bigInputStarted() }
         let waited = ContinuousClock.now - start
         // Built only for a line that is logged: every photo passes here.
         func metadata() -> Logger.Metadata {
@@ -63,7 +67,7 @@ final class InputAdmission {
     /// admitted next find the room the budget says is there.
     func release() {
         guard let reservation else { return }
-        if reservation.bytes >= FreedMemory.bigInput { FreedMemory.bigInputEnded() }
+        if big { FreedMemory.bigInputEnded() }
         reservation.release()
         self.reservation = nil
     }

@@ -66,6 +66,8 @@ package final class MemoryBudget: Sendable {
     private struct Waiter {
         let id: UInt64
         let bytes: Int
+        /// The estimate asked for, which `bytes` may be clamped from: what the observer is told.
+        let estimate: Int
         let wake: DispatchSemaphore
     }
 
@@ -103,9 +105,13 @@ package final class MemoryBudget: Sendable {
         Int(Double(machine.available) * defaultShare)
     }
 
-    /// A budget of `limit` bytes (at least 1), reporting its changes to `observer`.
+    /// The largest limit: reserved bytes (at most the limit plus one input over it, clamped to
+    /// `limit + 1`) and a request added to them never overflow. 1 EiB, far over any machine.
+    package static let maximumLimit = 1 << 60
+
+    /// A budget of `limit` bytes (1...``maximumLimit``), reporting its changes to `observer`.
     package init(limit: Int, observer: (any MemoryBudgetObserver)? = nil) {
-        self.limit = max(1, limit)
+        self.limit = min(max(1, limit), Self.maximumLimit)
         self.observer = observer
         observer?.memoryBudgetChanged(reserved: 0, waiting: 0)
     }
@@ -117,16 +123,18 @@ package final class MemoryBudget: Sendable {
 
     /// Waits, blocking the calling thread, until `bytes` may be reserved, and reserves them.
     /// Throws the stop's error (`cancelled` or `timeout`) when `control` is stopped first; the
-    /// input then holds nothing.
+    /// input then holds nothing. An estimate over the whole budget reserves `limit + 1` (it
+    /// runs alone either way), so the sums below cannot overflow whatever the estimate.
     package func reserve(_ bytes: Int, control: ProcessingControl?) throws(PushPrepError) -> Reservation {
-        let bytes = max(0, bytes)
+        let estimate = max(0, bytes)
+        let bytes = min(estimate, limit + 1)
         try control?.check()
         let entry = state.withLock { state -> Entry in
             if state.queue.isEmpty, let alone = fits(bytes, state) {
-                admit(bytes, alone: alone, in: &state)
+                admit(bytes, estimate: estimate, alone: alone, in: &state)
                 return .admitted(alone: alone)
             }
-            let waiter = Waiter(id: state.nextID, bytes: bytes, wake: DispatchSemaphore(value: 0))
+            let waiter = Waiter(id: state.nextID, bytes: bytes, estimate: estimate, wake: DispatchSemaphore(value: 0))
             state.nextID += 1
             state.queue.append(waiter)
             observer?.memoryBudgetChanged(reserved: state.reserved, waiting: state.queue.count)
@@ -157,10 +165,10 @@ package final class MemoryBudget: Sendable {
         return state.reserved + bytes <= limit ? false : nil
     }
 
-    private func admit(_ bytes: Int, alone: Bool, in state: inout State) {
+    private func admit(_ bytes: Int, estimate: Int, alone: Bool, in state: inout State) {
         state.reserved += bytes
         state.admitted += 1
-        if alone { observer?.memoryBudgetRanAlone(bytes: bytes) }
+        if alone { observer?.memoryBudgetRanAlone(bytes: estimate) }
         observer?.memoryBudgetChanged(reserved: state.reserved, waiting: state.queue.count)
     }
 
@@ -170,7 +178,7 @@ package final class MemoryBudget: Sendable {
         while let first = state.queue.first, let alone = fits(first.bytes, state) {
             state.queue.removeFirst()
             state.outcomes[first.id] = .admitted(alone: alone)
-            admit(first.bytes, alone: alone, in: &state)
+            admit(first.bytes, estimate: first.estimate, alone: alone, in: &state)
             woken.append(first.wake)
         }
         return woken

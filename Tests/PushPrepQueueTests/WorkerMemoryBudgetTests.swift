@@ -126,7 +126,8 @@ struct WorkerMemoryBudgetTests {
             var jobs: [JobRecord] = []
             for id in ids {
                 jobs.append(
-                    try await WorkerProcessTests.waitUntilFinished(id, on: queue, within: .seconds(120), worker: worker))
+                    try await WorkerProcessTests.waitUntilFinished(id, on: queue, within: .seconds(120), worker: worker)
+                )
             }
             let elapsed = ContinuousClock.now - started
             let log = worker.logTail()

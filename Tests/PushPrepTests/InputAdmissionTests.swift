@@ -51,7 +51,9 @@ final class InputAdmissionTests {
             recorder.reset()
             let entry = try await process(file, in: session)
             #expect(entry.failure == nil, "\(entry)")
-            #expect(recorder.peakReserved == inspected, "\(file): reserved \(recorder.peakReserved), inspect says \(inspected)")
+            #expect(
+                recorder.peakReserved == inspected,
+                "\(file): reserved \(recorder.peakReserved), inspect says \(inspected)")
             #expect(session.memory.reserved == 0)
         }
         await session.shutdown()

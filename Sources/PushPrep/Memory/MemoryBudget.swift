@@ -16,8 +16,9 @@ package protocol MemoryBudgetObserver: Sendable {
 /// out from each input's header), so a process under a memory limit is not killed on a day of
 /// big photos (issue 16, §2).
 ///
-/// - An input asks for its estimate once its plan is made and before anything is decoded,
-///   and gives it back when it is done, however it ends.
+/// - An input asks for its estimate once its plan is made and before anything is decoded (a
+///   movie or sound: after libav has probed its streams, decoding a few frames, whose buffers
+///   are outside the budget), and gives it back when it is done, however it ends.
 /// - Inputs are admitted in the order they ask (first come, first served): while one waits,
 ///   later ones wait behind it even when they would fit, so a stream of small inputs cannot
 ///   starve a big one. Admission is a counter check when nobody waits, so ordinary photos
@@ -95,8 +96,8 @@ package final class MemoryBudget: Sendable {
     /// The share of the memory the process may use (``MachineMemory/available``) that the
     /// budget is when `--memory-limit` is not given. The budget counts estimates above the
     /// process's baseline, and an estimate may be 30% under the real peak; the rest is for the
-    /// baseline (about 40 MB), the allocator's free but unreturned memory, downloads and uploads
-    /// in flight, and other processes. Half leaves room for all of that, and is still gigabytes
+    /// baseline (75 MB for `process`, release build: README, "Memory budget"), the allocator's
+    /// free but unreturned memory, downloads and uploads in flight, and other processes. Half leaves room for all of that, and is still gigabytes
     /// on any machine or container big enough for 9000x7000 HEICs, so ordinary photos never wait.
     package static let defaultShare = 0.5
 

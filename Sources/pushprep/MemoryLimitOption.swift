@@ -26,7 +26,7 @@ struct MemoryLimitOption: ParsableArguments {
             guard let memoryLimit else { return nil }
             do {
                 return try ByteCountText.bytes(
-                    parsing: memoryLimit, option: "--memory-limit", in: Self.minimum...Int.max)
+                    parsing: memoryLimit, option: "--memory-limit", in: Self.minimum...MemoryBudget.maximumLimit)
             } catch {
                 throw ValidationError(error.message)
             }

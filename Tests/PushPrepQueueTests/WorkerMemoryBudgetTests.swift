@@ -99,4 +99,43 @@ struct WorkerMemoryBudgetTests {
         #expect(WorkerProcessTests.sample(metrics, "pushprep_memory_reserved_bytes") == 0, "\(metrics)")
         #expect(WorkerProcessTests.sample(metrics, "pushprep_memory_waiting_inputs") == 0, "\(metrics)")
     }
+
+    @Test("a wait for memory does not count against --job-timeout: inputs admitted in turn all succeed at once")
+    func memoryWaitIsNotJobTime() async throws {
+        let directory = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(directory) }
+        func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        // The big images of lowBudgetHolds, sixteen at once: a 90 MB budget admits one at a time,
+        // each taking a fraction of a second, so the last waits for seconds, far longer than
+        // the 1 s --job-timeout.
+        var inputs: [String] = []
+        for index in 0..<16 {
+            try TestTools.vips("gaussnoise", file("seed.v"), "500", "375", "--seed", "\(index + 1)")
+            try TestTools.vips("colourspace", file("seed.v"), file("seed3.v"), "srgb")
+            try TestTools.vips("resize", file("seed3.v"), file("turn-\(index).jpg") + "[Q=85,interlace]", "8")
+            inputs.append(file("turn-\(index).jpg"))
+        }
+        try await QueueFixture.withQueue(.sqlite) { queue, url in
+            let queueArgument = url.commandLineArgument
+            let ids = try WorkerProcessTests.enqueue(inputs, queue: queueArgument, in: directory)
+            let started = ContinuousClock.now
+            let worker = try PushPrepCLI.startWorker(
+                queue: queueArgument, out: directory.appendingPathComponent("out"), in: directory,
+                concurrency: 16,
+                options: ["--memory-limit", "90MB", "--job-timeout", "1", "--retry-base", "0.1", "--retry-max", "0.1"])
+            var jobs: [JobRecord] = []
+            for id in ids {
+                jobs.append(
+                    try await WorkerProcessTests.waitUntilFinished(id, on: queue, within: .seconds(120), worker: worker)
+                )
+            }
+            let elapsed = ContinuousClock.now - started
+            let log = worker.logTail()
+            try await WorkerProcessTests.stop(worker)
+            let summary = jobs.map { "\($0.state) attempt \($0.attempt) \($0.errorCode ?? "")" }
+            // The batch took longer than one job may: the waits were long enough to matter.
+            #expect(elapsed > .seconds(2), "the inputs did not wait in turn: \(elapsed)")
+            #expect(jobs.allSatisfy { $0.state == .succeeded && $0.attempt == 1 }, "\(summary)\n\(log)")
+        }
+    }
 }

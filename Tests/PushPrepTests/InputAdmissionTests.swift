@@ -24,15 +24,6 @@ final class InputAdmissionTests {
 
     private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
-    /// What the budget reported: every reserved total, and the inputs that ran alone.
-    final class Recorder: MemoryBudgetObserver {
-        let reserved = Mutex<[Int]>([])
-        let alone = Mutex<[Int]>([])
-        func memoryBudgetChanged(reserved: Int, waiting: Int) { self.reserved.withLock { $0.append(reserved) } }
-        func memoryBudgetRanAlone(bytes: Int) { alone.withLock { $0.append(bytes) } }
-        var peak: Int { reserved.withLock { $0.max() ?? 0 } }
-    }
-
     private func process(
         _ file: String, in session: ProcessingSession, control: ProcessingControl? = nil
     ) async throws -> ManifestEntry {
@@ -50,17 +41,19 @@ final class InputAdmissionTests {
         try TestTools.ffmpeg(
             "-f", "lavfi", "-i", "testsrc=size=640x360:rate=25", "-t", "1", "-pix_fmt", "yuv420p", movie)
         try TestTools.ffmpeg("-f", "lavfi", "-i", "sine=duration=1", sound)
-        let recorder = Recorder()
+        let recorder = MemoryBudgetRecorder()
         let session = try ProcessingSession(
             threads: 1, remote: RemoteSettings(), memory: MemoryBudget(limit: 1 << 40, observer: recorder),
             logger: .quiet)
         for file in [photo, movie, sound] {
             let inspected = try #require(
                 Inspector.inspect(InputItem(source: file, path: file), settings: ProcessingSettings()).memoryEstimate)
-            recorder.reserved.withLock { $0 = [] }
+            recorder.reset()
             let entry = try await process(file, in: session)
             #expect(entry.failure == nil, "\(entry)")
-            #expect(recorder.peak == inspected, "\(file): reserved \(recorder.peak), inspect says \(inspected)")
+            #expect(
+                recorder.peakReserved == inspected,
+                "\(file): reserved \(recorder.peakReserved), inspect says \(inspected)")
             #expect(session.memory.reserved == 0)
         }
         await session.shutdown()
@@ -72,14 +65,14 @@ final class InputAdmissionTests {
         try TestTools.vips("copy", path("noise.v"), path("whole.jpg"))
         let data = try Data(contentsOf: URL(fileURLWithPath: path("whole.jpg")))
         try data.prefix(data.count / 2).write(to: URL(fileURLWithPath: path("cut.jpg")))
-        let recorder = Recorder()
+        let recorder = MemoryBudgetRecorder()
         let session = try ProcessingSession(
             threads: 1, remote: RemoteSettings(), memory: MemoryBudget(limit: 1 << 40, observer: recorder),
             logger: .quiet)
         let entry = try await process(path("cut.jpg"), in: session)
         await session.shutdown()
         #expect(entry.failure?.error.code == .corruptInput, "\(entry)")
-        #expect(recorder.peak > 0, "the header was read and the estimate reserved before decoding failed")
+        #expect(recorder.peakReserved > 0, "the header was read and the estimate reserved before decoding failed")
         #expect(session.memory.reserved == 0)
     }
 
@@ -142,7 +135,7 @@ final class InputAdmissionTests {
         let photo = path("photo.jpg")
         try TestTools.vips("gaussnoise", photo, "1200", "900")
         let log = CapturedLog()
-        let recorder = Recorder()
+        let recorder = MemoryBudgetRecorder()
         let session = try ProcessingSession(
             threads: 1, remote: RemoteSettings(), memory: MemoryBudget(limit: 1, observer: recorder),
             logger: log.logger(level: .info))

@@ -12,6 +12,9 @@ final class InputAdmission {
     private let control: ProcessingControl?
     private let logger: Logger
     private var reservation: MemoryBudget.Reservation?
+    /// Whether the admitted input is big (``FreedMemory/bigInput``), by its estimate: the
+    /// reservation of one over the whole budget is clamped to the budget.
+    private var big = false
 
     /// An admission to `budget` (none: every input is admitted at once) that stops waiting when
     /// `control` is stopped, logging to `logger`.
@@ -22,22 +25,31 @@ final class InputAdmission {
     }
 
     /// Reserves `estimate` (once: an input admitted already keeps what it holds) and returns how
-    /// long that waited, which a caller with a deadline of its own does not count. An input over
+    /// long that waited, which a caller with a deadline of its own does not count (nor does the
+    /// job's timeout, through `control`). An input over
     /// the whole budget runs alone, with a warning.
     @discardableResult
     func admit(_ estimate: MemoryEstimate) throws(PushPrepError) -> Duration {
         guard let budget, reservation == nil else { return .zero }
         let start = ContinuousClock.now
-        let reservation = try budget.reserve(estimate.bytes, control: control)
+        // The wait is not the job's own time: its --job-timeout clock stops meanwhile.
+        let reservation: MemoryBudget.Reservation
+        if let control {
+            reservation = try control.excludingFromTimeout { () throws(PushPrepError) in
+                try budget.reserve(estimate.bytes, control: control)
+            }
+        } else {
+            reservation = try budget.reserve(estimate.bytes, control: nil)
+        }
         self.reservation = reservation
-        if reservation.bytes >= FreedMemory.bigInput { FreedMemory.bigInputStarted() }
+        big = estimate.bytes >= FreedMemory.bigInput
+        if big { FreedMemory.bigInputStarted() }
         let waited = ContinuousClock.now - start
         // Built only for a line that is logged: every photo passes here.
         func metadata() -> Logger.Metadata {
             [
                 "estimate": "\(estimate.bytes)", "budget": "\(budget.limit)", "basis": "\(estimate.basis)",
-                "waited_ms":
-                    "\(waited.components.seconds * 1000 + waited.components.attoseconds / 1_000_000_000_000_000)",
+                "waited_ms": "\(waited.wholeMilliseconds)",
             ]
         }
         if reservation.alone {
@@ -55,7 +67,7 @@ final class InputAdmission {
     /// admitted next find the room the budget says is there.
     func release() {
         guard let reservation else { return }
-        if reservation.bytes >= FreedMemory.bigInput { FreedMemory.bigInputEnded() }
+        if big { FreedMemory.bigInputEnded() }
         reservation.release()
         self.reservation = nil
     }

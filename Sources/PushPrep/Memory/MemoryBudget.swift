@@ -16,8 +16,9 @@ package protocol MemoryBudgetObserver: Sendable {
 /// out from each input's header), so a process under a memory limit is not killed on a day of
 /// big photos (issue 16, §2).
 ///
-/// - An input asks for its estimate once its plan is made and before anything is decoded,
-///   and gives it back when it is done, however it ends.
+/// - An input asks for its estimate once its plan is made and before anything is decoded (a
+///   movie or sound: after libav has probed its streams, decoding a few frames, whose buffers
+///   are outside the budget), and gives it back when it is done, however it ends.
 /// - Inputs are admitted in the order they ask (first come, first served): while one waits,
 ///   later ones wait behind it even when they would fit, so a stream of small inputs cannot
 ///   starve a big one. Admission is a counter check when nobody waits, so ordinary photos
@@ -66,6 +67,8 @@ package final class MemoryBudget: Sendable {
     private struct Waiter {
         let id: UInt64
         let bytes: Int
+        /// The estimate asked for, which `bytes` may be clamped from: what the observer is told.
+        let estimate: Int
         let wake: DispatchSemaphore
     }
 
@@ -93,8 +96,8 @@ package final class MemoryBudget: Sendable {
     /// The share of the memory the process may use (``MachineMemory/available``) that the
     /// budget is when `--memory-limit` is not given. The budget counts estimates above the
     /// process's baseline, and an estimate may be 30% under the real peak; the rest is for the
-    /// baseline (about 40 MB), the allocator's free but unreturned memory, downloads and uploads
-    /// in flight, and other processes. Half leaves room for all of that, and is still gigabytes
+    /// baseline (75 MB for `process`, release build: README, "Memory budget"), the allocator's
+    /// free but unreturned memory, downloads and uploads in flight, and other processes. Half leaves room for all of that, and is still gigabytes
     /// on any machine or container big enough for 9000x7000 HEICs, so ordinary photos never wait.
     package static let defaultShare = 0.5
 
@@ -103,9 +106,13 @@ package final class MemoryBudget: Sendable {
         Int(Double(machine.available) * defaultShare)
     }
 
-    /// A budget of `limit` bytes (at least 1), reporting its changes to `observer`.
+    /// The largest limit: reserved bytes (at most the limit plus one input over it, clamped to
+    /// `limit + 1`) and a request added to them never overflow. 1 EiB, far over any machine.
+    package static let maximumLimit = 1 << 60
+
+    /// A budget of `limit` bytes (1...``maximumLimit``), reporting its changes to `observer`.
     package init(limit: Int, observer: (any MemoryBudgetObserver)? = nil) {
-        self.limit = max(1, limit)
+        self.limit = min(max(1, limit), Self.maximumLimit)
         self.observer = observer
         observer?.memoryBudgetChanged(reserved: 0, waiting: 0)
     }
@@ -117,16 +124,18 @@ package final class MemoryBudget: Sendable {
 
     /// Waits, blocking the calling thread, until `bytes` may be reserved, and reserves them.
     /// Throws the stop's error (`cancelled` or `timeout`) when `control` is stopped first; the
-    /// input then holds nothing.
+    /// input then holds nothing. An estimate over the whole budget reserves `limit + 1` (it
+    /// runs alone either way), so the sums below cannot overflow whatever the estimate.
     package func reserve(_ bytes: Int, control: ProcessingControl?) throws(PushPrepError) -> Reservation {
-        let bytes = max(0, bytes)
+        let estimate = max(0, bytes)
+        let bytes = min(estimate, limit + 1)
         try control?.check()
         let entry = state.withLock { state -> Entry in
             if state.queue.isEmpty, let alone = fits(bytes, state) {
-                admit(bytes, alone: alone, in: &state)
+                admit(bytes, estimate: estimate, alone: alone, in: &state)
                 return .admitted(alone: alone)
             }
-            let waiter = Waiter(id: state.nextID, bytes: bytes, wake: DispatchSemaphore(value: 0))
+            let waiter = Waiter(id: state.nextID, bytes: bytes, estimate: estimate, wake: DispatchSemaphore(value: 0))
             state.nextID += 1
             state.queue.append(waiter)
             observer?.memoryBudgetChanged(reserved: state.reserved, waiting: state.queue.count)
@@ -157,10 +166,10 @@ package final class MemoryBudget: Sendable {
         return state.reserved + bytes <= limit ? false : nil
     }
 
-    private func admit(_ bytes: Int, alone: Bool, in state: inout State) {
+    private func admit(_ bytes: Int, estimate: Int, alone: Bool, in state: inout State) {
         state.reserved += bytes
         state.admitted += 1
-        if alone { observer?.memoryBudgetRanAlone(bytes: bytes) }
+        if alone { observer?.memoryBudgetRanAlone(bytes: estimate) }
         observer?.memoryBudgetChanged(reserved: state.reserved, waiting: state.queue.count)
     }
 
@@ -170,7 +179,7 @@ package final class MemoryBudget: Sendable {
         while let first = state.queue.first, let alone = fits(first.bytes, state) {
             state.queue.removeFirst()
             state.outcomes[first.id] = .admitted(alone: alone)
-            admit(first.bytes, alone: alone, in: &state)
+            admit(first.bytes, estimate: first.estimate, alone: alone, in: &state)
             woken.append(first.wake)
         }
         return woken

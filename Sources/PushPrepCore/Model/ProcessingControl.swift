@@ -26,6 +26,11 @@ public final class ProcessingControl: Sendable {
         var reason: Reason?
         var observers: [UInt64: @Sendable () -> Void] = [:]
         var nextID: UInt64 = 0
+        /// Time the job's timeout does not count: its waits for memory that have ended.
+        var excluded: Duration = .zero
+        /// Waits under way (inputs of one job may wait at once), and since when one has been.
+        var waits = 0
+        var waitingSince: ContinuousClock.Instant?
     }
 
     private let state = Mutex(State())
@@ -71,6 +76,40 @@ public final class ProcessingControl: Sendable {
     /// run, on the thread that is stopping the control.
     package func removeObserver(_ observation: Observation) {
         _ = state.withLock { $0.observers.removeValue(forKey: observation.id) }
+    }
+
+    /// Runs `body`, a wait for the process's memory budget, with the job's timeout clock
+    /// stopped: time spent queued behind other jobs' inputs is not the job's own, as it is not
+    /// a movie's `--timeout` either. While any input of the job waits, the clock is stopped.
+    package func excludingFromTimeout<Result, Failure: Error>(
+        _ body: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        state.withLock { state in
+            if state.waits == 0 { state.waitingSince = .now }
+            state.waits += 1
+        }
+        defer {
+            state.withLock { state in
+                state.waits -= 1
+                if state.waits == 0, let since = state.waitingSince {
+                    state.excluded += .now - since
+                    state.waitingSince = nil
+                }
+            }
+        }
+        return try body()
+    }
+
+    /// When a job that started at `start` with `timeout` times out, given the waits excluded so
+    /// far (``excludingFromTimeout(_:)``), and whether a wait is under way: the deadline then
+    /// moves on with the clock, and is to be asked again later.
+    package func timeoutDeadline(
+        start: ContinuousClock.Instant, timeout: Duration
+    ) -> (deadline: ContinuousClock.Instant, moving: Bool) {
+        state.withLock { state in
+            let waiting = state.waitingSince.map { .now - $0 } ?? .zero
+            return (start + timeout + state.excluded + waiting, state.waitingSince != nil)
+        }
     }
 
     /// Throws the stop's error once the control has been stopped.

@@ -6,6 +6,16 @@ extension Duration {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 
+    /// The duration in whole microseconds, rounded toward zero: what libav's clocks count in.
+    package var wholeMicroseconds: Int64 {
+        components.seconds * 1_000_000 + components.attoseconds / 1_000_000_000_000
+    }
+
+    /// The duration in whole milliseconds, rounded toward zero: how logs write short waits.
+    package var wholeMilliseconds: Int64 {
+        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+    }
+
     /// A number of seconds that came from outside (an option, queued settings, a database row)
     /// as a duration, to the microsecond: `invalid_settings` naming `name` unless it is finite and
     /// in `range`. The one conversion every such number goes through: `Duration.seconds(_:)`

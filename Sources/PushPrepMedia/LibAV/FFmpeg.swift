@@ -126,7 +126,7 @@ package final class MediaDeadline {
     /// memory before decoding is not its own processing time. Call it from the job's thread,
     /// between libav calls.
     package func postpone(by duration: Duration) {
-        let microseconds = duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
+        let microseconds = duration.wholeMicroseconds
         guard microseconds > 0, pointer.pointee.deadline_us > 0 else { return }
         pointer.pointee.deadline_us += microseconds
     }

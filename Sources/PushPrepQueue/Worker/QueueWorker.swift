@@ -164,14 +164,24 @@ public final class QueueWorker<Handler: JobHandler>: Service {
         if !report { logger.info("result dropped: the lease is no longer this worker's") }
     }
 
-    /// Runs the handler, stopped by `control` once `timeout` passes.
+    /// Runs the handler, stopped by `control` once `timeout` passes, not counting its inputs'
+    /// waits for memory (``ProcessingControl/excludingFromTimeout(_:)``).
     private func attempt(
         _ job: ClaimedJob, context: JobContext, control: ProcessingControl, timeout: Duration
     ) async -> JobOutcome.Kind {
         await withTaskGroup(of: JobOutcome.Kind?.self) { group in
             group.addTask { await self.handler.handle(job, context: context) }
             group.addTask {
-                try? await Task.sleep(for: timeout)
+                // The deadline moves while an input waits for memory (not the job's own time):
+                // sleep until it, and look again, until it has passed.
+                let start = ContinuousClock.now
+                while true {
+                    let (deadline, moving) = control.timeoutDeadline(start: start, timeout: timeout)
+                    let now = ContinuousClock.now
+                    if now >= deadline { break }
+                    let wake = moving ? max(deadline, now + .milliseconds(100)) : deadline
+                    do { try await Task.sleep(until: wake, clock: .continuous) } catch { return nil }
+                }
                 if !Task.isCancelled { control.stop(.timedOut(timeout)) }
                 return nil
             }

@@ -30,7 +30,7 @@
 #
 # Last two lines of output, for CI / scripts:
 #   bench urls: count=… disk_s=… url_s=… ratio=…
-#   bench images: pushprep_ips=… vipsthumbnail_ips=… ratio=… peak_rss_mb=… bare_ips=… bare_ratio=…
+#   bench images: pushprep_ips=… vipsthumbnail_ips=… ratio=… peak_rss_mb=… bare_ips=… bare_ratio=… bare_vipsthumbnail=…
 # (ratio is pushprep/vipsthumbnail images/s, bare_ratio pushprep/bare-loop images/s)
 set -euo pipefail
 
@@ -370,13 +370,21 @@ if [[ $BENCH_SKIP_PUSHPREP != 1 ]]; then
     pp_ips=$(ips "$count" "$pp_med")
     pp_mb=$(awk -v k="$(max "${pp_rss[@]}")" 'BEGIN { printf "%.1f", k / 1024 }')
     ratio=$(awk -v a="$pp_ips" -v b="$vt_ips" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')
-    ratio_verdict=$(awk -v r="$ratio" 'BEGIN { print (r >= 1.45) ? "ok" : "BELOW GOAL" }')
+    # Issue 16's goal is "within 10% of the bare loop", which on its 70-photo corpus (bare loop
+    # 1.61x vipsthumbnail) is 1.45x vipsthumbnail. How much faster the bare loop is than
+    # vipsthumbnail depends on the images (one vipsthumbnail process per image: small images pay
+    # more start-up), so both are printed: the fixed 1.45 and 0.90 x the bare loop's own ratio here.
+    bare_vt=$(awk -v a="$bare_ips" -v b="$vt_ips" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')
+    ratio_here=$(awk -v r="$bare_vt" 'BEGIN { printf "%.2f", 0.90 * r }')
+    ratio_verdict=$(awk -v r="$ratio" 'BEGIN { print (r >= 1.45) ? "ok" : "BELOW" }')
+    ratio_here_verdict=$(awk -v r="$ratio" -v g="$ratio_here" 'BEGIN { print (r >= g) ? "ok" : "BELOW GOAL" }')
     # Issue 16: within 10% of the bare loop.
     bare_ratio=$(awk -v a="$pp_ips" -v b="$bare_ips" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')
     bare_verdict=$(awk -v r="$bare_ratio" 'BEGIN { print (r >= 0.90) ? "ok" : "BELOW GOAL" }')
     mem_verdict=$(awk -v m="$pp_mb" 'BEGIN { print (m < 300) ? "ok" : "ABOVE GOAL" }')
 else
     pp_med=NA pp_ips=NA pp_mb=NA ratio=NA ratio_verdict=skipped mem_verdict=skipped
+    bare_vt=NA ratio_here=NA ratio_here_verdict=skipped
     bare_ratio=NA bare_verdict=skipped
 fi
 
@@ -394,7 +402,7 @@ echo "  runs (s): pushprep ${pp_secs[*]:-skipped} | vipsthumbnail ${vt_secs[*]} 
 (( bare_mismatch == 0 )) || echo "  WARNING: $bare_mismatch bare-loop outputs differ in size from vipsthumbnail's (see above)"
 (( pp_failed == 0 )) || echo "  WARNING: pushprep failed on $pp_failed inputs; its images/s counts them as processed"
 echo
-echo "ratio pushprep/vipsthumbnail images/s: $ratio (goal >= 1.45: $ratio_verdict)"
+echo "ratio pushprep/vipsthumbnail images/s: $ratio (issue 16: >= 1.45 on its corpus: $ratio_verdict; on these images, where the bare loop is ${bare_vt}x, 0.90 of it is >= $ratio_here: $ratio_here_verdict)"
 echo "ratio pushprep/bare-loop images/s: $bare_ratio (goal >= 0.90: $bare_verdict)"
 echo "pushprep peak memory: $pp_mb MB (goal < 300: $mem_verdict)"
 if (( url_count > 0 )); then
@@ -410,7 +418,7 @@ if (( url_count > 0 )); then
 else
     echo "bench urls: skipped"
 fi
-echo "bench images: pushprep_ips=$pp_ips vipsthumbnail_ips=$vt_ips ratio=$ratio peak_rss_mb=$pp_mb bare_ips=$bare_ips bare_ratio=$bare_ratio"
+echo "bench images: pushprep_ips=$pp_ips vipsthumbnail_ips=$vt_ips ratio=$ratio peak_rss_mb=$pp_mb bare_ips=$bare_ips bare_ratio=$bare_ratio bare_vipsthumbnail=$bare_vt"
 
 if [[ $BENCH_ONLY == all && $BENCH_SKIP_PUSHPREP != 1 ]]; then
     echo

@@ -48,7 +48,6 @@ public final class ProcessingSession: Sendable {
     ) throws(PushPrepError) {
         try remote.validate()
         self.memory = memory
-        FreedMemory.fixThreshold()
         pool = NIOThreadPool(numberOfThreads: max(1, threads))
         pool.start()
         fetcher = RemoteFetcher(settings: remote, logger: logger)

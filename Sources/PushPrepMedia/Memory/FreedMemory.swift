@@ -15,13 +15,14 @@ import Synchronization
 /// (an estimate of at least ``bigInput``) runs, and the free memory is returned
 /// (`malloc_trim`) when one ends.
 ///
-/// Otherwise the threshold is ``ordinaryThreshold``, set once before a session's threads start
-/// (``fixThreshold()``), which turns glibc's adjustment off: free() makes it without a lock, and
-/// could overwrite a big input's setting. It costs the photo batch nothing:
-/// `/usr/bin/time -f "%e %U %M" pushprep process bench-out/images --jobs 2` (the 9 photos of
-/// `make bench`), release build, 5 interleaved runs each: dynamic threshold 1.76 to 1.89 s
-/// (mean 1.81), 3.14 s user, peak 154 to 171 MB; fixed 1.79 to 1.86 s (mean 1.83), 3.08 s
-/// user, peak 151 to 155 MB.
+/// Until the first big input, glibc's own dynamic threshold stays (it starts at 128 KiB and
+/// rises to the size of the mapped blocks freed): the estimates are calibrated against it, in a
+/// process per input. Fixing it at ``ordinaryThreshold`` from the start (so that free(), which
+/// adjusts it without a lock, could never race a big input's `mallopt`) kept more of each
+/// mid-sized input's freed buffers in the heap: `MemoryEstimateTests` measured 17.5 MiB for a 4032 px
+/// interlaced PNG estimated at 11.5, 10.6 for a 7.4 MiB JPEG, 33.7 for a 21.7 MiB AVIF (all
+/// within 30% with glibc's threshold), so the race is left: its worst outcome is a big input
+/// that runs with the dynamic threshold, memory, not a crash.
 package enum FreedMemory {
     /// Inputs whose estimate is at least this large are big: glibc's largest mmap threshold.
     ///
@@ -40,17 +41,6 @@ package enum FreedMemory {
     static let ordinaryThreshold: Int32 = 32 << 20
 
     private static let bigInputs = Mutex(0)
-
-    /// Set once, by ``fixThreshold()``.
-    private static let fixed: Void = cvipsshims_set_mmap_threshold(ordinaryThreshold)
-
-    /// Sets the threshold to ``ordinaryThreshold`` for good, once per process, before inputs are
-    /// processed (a session's threads start): setting it turns glibc's dynamic adjustment off,
-    /// which free() otherwise makes without a lock and could overwrite a big input's setting
-    /// with; and `mallopt` is best called while no other thread allocates.
-    package static func fixThreshold() {
-        fixed
-    }
 
     /// A big input is about to decode: big blocks are unmapped when freed from now on.
     package static func bigInputStarted() {

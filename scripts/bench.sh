@@ -28,6 +28,9 @@
 #                  its binary is QUEUE_BENCH, default .build/release/pushprep-queue-bench),
 #                  then the HTTP API under wrk beside nginx (scripts/bench-serve.sh)
 #
+# Writes bench-out/bench.txt (this run's stdout) and bench-out/bench.svg and bench.png (the
+# summary lines as a chart, scripts/bench-chart.py) for every BENCH_ONLY value.
+#
 # Last two lines of output, for CI / scripts:
 #   bench urls: count=… disk_s=… url_s=… ratio=…
 #   bench images: pushprep_ips=… vipsthumbnail_ips=… ratio=… peak_rss_mb=… bare_ips=… bare_ratio=… bare_vipsthumbnail=…
@@ -35,6 +38,23 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# The chart: run the whole bench once as a child with its stdout also kept in bench-out/bench.txt,
+# then draw bench-out/bench.svg and bench.png from its summary lines (scripts/bench-chart.py). This
+# covers every BENCH_ONLY path (some exec another script). A chart failure only warns; the exit
+# status is the bench's.
+if [[ -z ${BENCH_CHART_CHILD:-} ]]; then
+    mkdir -p bench-out
+    set +e
+    BENCH_CHART_CHILD=1 bash "${BASH_SOURCE[0]}" "$@" | tee bench-out/bench.txt
+    status=${PIPESTATUS[0]}
+    if ! command -v python3 >/dev/null; then
+        echo "bench: warning: python3 not found; no chart (the results above are in bench-out/bench.txt)" >&2
+    elif ! python3 scripts/bench-chart.py bench-out/bench.txt --out bench-out/bench.svg --png bench-out/bench.png; then
+        echo "bench: warning: the chart could not be drawn (the results above are in bench-out/bench.txt)" >&2
+    fi
+    exit "$status"
+fi
 
 PUSHPREP=${PUSHPREP:-.build/release/pushprep}
 BENCH_IMAGES=${BENCH_IMAGES:-24}

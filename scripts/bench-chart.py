@@ -113,6 +113,12 @@ def groups(data: dict[str, dict[str, str]]) -> list[Group]:
             mem.bars.append(Bar("pushprep, photo batch", rss, "MB", ours=True, goal=300.0,
                                 goal_label="goal < 300"))
             mem.notes.append(f"photo batch: {fmt(rss)} MB (goal < 300: {verdict(rss < 300)})")
+        # One vipsthumbnail process per image: its largest; the bare loop is one process.
+        for key, label in (("vipsthumbnail_peak_mb", "vipsthumbnail, largest process"),
+                           ("bare_peak_mb", "bare libvips loop")):
+            value = num(data["images"], key)
+            if value is not None:
+                mem.bars.append(Bar(label, value, "MB"))
     if "memory" in data:
         d = data["memory"]
         peak, limit = num(d, "peak_mb"), num(d, "limit_mb")

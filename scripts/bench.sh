@@ -33,11 +33,12 @@
 #
 # Last two lines of output, for CI / scripts:
 #   bench urls: count=… disk_s=… url_s=… ratio=…
-#   bench images: pushprep_ips=… vipsthumbnail_ips=… ratio=… peak_rss_mb=… bare_ips=… bare_ratio=… bare_vipsthumbnail=…
+#   bench images: pushprep_ips=… vipsthumbnail_ips=… ratio=… peak_rss_mb=… bare_ips=… bare_ratio=… bare_vipsthumbnail=… vipsthumbnail_peak_mb=… bare_peak_mb=…
 # (ratio is pushprep/vipsthumbnail images/s, bare_ratio pushprep/bare-loop images/s)
 set -euo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+self="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")"
+cd "$(dirname "$self")/.."
 
 # The chart: run the whole bench once as a child with its stdout also kept in bench-out/bench.txt,
 # then draw bench-out/bench.svg and bench.png from its summary lines (scripts/bench-chart.py). This
@@ -46,7 +47,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 if [[ -z ${BENCH_CHART_CHILD:-} ]]; then
     mkdir -p bench-out
     set +e
-    BENCH_CHART_CHILD=1 bash "${BASH_SOURCE[0]}" "$@" | tee bench-out/bench.txt
+    BENCH_CHART_CHILD=1 bash "$self" "$@" | tee bench-out/bench.txt
     status=${PIPESTATUS[0]}
     if ! command -v python3 >/dev/null; then
         echo "bench: warning: python3 not found; no chart (the results above are in bench-out/bench.txt)" >&2
@@ -438,7 +439,7 @@ if (( url_count > 0 )); then
 else
     echo "bench urls: skipped"
 fi
-echo "bench images: pushprep_ips=$pp_ips vipsthumbnail_ips=$vt_ips ratio=$ratio peak_rss_mb=$pp_mb bare_ips=$bare_ips bare_ratio=$bare_ratio bare_vipsthumbnail=$bare_vt"
+echo "bench images: pushprep_ips=$pp_ips vipsthumbnail_ips=$vt_ips ratio=$ratio peak_rss_mb=$pp_mb bare_ips=$bare_ips bare_ratio=$bare_ratio bare_vipsthumbnail=$bare_vt vipsthumbnail_peak_mb=$vt_mb bare_peak_mb=$bare_mb"
 
 if [[ $BENCH_ONLY == all && $BENCH_SKIP_PUSHPREP != 1 ]]; then
     echo

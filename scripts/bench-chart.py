@@ -51,7 +51,7 @@ def num(pairs: dict[str, str], key: str) -> float | None:
         value = float(pairs[key])
     except (KeyError, ValueError):
         return None
-    return value if value == value and value >= 0 else None  # NaN and negatives are not data
+    return value if math.isfinite(value) and value >= 0 else None  # NaN, infinities and negatives are not data
 
 
 @dataclass
@@ -61,7 +61,11 @@ class Bar:
     unit: str
     ours: bool = False  # PushPrep's own bar, drawn in the accent colour
     goal: float | None = None  # a tick across this bar's row
-    goal_label: str = ""
+    goal_label: str = ""  # "goal <value>" when a goal is given without a label
+
+    def __post_init__(self) -> None:
+        if self.goal is not None and not self.goal_label:
+            self.goal_label = f"goal {fmt(self.goal)}"
 
 
 @dataclass
@@ -92,8 +96,7 @@ def groups(data: dict[str, dict[str, str]]) -> list[Group]:
         pp, vt, bare = num(d, "pushprep_ips"), num(d, "vipsthumbnail_ips"), num(d, "bare_ips")
         goal = 0.90 * bare if bare is not None else None
         if pp is not None:
-            g.bars.append(Bar("pushprep", pp, "images/s", ours=True, goal=goal,
-                              goal_label=f"goal {fmt(goal)}" if goal is not None else ""))
+            g.bars.append(Bar("pushprep", pp, "images/s", ours=True, goal=goal))
         if vt is not None:
             g.bars.append(Bar("vipsthumbnail", vt, "images/s"))
         if bare is not None:
@@ -145,8 +148,7 @@ def groups(data: dict[str, dict[str, str]]) -> list[Group]:
         copy, fine = num(d, "copy_s"), num(d, "pushprep_transcode_fine_s")
         goal = 1.05 * ff if ff is not None else None
         if pp is not None:
-            g.bars.append(Bar("pushprep", pp, "s", ours=True, goal=goal,
-                              goal_label=f"goal {fmt(goal)}" if goal is not None else ""))
+            g.bars.append(Bar("pushprep", pp, "s", ours=True, goal=goal))
         if ff is not None:
             g.bars.append(Bar("ffmpeg", ff, "s"))
         if copy is not None:
@@ -168,8 +170,7 @@ def groups(data: dict[str, dict[str, str]]) -> list[Group]:
         pp, ng = num(d, "files_rps"), num(d, "nginx_rps")
         goal = 0.5 * ng if ng is not None else None
         if pp is not None:
-            g.bars.append(Bar("pushprep serve", pp, "req/s", ours=True, goal=goal,
-                              goal_label=f"goal {fmt(goal)}" if goal is not None else ""))
+            g.bars.append(Bar("pushprep serve", pp, "req/s", ours=True, goal=goal))
         if ng is not None:
             g.bars.append(Bar("nginx", ng, "req/s"))
         r = num(d, "ratio")

@@ -44,27 +44,31 @@ mkdir -p "$CACHE/batch" "$WORK" "$LOGS"
 # shellcheck source=synth-photo.sh
 source scripts/synth-photo.sh
 
-# gen NAME COMMAND...: runs COMMAND (which writes $CACHE/batch/NAME) unless the file exists.
+# gen FILE COMMAND...: unless FILE exists, runs COMMAND with every argument that names FILE
+# pointed at a temporary in $CACHE, outside the batch (vips' "FILE[options]" included), then renames it to FILE: an
+# interrupted run leaves no truncated file that later runs would take as done.
 gen() {
-    local name=$1; shift
-    [[ -s $CACHE/batch/$name ]] && return 0
-    note "generating $name"
-    "$@" >/dev/null 2>&1 || { rm -f "$CACHE/batch/$name"; die "cannot generate $name"; }
+    local file=$1; shift
+    [[ -s $file ]] && return 0
+    note "generating ${file##*/}"
+    local tmp="$CACHE/partial-${file##*/}" args=() arg
+    for arg in "$@"; do args+=("${arg/#"$file"/$tmp}"); done
+    "${args[@]}" >/dev/null 2>&1 && mv -f "$tmp" "$file" || { rm -f "$tmp"; die "cannot generate ${file##*/}"; }
 }
 [[ -s $CACHE/6000.v ]] || synth_photo 6000 4000 2 "$CACHE/6000.v"
 [[ -s $CACHE/4032.v ]] || synth_photo 4032 3024 1 "$CACHE/4032.v"
 # 9000x7000 from the 6000x4000 photo: synthesising it directly needs gigabytes of temporaries.
-[[ -s $CACHE/9000.v ]] || vips resize "$CACHE/6000.v" "$CACHE/9000.v" 1.5 --vscale 1.75
-gen heic-9000-a.heic vips copy "$CACHE/9000.v" "$CACHE/batch/heic-9000-a.heic[Q=60,compression=hevc]"
-gen heic-9000-b.heic vips copy "$CACHE/9000.v" "$CACHE/batch/heic-9000-b.heic[Q=55,compression=hevc]"
-gen pjpeg-9000.jpg vips copy "$CACHE/9000.v" "$CACHE/batch/pjpeg-9000.jpg[Q=85,interlace]"
-gen gif-480x360-200.gif ffmpeg -v error -nostdin -y -f lavfi -i "testsrc2=size=480x360:rate=10" -frames:v 200 \
+gen "$CACHE/9000.v" vips resize "$CACHE/6000.v" "$CACHE/9000.v" 1.5 --vscale 1.75
+gen "$CACHE/batch/heic-9000-a.heic" vips copy "$CACHE/9000.v" "$CACHE/batch/heic-9000-a.heic[Q=60,compression=hevc]"
+gen "$CACHE/batch/heic-9000-b.heic" vips copy "$CACHE/9000.v" "$CACHE/batch/heic-9000-b.heic[Q=55,compression=hevc]"
+gen "$CACHE/batch/pjpeg-9000.jpg" vips copy "$CACHE/9000.v" "$CACHE/batch/pjpeg-9000.jpg[Q=85,interlace]"
+gen "$CACHE/batch/gif-480x360-200.gif" ffmpeg -v error -nostdin -y -f lavfi -i "testsrc2=size=480x360:rate=10" -frames:v 200 \
     "$CACHE/batch/gif-480x360-200.gif"
 for q in 80 84 88 92; do
-    gen "photo-4032-q$q.jpg" vips copy "$CACHE/4032.v" "$CACHE/batch/photo-4032-q$q.jpg[Q=$q]"
-    gen "photo-2048-q$q.jpg" vips resize "$CACHE/4032.v" "$CACHE/batch/photo-2048-q$q.jpg[Q=$q]" 0.508
+    gen "$CACHE/batch/photo-4032-q$q.jpg" vips copy "$CACHE/4032.v" "$CACHE/batch/photo-4032-q$q.jpg[Q=$q]"
+    gen "$CACHE/batch/photo-2048-q$q.jpg" vips resize "$CACHE/4032.v" "$CACHE/batch/photo-2048-q$q.jpg[Q=$q]" 0.508
 done
-[[ -s $CACHE/tiny.jpg ]] || vips black "$CACHE/tiny.jpg" 8 8 --bands 3
+gen "$CACHE/tiny.jpg" vips black "$CACHE/tiny.jpg" 8 8 --bands 3
 
 # peak_mb OUT ARGS...: runs `pushprep process ARGS --out OUT` and prints its peak RSS in MB;
 # fails the bench when an input fails.

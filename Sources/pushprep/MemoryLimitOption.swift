@@ -42,6 +42,13 @@ struct MemoryLimitOption: ParsableArguments {
     func budget(
         logger: Logger, level: Logger.Level = .info, observer: ((Int) -> any MemoryBudgetObserver)? = nil
     ) throws -> MemoryBudget {
+        let limit = try limit(logger: logger, level: level)
+        return MemoryBudget(limit: limit, observer: observer?(limit))
+    }
+
+    /// The limit in bytes (given, or the default share of this machine's memory), logged at
+    /// `level` with where it comes from.
+    func limit(logger: Logger, level: Logger.Level = .info) throws -> Int {
         let machine = MachineMemory.current()
         let limit = try bytes ?? MemoryBudget.defaultLimit(of: machine)
         let source =
@@ -51,6 +58,6 @@ struct MemoryLimitOption: ParsableArguments {
         logger.log(
             level: level, "memory budget",
             metadata: ["bytes": "\(limit)", "limit": "\(ByteCountText.describe(limit))", "from": "\(source)"])
-        return MemoryBudget(limit: limit, observer: observer?(limit))
+        return limit
     }
 }

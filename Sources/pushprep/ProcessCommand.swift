@@ -110,9 +110,9 @@ struct ProcessCommand: AsyncParsableCommand {
         }
         defer { if bucket != nil { try? FileManager.default.removeItem(atPath: outputDirectory) } }
 
-        var processor = Processor(
-            settings: settings, outputDirectory: outputDirectory, logger: logger, remote: remote.settings)
-        processor.memory = try memory.budget(logger: logger)
+        let processor = Processor(
+            settings: settings, outputDirectory: outputDirectory, logger: logger, remote: remote.settings,
+            memoryLimit: try memory.limit(logger: logger))
         let bar = ProgressBar(total: items.count)
         let started = ContinuousClock.now
         var result: Manifest

@@ -45,6 +45,16 @@ struct ColourProfileTests {
         }
     }
 
+    /// The description comes from the file and reaches the manifest's operations and the logs.
+    @Test("control and format characters of a description are dropped")
+    func descriptionIsPrintable() throws {
+        for v4 in [false, true] {
+            let named = "Display\nP3\u{202E}\u{7}\r kit"
+            let profile = try #require(Self.read(Self.profile(space: "RGB ", description: named, v4: v4)))
+            #expect(profile.description == "DisplayP3 kit", "v4: \(v4)")
+        }
+    }
+
     @Test("a grey or CMYK profile named sRGB is not an RGB one")
     func otherSpaces() throws {
         let grey = try #require(Self.read(Self.profile(space: "GRAY", description: "sRGB grey")))

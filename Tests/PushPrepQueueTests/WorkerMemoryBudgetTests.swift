@@ -63,19 +63,24 @@ struct WorkerMemoryBudgetTests {
         }
     }
 
+    /// `count` progressive 4000x3000 JPEGs `<name>-<i>.jpg` in `directory`: smooth content
+    /// (upscaled noise), quick to make and to decode, photo-like in size, each about 49 MB at its peak.
+    static func bigJPEGs(_ count: Int, named name: String, in directory: URL) throws -> [String] {
+        func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        return try (0..<count).map { index in
+            try TestTools.vips("gaussnoise", file("seed.v"), "500", "375", "--seed", "\(index + 1)")
+            try TestTools.vips("colourspace", file("seed.v"), file("seed3.v"), "srgb")
+            try TestTools.vips("resize", file("seed3.v"), file("\(name)-\(index).jpg") + "[Q=85,interlace]", "8")
+            return file("\(name)-\(index).jpg")
+        }
+    }
+
     @Test("a worker under a low budget with many queued big images stays under it and keeps going")
     func lowBudgetHolds() async throws {
         let directory = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(directory) }
         func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
-        // Smooth content (upscaled noise): quick to make and to decode, photo-like in size.
-        var inputs: [String] = []
-        for index in 0..<Self.count {
-            try TestTools.vips("gaussnoise", file("seed.v"), "500", "375", "--seed", "\(index + 1)")
-            try TestTools.vips("colourspace", file("seed.v"), file("seed3.v"), "srgb")
-            try TestTools.vips("resize", file("seed3.v"), file("big-\(index).jpg") + "[Q=85,interlace]", "8")
-            inputs.append(file("big-\(index).jpg"))
-        }
+        let inputs = try Self.bigJPEGs(Self.count, named: "big", in: directory)
         try TestTools.vips("black", file("tiny.jpg"), "8", "8", "--bands", "3")
         let limitOption = ["--memory-limit", "90MB"]
 
@@ -104,17 +109,10 @@ struct WorkerMemoryBudgetTests {
     func memoryWaitIsNotJobTime() async throws {
         let directory = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(directory) }
-        func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
         // The big images of lowBudgetHolds, sixteen at once: a 90 MB budget admits one at a time,
         // each taking a fraction of a second, so the last waits for seconds, far longer than
         // the 1 s --job-timeout.
-        var inputs: [String] = []
-        for index in 0..<16 {
-            try TestTools.vips("gaussnoise", file("seed.v"), "500", "375", "--seed", "\(index + 1)")
-            try TestTools.vips("colourspace", file("seed.v"), file("seed3.v"), "srgb")
-            try TestTools.vips("resize", file("seed3.v"), file("turn-\(index).jpg") + "[Q=85,interlace]", "8")
-            inputs.append(file("turn-\(index).jpg"))
-        }
+        let inputs = try Self.bigJPEGs(16, named: "turn", in: directory)
         try await QueueFixture.withQueue(.sqlite) { queue, url in
             let queueArgument = url.commandLineArgument
             let ids = try WorkerProcessTests.enqueue(inputs, queue: queueArgument, in: directory)

@@ -44,22 +44,17 @@ package struct ImageProbe {
 
     /// Mean absolute difference of two images of the same size (0...255), by the `vips` program.
     package static func meanDifference(_ a: URL, _ b: URL, scratch: URL) throws -> Double {
-        let difference = scratch.appendingPathComponent("diff-\(UUID().uuidString).v")
-        let absolute = scratch.appendingPathComponent("abs-\(UUID().uuidString).v")
-        defer {
-            try? FileManager.default.removeItem(at: difference)
-            try? FileManager.default.removeItem(at: absolute)
-        }
-        try TestTools.vips("subtract", a.path, b.path, difference.path)
-        try TestTools.vips("abs", difference.path, absolute.path)
-        let result = try TestTools.run("vips", ["avg", absolute.path])
-        return Double(String(decoding: result.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-            ?? .infinity
+        try absoluteDifference(a, b, scratch: scratch, statistic: "avg")
     }
 
     /// Largest absolute difference of two images of the same size over every pixel and band
     /// (0...255), by the `vips` program.
     package static func maxDifference(_ a: URL, _ b: URL, scratch: URL) throws -> Double {
+        try absoluteDifference(a, b, scratch: scratch, statistic: "max")
+    }
+
+    /// `vips <statistic>` (`avg`, `max`) of `|a - b|`, through temporaries in `scratch`.
+    private static func absoluteDifference(_ a: URL, _ b: URL, scratch: URL, statistic: String) throws -> Double {
         let difference = scratch.appendingPathComponent("diff-\(UUID().uuidString).v")
         let absolute = scratch.appendingPathComponent("abs-\(UUID().uuidString).v")
         defer {
@@ -68,7 +63,7 @@ package struct ImageProbe {
         }
         try TestTools.vips("subtract", a.path, b.path, difference.path)
         try TestTools.vips("abs", difference.path, absolute.path)
-        let result = try TestTools.run("vips", ["max", absolute.path])
+        let result = try TestTools.run("vips", [statistic, absolute.path])
         return Double(String(decoding: result.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
             ?? .infinity
     }

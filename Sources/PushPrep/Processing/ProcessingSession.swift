@@ -57,7 +57,6 @@ public final class ProcessingSession: Sendable {
         // libvips' and libav's lines about an input go to the logger processing it; the others
         // to the first processor's or session's (see LibraryLog).
         LibraryLog.bootstrap(logger)
-        logger.debug("memory budget", metadata: ["bytes": "\(memory.limit)"])
     }
 
     /// Processes one input into `outputDirectory` (created when missing) and returns its

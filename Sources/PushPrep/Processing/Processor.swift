@@ -23,9 +23,6 @@ public struct Processor: Sendable {
     /// The memory budget of the run's inputs, in bytes (nil: the default share of the machine's
     /// memory; see ``ProcessingSession``).
     public let memoryLimit: Int?
-    /// The budget itself, made by the caller (`pushprep process`, which logs where its limit
-    /// comes from as `worker` and `serve` do); when set, ``memoryLimit`` is not used.
-    package var memory: MemoryBudget?
     let logger: Logger
 
     /// A processor writing into `outputDirectory` (created when missing).
@@ -55,12 +52,8 @@ public struct Processor: Sendable {
         progress: (@Sendable (Progress) -> Void)? = nil
     ) async throws(PushPrepError) -> Manifest {
         let validated = try settings.validated()
-        let session =
-            if let memory {
-                try ProcessingSession(threads: settings.jobs, remote: remote, memory: memory, logger: logger)
-            } else {
-                try ProcessingSession(threads: settings.jobs, remote: remote, memoryLimit: memoryLimit, logger: logger)
-            }
+        let session = try ProcessingSession(
+            threads: settings.jobs, remote: remote, memoryLimit: memoryLimit, logger: logger)
         do throws(PushPrepError) {
             try prepareOutputDirectory()
         } catch {

@@ -34,7 +34,20 @@ struct ColourProfile: Equatable {
             return nil
         }
         colourSpace = space
-        description = Self.description(bytes)
+        description = Self.description(bytes).map(Self.printable)
+    }
+
+    /// The text without control and format characters (newlines, NULs, bidi overrides): it comes
+    /// from the input file and reaches the manifest's operations and the logs.
+    private static func printable(_ text: String) -> String {
+        var kept = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator: continue
+            default: kept.append(scalar)
+            }
+        }
+        return String(kept)
     }
 
     /// The text of the `desc` tag, if the tag table has one that lies within the bytes.

@@ -17,7 +17,7 @@ enum ImageDecodeStep {
 
     /// Above this many bytes of decoded pixels the image stays lazy (decoded again per encode
     /// attempt) instead of being held in memory, which keeps a worker's memory bounded.
-    private static let inMemoryLimit = 96 << 20
+    static let inMemoryLimit = 96 << 20
 
     /// How often the decoded pixels will be read, which decides whether they are held.
     enum Reads {

@@ -102,15 +102,16 @@ package enum ImagePipeline {
             // back to a still.
             let smaller = Int(Double(width) * missed.factor)
             if !asStill {
-                if smaller >= max(160, startWidth / 3) {
-                    width = smaller
+                switch animationRetry(header, plan: plan, smaller: smaller, keepEvery: keepEvery) {
+                case .width(let next):
+                    width = next
                     reductions.append("reduced width to \(width) to fit \(missed.goal)")
-                } else if plan.output == .animation(fallback: .movie) {
+                case .movie:
                     return .animationNeedsVideo(
                         header, reason: "the animation does not fit in \(missed.goal) as a GIF at \(width) px wide")
-                } else if keepEvery < 4 && header.frames / (keepEvery * 2) >= 2 {
-                    keepEvery *= 2
-                } else {
+                case .fewerFrames(let next):
+                    keepEvery = next
+                case .still:
                     asStill = true
                     keepEvery = 1
                     width = startWidth
@@ -203,25 +204,46 @@ package enum ImagePipeline {
             let bytes = decodedAnimationBytes(header, width: width, keepEvery: keepEvery)
             guard bytes > plan.gifMaxMemory else { return .gif(width: width) }
             let smaller = Int(Double(width) * shrinkFactor(goal: plan.gifMaxMemory, reached: bytes, margin: 0.97))
-            if smaller >= max(160, plan.width / 3) {
-                width = smaller
-            } else if plan.output == .animation(fallback: .movie) {
-                return .movie
-            } else if keepEvery < 4 && header.frames / (keepEvery * 2) >= 2 {
-                keepEvery *= 2
-            } else {
-                // Sent as its first frame, which is decoded with all the others at the first width.
-                return .gif(width: plan.width)
+            switch animationRetry(header, plan: plan, smaller: smaller, keepEvery: keepEvery) {
+            case .width(let next): width = next
+            case .movie: return .movie
+            case .fewerFrames(let next): keepEvery = next
+            // Sent as its first frame, which is decoded with all the others at the first width.
+            case .still: return .gif(width: plan.width)
             }
         }
+    }
+
+    /// What an animation that missed a goal tries next, `smaller` being the width that would
+    /// meet it: the one rule of both the run and ``animationStart(_:plan:)`` (so the memory
+    /// estimate describes the width the run decodes at). A smaller width down to a third of the
+    /// planned one (and 160 px), then a movie when the plan allows, then every second frame (up
+    /// to every fourth, keeping two), then the first frame as a still.
+    enum AnimationRetry: Equatable {
+        case width(Int)
+        case movie
+        case fewerFrames(keepEvery: Int)
+        case still
+    }
+
+    static func animationRetry(_ header: ImageHeader, plan: ImagePlan, smaller: Int, keepEvery: Int) -> AnimationRetry {
+        if smaller >= max(160, plan.width / 3) { return .width(smaller) }
+        if plan.output == .animation(fallback: .movie) { return .movie }
+        if keepEvery < 4 && header.frames / (keepEvery * 2) >= 2 { return .fewerFrames(keepEvery: keepEvery * 2) }
+        return .still
     }
 
     /// An animation's decoded size at `width` keeping every `keepEvery`-th frame, from its header.
     /// The height is rounded up, so the real frames are never larger than this says.
     static func decodedAnimationBytes(_ header: ImageHeader, width: Int, keepEvery: Int) -> Int {
-        let height = (header.uprightHeight * width + header.uprightWidth - 1) / max(1, header.uprightWidth)
+        let height = animationHeight(header, width: width)
         let frames = (header.frames + keepEvery - 1) / keepEvery
         return AppleLimits.decodedBytes(width: width, height: height, frames: frames)
+    }
+
+    /// An animation's frame height at `width`, rounded up.
+    static func animationHeight(_ header: ImageHeader, width: Int) -> Int {
+        (header.uprightHeight * width + header.uprightWidth - 1) / max(1, header.uprightWidth)
     }
 
     /// How much to scale the width by when a size reached `reached` against `goal`, for a measure

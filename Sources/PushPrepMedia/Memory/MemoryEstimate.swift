@@ -72,7 +72,7 @@ package struct MemoryEstimate: Equatable, Sendable {
     static let bmpCopies = 2.6
     /// Above this many bytes the decoded output stays lazy (``ImageDecodeStep``), so it is not
     /// held in memory.
-    static let inMemoryLimit = Double(96 << 20)
+    static let inMemoryLimit = Double(ImageDecodeStep.inMemoryLimit)
     /// A CMYK image goes to sRGB through lcms (with its embedded profile, or libvips' own), whose
     /// transform and the buffers of the two threads a streamed still runs on cost about this
     /// much: Channel_digital_image_CMYK_color.jpg (500x333) 8.3 MiB, fogra-0-100-100-0.tif
@@ -176,9 +176,7 @@ package struct MemoryEstimate: Equatable, Sendable {
         // libwebp's animation decoder composes every frame on a canvas of full size first.
         let canvas =
             header.layout.type == .webp ? Double(header.uprightWidth * header.uprightHeight) * 4 * frames : 0
-        func height(at width: Int) -> Double {
-            Double((header.uprightHeight * width + header.uprightWidth - 1) / max(1, header.uprightWidth))
-        }
+        func height(at width: Int) -> Double { Double(ImagePipeline.animationHeight(header, width: width)) }
         switch ImagePipeline.animationStart(header, plan: plan) {
         case .gif(let width):
             let decoded = Double(width) * height(at: width) * 4 * frames

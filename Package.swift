@@ -84,6 +84,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
     ],
     targets: [
         // libvips, linked in-process. Only names the headers and the library.
@@ -194,6 +195,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What people look at: the notification as the phone shows it, the batch report
+        // (`process --report`, `preflight --report`) and the pages of `serve`'s console, rendered
+        // from Mustache templates compiled into the binary. Knows no media library: thumbnails
+        // come in as bytes.
+        .target(
+            name: "PushPrepReport",
+            dependencies: [
+                "PushPrepCore",
+                "PushPrepJSON",
+                "PushPrepPayload",
+                .product(name: "Mustache", package: "swift-mustache"),
+                Product.crypto,
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The job queue (SQLite through GRDB, PostgreSQL through PostgresNIO) and the worker
         // service that processes its jobs.
         .target(
@@ -225,6 +241,7 @@ let package = Package(
                 "PushPrepPayload",
                 "PushPrepQueue",
                 "PushPrepRemote",
+                "PushPrepReport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 Product.serviceLifecycle,
@@ -249,6 +266,7 @@ let package = Package(
                 "PushPrepJSON",
                 "PushPrepPayload",
                 "PushPrepQueue",
+                "PushPrepReport",
                 "PushPrepServer",
                 Product.serviceLifecycle,
                 Product.unixSignals,
@@ -300,7 +318,8 @@ let package = Package(
             ("PushPrepTests", ["PushPrepMedia", "PushPrepPayload", "PushPrepJSON"]),
             ("PushPrepQueueTests", ["PushPrepQueue"]),
             ("PushPrepStorageTests", ["PushPrepStorage"]),
-            ("PushPrepServerTests", ["PushPrepServer", "PushPrepQueue"]),
+            ("PushPrepServerTests", ["PushPrepServer", "PushPrepQueue", "PushPrepReport"]),
+            ("PushPrepReportTests", ["PushPrepReport", "PushPrepPayload", "PushPrepJSON"]),
         ].map { name, modules in
             // Each source target's tests; every one may drive the whole product (a real processor,
             // the CLI) through the support target.

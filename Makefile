@@ -33,10 +33,16 @@ BOTOCORE_VERSION := 1.43.11
 BOTO3_VERSION := 1.43.11
 MOTO_VERSION := 5.2.5
 SCHEMATHESIS_VERSION := 4.32.5
+# `make test-browser` drives Debian's chromium through its chromedriver with selenium (the
+# driver at /usr/bin/chromedriver, never one Selenium Manager would download) under pytest
+# (schemathesis takes pytest >=8.4,<10 as well). Not selenium 4.52.0: it requires a certifi newer
+# than any the index has (>=2026.10.23).
+SELENIUM_VERSION := 4.51.0
+PYTEST_VERSION := 9.2.0
 
 DEMO_OUT := demo-out
 
-.PHONY: deps bench-deps pyenv build release test demo lint format bench samples clean fuzz fuzz-seeds test-sanitize
+.PHONY: deps bench-deps browser-deps pyenv build release test test-browser demo lint format bench samples clean fuzz fuzz-seeds test-sanitize
 
 ## deps: install the missing Debian packages (apt-get update first, only when something is missing)
 deps:
@@ -61,16 +67,23 @@ bench-deps: deps
 ## pyenv: the Python packages the tests use (botocore, boto3, moto's server, schemathesis), in .build/pyenv; once
 # Skipped when all import at their pinned versions (moto.server too: it needs the [server]
 # extra's Flask); otherwise pip brings the venv to the pins (19 s from scratch, 368 MB, measured with `time` on a new venv).
-PYENV_CHECK := import sys, importlib.metadata as m, botocore, boto3, moto, moto.server; \
-	sys.exit((botocore.__version__, boto3.__version__, moto.__version__, m.version("schemathesis")) \
-	!= ("$(BOTOCORE_VERSION)", "$(BOTO3_VERSION)", "$(MOTO_VERSION)", "$(SCHEMATHESIS_VERSION)"))
+PYENV_CHECK := import sys, importlib.metadata as m, botocore, boto3, moto, moto.server, selenium, pytest; \
+	sys.exit((botocore.__version__, boto3.__version__, moto.__version__, m.version("schemathesis"), \
+	selenium.__version__, pytest.__version__) != ("$(BOTOCORE_VERSION)", "$(BOTO3_VERSION)", "$(MOTO_VERSION)", \
+	"$(SCHEMATHESIS_VERSION)", "$(SELENIUM_VERSION)", "$(PYTEST_VERSION)"))
 pyenv: deps
 	@$(PYENV)/bin/python -c '$(PYENV_CHECK)' 2>/dev/null || { \
-		echo "Installing botocore $(BOTOCORE_VERSION), boto3 $(BOTO3_VERSION), moto[server] $(MOTO_VERSION) and schemathesis $(SCHEMATHESIS_VERSION) into $(PYENV)"; \
+		echo "Installing botocore $(BOTOCORE_VERSION), boto3 $(BOTO3_VERSION), moto[server] $(MOTO_VERSION), schemathesis $(SCHEMATHESIS_VERSION), selenium $(SELENIUM_VERSION) and pytest $(PYTEST_VERSION) into $(PYENV)"; \
 		/usr/bin/python3 -m venv $(PYENV) && \
 		$(PYENV)/bin/python -m pip install --quiet --disable-pip-version-check \
 			"botocore==$(BOTOCORE_VERSION)" "boto3==$(BOTO3_VERSION)" "moto[server]==$(MOTO_VERSION)" \
-			"schemathesis==$(SCHEMATHESIS_VERSION)"; }
+			"schemathesis==$(SCHEMATHESIS_VERSION)" "selenium==$(SELENIUM_VERSION)" "pytest==$(PYTEST_VERSION)"; }
+
+## browser-deps: what only `make test-browser` needs: Debian's chromium, its chromedriver, and a
+# font (a headless chromium with no font draws no text, and the screenshots are checked)
+BROWSER_APT_PACKAGES := chromium chromium-driver fonts-dejavu-core
+browser-deps: deps
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BROWSER_APT_PACKAGES)"
 
 ## build: debug build of the library, the CLI and the tests
 build: deps
@@ -94,6 +107,17 @@ test: build pyenv
 			(/^✘ Test / && !/^✘ Test run with/) || /^error:|Fatal error/' .build/test.log | head -80; \
 	fi; \
 	exit $$status
+
+## test-browser: the batch report and the console pages in a real, headless chromium (Tests/Browser)
+# The tests make their own inputs, run `pushprep process --report` and `pushprep serve` (debug
+# build) on 127.0.0.1, and fail on a console error, a request leaving the page's origin, a blank
+# screenshot or a thumbnail out of place; screenshots and logs land in .build/browser/.
+# `make test-browser BROWSER_ARGS="-k report"` runs a subset.
+test-browser: browser-deps pyenv
+	$(SWIFT) build --product pushprep
+	PUSHPREP=$$($(SWIFT) build --show-bin-path)/pushprep PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 \
+		$(PYENV)/bin/python -m pytest -p no:cacheprovider \
+		-o console_output_style=classic -ra Tests/Browser $(BROWSER_ARGS)
 
 ## demo: process samples/ into demo-out/ and show the result
 demo: deps

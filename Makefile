@@ -115,9 +115,9 @@ test: build pyenv
 # `make test-browser BROWSER_ARGS="-k report"` runs a subset.
 test-browser: browser-deps pyenv
 	$(SWIFT) build --product pushprep
-	PUSHPREP=$$($(SWIFT) build --show-bin-path)/pushprep PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 \
+	PUSHPREP=$$($(SWIFT) build --show-bin-path)/pushprep PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 PYTHONDONTWRITEBYTECODE=1 \
 		$(PYENV)/bin/python -m pytest -p no:cacheprovider \
-		-o console_output_style=classic -ra Tests/Browser $(BROWSER_ARGS)
+		-v -ra Tests/Browser $(BROWSER_ARGS)
 
 ## demo: process samples/ into demo-out/ and show the result
 demo: deps

@@ -111,7 +111,7 @@ package struct ReportThumbnails: Sendable {
         let scale = Double(shortSide) / Double(short)
         let cap = shortSide * 4
         return (
-            min(cap, Int((Double(width) * scale).rounded(.up))), min(cap, Int((Double(height) * scale).rounded(.up)))
+            min(cap, Int((Double(width) * scale).rounded())), min(cap, Int((Double(height) * scale).rounded()))
         )
     }
 

@@ -205,9 +205,9 @@ struct FinishStatement: PostgresPreparedStatement {
     static let sql = """
         WITH succeeded AS (
             UPDATE pushprep_jobs AS j
-            SET state = 'succeeded', result = o.result, error_code = NULL, error_message = NULL, finished_at = now(),
-                \(clearLease)
-            FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS o(id, token, result)
+            SET state = 'succeeded', result = o.result, kind = nullif(o.kind, ''), error_code = NULL,
+                error_message = NULL, finished_at = now(), \(clearLease)
+            FROM unnest($1::bigint[], $2::bigint[], $3::text[], $16::text[]) AS o(id, token, result, kind)
             \(currentLease)
             RETURNING j.id, false AS ready
         ), failed AS (
@@ -243,7 +243,8 @@ struct FinishStatement: PostgresPreparedStatement {
 
     typealias Row = (JobID, Bool)
 
-    private var succeeded: (ids: [Int64], tokens: [Int64], results: [String]) = ([], [], [])
+    /// The kinds are read from the results here (``JobKind/init(result:)``), `""` for unknown.
+    private var succeeded: (ids: [Int64], tokens: [Int64], results: [String], kinds: [String]) = ([], [], [], [])
     private var failed: (ids: [Int64], tokens: [Int64], codes: [String], messages: [String]) = ([], [], [], [])
     private var retried: (ids: [Int64], tokens: [Int64], codes: [String], messages: [String], delays: [Double]) = (
         [], [], [], [], []
@@ -258,6 +259,7 @@ struct FinishStatement: PostgresPreparedStatement {
                 succeeded.ids.append(id)
                 succeeded.tokens.append(token)
                 succeeded.results.append(result)
+                succeeded.kinds.append(JobKind(result: result).stored ?? "")
             case .failed(let code, let message):
                 failed.ids.append(id)
                 failed.tokens.append(token)
@@ -278,7 +280,7 @@ struct FinishStatement: PostgresPreparedStatement {
     }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 15)
+        var bindings = PostgresBindings(capacity: 16)
         bindings.append(succeeded.ids)
         bindings.append(succeeded.tokens)
         bindings.append(succeeded.results)
@@ -294,6 +296,7 @@ struct FinishStatement: PostgresPreparedStatement {
         bindings.append(cancelled.ids)
         bindings.append(cancelled.tokens)
         bindings.append(cancelled.messages)
+        bindings.append(succeeded.kinds)
         return bindings
     }
 
@@ -331,7 +334,7 @@ enum PostgresSQL {
     static let columns = """
         id, state, source, payload, dedup_key, priority, attempt, max_attempts, timeout_seconds, run_at, \
         created_at, updated_at, finished_at, lease_owner, lease_token, lease_expires_at, cancel_requested, \
-        error_code, error_message, result, callback_url, metadata, request_id
+        error_code, error_message, result, callback_url, metadata, request_id, kind
         """
 
     /// `$1`: the dedup keys. The queued or running job of each key.
@@ -356,7 +359,7 @@ enum PostgresSQL {
         WITH retried AS (
             UPDATE pushprep_jobs
             SET state = 'queued', attempt = 0, run_at = now(), finished_at = NULL, cancel_requested = false,
-                result = NULL, updated_at = now()
+                result = NULL, kind = NULL, updated_at = now()
             WHERE id = $1 AND state IN ('failed', 'dead', 'cancelled')
             RETURNING \(columns)
         )

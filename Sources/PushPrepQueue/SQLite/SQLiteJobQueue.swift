@@ -362,7 +362,7 @@ public final class SQLiteJobQueue: JobQueue {
         var arguments: StatementArguments = ["now": now, "id": outcome.lease.id, "token": outcome.lease.token]
         switch outcome.kind {
         case .succeeded(let result):
-            arguments += ["result": result]
+            arguments += ["result": result, "kind": JobKind(result: result).stored]
             return (SQL.succeeded, arguments)
         case .failed(let code, let message):
             arguments += ["code": code, "message": message]
@@ -427,12 +427,15 @@ public final class SQLiteJobQueue: JobQueue {
             leaseOwner: row["lease_owner"], leaseToken: row["lease_token"], leaseExpiresAt: date("lease_expires_at"),
             cancelRequested: row["cancel_requested"], errorCode: row["error_code"], errorMessage: row["error_message"],
             result: row["result"], callbackURL: row["callback_url"], metadata: row["metadata"],
-            requestID: row["request_id"])
+            requestID: row["request_id"], kind: JobKind(stored: row["kind"]))
     }
 
     static func validate(_ specs: [JobSpec]) throws(PushPrepError) {
         for spec in specs { try spec.validate() }
     }
+
+    /// Every column of a job, in the order ``record(_:)`` reads them.
+    static let recordColumns = SQL.columns
 }
 
 /// The queue's SQL. Statements of the hot paths (enqueue, claim, heartbeat, finish, release)
@@ -441,7 +444,7 @@ private enum SQL {
     static let columns = """
         id, state, source, payload, dedup_key, priority, attempt, max_attempts, timeout_seconds, run_at, \
         created_at, updated_at, finished_at, lease_owner, lease_token, lease_expires_at, cancel_requested, \
-        error_code, error_message, result, callback_url, metadata, request_id
+        error_code, error_message, result, callback_url, metadata, request_id, kind
         """
 
     /// The columns a claim returns, by position.
@@ -520,8 +523,8 @@ private enum SQL {
 
     static let succeeded = """
         UPDATE pushprep_jobs
-        SET state = 'succeeded', result = :result, error_code = NULL, error_message = NULL, finished_at = :now,
-            \(clearLease)
+        SET state = 'succeeded', result = :result, kind = :kind, error_code = NULL, error_message = NULL,
+            finished_at = :now, \(clearLease)
         \(currentLease)
         """
 
@@ -572,7 +575,7 @@ private enum SQL {
     static let retryJob = """
         UPDATE pushprep_jobs
         SET state = 'queued', attempt = 0, run_at = :now, finished_at = NULL, cancel_requested = 0, result = NULL,
-            updated_at = :now
+            kind = NULL, updated_at = :now
         WHERE id = :id
         RETURNING \(columns)
         """

@@ -61,6 +61,9 @@ extension QueueConformanceTests {
             try await expectMatches(JobFilter(source: "_real"), [2, 3])
             try await expectMatches(JobFilter(source: "a\\b"), [4])
             try await expectMatches(JobFilter(source: "%"), [2])
+            // As wildcards, these would match cdn.example.com/dog.mp4 and Cat.jpg.
+            try await expectMatches(JobFilter(source: "dog_mp4"), [])
+            try await expectMatches(JobFilter(source: "cat%jpg"), [])
             try await expectMatches(JobFilter(source: ""), Array(0..<8))
             try await expectMatches(JobFilter(errorCode: "corrupt_input"), [5])
             // A retried job keeps its last error until it ends again.
@@ -318,6 +321,7 @@ extension QueueConformanceTests {
             let d = try await queue.attempts(job: ids[3])
             #expect(d.map(\.outcome) == [.expired])
             #expect(d.first?.errorCode == "lease_expired")
+            #expect(d.first?.errorMessage == JobAttempt.holderGoneMessage)
             let again = try await claimOne(queue, worker: "worker-c")
             _ = try await queue.finish([failed(again)])
             _ = try await queue.retry(ids[3])

@@ -9,7 +9,8 @@ public struct JobAttempt: Sendable, Equatable, Codable {
         /// The handler failed; the job was queued again or ended `failed` or `dead`.
         case failed
         case cancelled
-        /// The lease expired (the worker died or stalled) and a rescue took the job.
+        /// The lease expired (the worker died or stalled) and a rescue took the job, or the
+        /// worker's process was found gone (``JobQueue/expire(_:)``).
         case expired
         /// The worker gave the job back without counting the attempt (a drain's end).
         case released
@@ -44,6 +45,11 @@ public struct JobAttempt: Sendable, Equatable, Codable {
         self.errorCode = errorCode
         self.errorMessage = errorMessage
     }
+
+    /// The message of an attempt that ``JobQueue/expire(_:)`` ended (its holder's process is
+    /// gone), with the code `lease_expired`; SQL text, so it holds no quote.
+    static let holderGoneMessage =
+        "the process of the worker holding the lease is gone; the lease was ended for a rescue"
 
     /// The most attempts ``JobQueue/attempts(job:)`` returns: the newest ones.
     public static let listLimit = 500

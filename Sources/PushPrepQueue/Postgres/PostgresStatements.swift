@@ -186,13 +186,23 @@ struct HeartbeatStatement: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
 
-/// Ends current leases now (their holder is gone), for the next rescue. Returns the ids.
+/// Ends current leases now (their holder is gone), for the next rescue, and their attempts,
+/// saying why (the rescue finds them ended and leaves them). Returns the ids.
 struct ExpireStatement: LeasesStatement {
     static let sql = """
-        UPDATE pushprep_jobs AS j SET lease_expires_at = now() - interval '1 second'
-        FROM unnest($1::bigint[], $2::bigint[]) AS o(id, token)
-        \(currentLease)
-        RETURNING j.id
+        WITH expired AS (
+            UPDATE pushprep_jobs AS j SET lease_expires_at = now() - interval '1 second'
+            FROM unnest($1::bigint[], $2::bigint[]) AS o(id, token)
+            \(currentLease)
+            RETURNING j.id, j.lease_token
+        ), attempts AS (
+            UPDATE pushprep_job_attempts AS a
+            SET ended_at = now(), outcome = 'expired', error_code = 'lease_expired',
+                error_message = '\(JobAttempt.holderGoneMessage)'
+            FROM expired
+            WHERE a.job_id = expired.id AND a.lease_token = expired.lease_token AND a.ended_at IS NULL
+        )
+        SELECT id FROM expired
         """
 
     let leases: [Lease]

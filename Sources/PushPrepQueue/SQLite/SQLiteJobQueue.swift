@@ -139,11 +139,14 @@ public final class SQLiteJobQueue: JobQueue {
         guard !leases.isEmpty else { return [] }
         return try await write("expire leases") { db in
             let statement = try db.cachedStatement(sql: SQL.expire)
+            let attempt = try db.cachedStatement(sql: SQL.expireAttempt)
             var matched = Set<JobID>()
             for lease in leases {
                 // A moment in the past: rescue compares lease_expires_at < now.
                 try statement.execute(arguments: ["past": Self.now() - 1, "id": lease.id, "token": lease.token])
-                if db.changesCount > 0 { matched.insert(lease.id) }
+                guard db.changesCount > 0 else { continue }
+                matched.insert(lease.id)
+                try attempt.execute(arguments: ["now": Self.now(), "id": lease.id, "token": lease.token])
             }
             return matched
         }
@@ -513,6 +516,15 @@ private enum SQL {
     static let expire = """
         UPDATE pushprep_jobs SET lease_expires_at = :past
         WHERE id = :id AND lease_token = :token AND state = 'running'
+        """
+
+    /// Ends the attempt of an expired lease now, saying why (the rescue that follows finds it
+    /// ended and leaves it).
+    static let expireAttempt = """
+        UPDATE pushprep_job_attempts
+        SET ended_at = :now, outcome = 'expired', error_code = 'lease_expired',
+            error_message = '\(JobAttempt.holderGoneMessage)'
+        WHERE job_id = :id AND lease_token = :token AND ended_at IS NULL
         """
 
     static let heartbeat = """

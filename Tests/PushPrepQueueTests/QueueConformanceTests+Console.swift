@@ -157,6 +157,25 @@ extension QueueConformanceTests {
         }
     }
 
+    @Test("a bulk retry takes at most 10,000 jobs a call, newest first", arguments: QueueBackend.testedBackends)
+    func bulkRetryBound(_ backend: QueueBackend) async throws {
+        try await QueueFixture.withQueue(backend) { queue, _ in
+            let count = JobFilter.retryLimit + 3
+            let ids = try await queue.enqueue((0..<count).map { spec("job-\($0)") }).map(\.id)
+            let claimed = try await queue.claim(worker: "worker-a", limit: count, lease: lease)
+            #expect(try await queue.finish(claimed.map { failed($0) }).count == count)
+            let start = ContinuousClock.now
+            #expect(try await queue.retry(matching: JobFilter(states: [.failed])) == JobFilter.retryLimit)
+            let elapsed = ContinuousClock.now - start
+            #expect(elapsed < .seconds(10), "retrying 10,000 jobs took \(elapsed)")
+            #expect(
+                try await queue.list(filter: JobFilter(states: [.failed]), limit: 10, before: nil).map(\.id)
+                    == Array(ids.prefix(3).reversed()))
+            #expect(try await queue.retry(matching: JobFilter(states: [.failed])) == 3)
+            #expect(try await queue.count(filter: JobFilter(states: [.queued])) == count)
+        }
+    }
+
     // MARK: - Activity
 
     @Test(

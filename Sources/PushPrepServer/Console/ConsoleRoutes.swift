@@ -104,8 +104,12 @@ struct ConsoleRoutes {
             var session = sessions.session(of: request)
             if session == nil {
                 if configuration.apiKeys != nil {
-                    return Self.secured(Self.redirect("/login?next=" + Self.percentEncoded(Self.returnPath(
-                        isPost ? "/" : request.uri.string))))
+                    return Self.secured(
+                        Self.redirect(
+                            "/login?next="
+                                + Self.percentEncoded(
+                                    Self.returnPath(
+                                        isPost ? "/" : request.uri.string))))
                 }
                 if isPost {
                     throw Problem(.forbidden, .forbidden, "this form has expired; reload the page and try again")
@@ -183,7 +187,9 @@ struct ConsoleRoutes {
         let running = try await queue.list(state: .running, limit: 500, before: nil)
         let activity = ConsoleActivity(jobs: recent, now: Date())
         var values = common(visit, title: "Overview")
-        values["counts"] = JobState.allCases.map { ["state": $0.rawValue, "count": stats.byState[$0] ?? 0] as [String: Any] }
+        values["counts"] = JobState.allCases.map {
+            ["state": $0.rawValue, "count": stats.byState[$0] ?? 0] as [String: Any]
+        }
         values["ready"] = stats.ready
         values["scheduled"] = stats.scheduled
         values["expiredLeases"] = stats.expiredLeases
@@ -207,8 +213,12 @@ struct ConsoleRoutes {
         let page = try await filter.page(queue, limit: 50, before: before)
         var values = common(visit, title: "Jobs")
         values["filter"] = filter.values
-        values["states"] = JobState.allCases.map { ["value": $0.rawValue, "selected": $0 == filter.state] as [String: Any] }
-        values["kinds"] = MediaKind.allCases.map { ["value": $0.rawValue, "selected": $0 == filter.kind] as [String: Any] }
+        values["states"] = JobState.allCases.map {
+            ["value": $0.rawValue, "selected": $0 == filter.state] as [String: Any]
+        }
+        values["kinds"] = MediaKind.allCases.map {
+            ["value": $0.rawValue, "selected": $0 == filter.kind] as [String: Any]
+        }
         let returnTo = request.uri.string
         values["rows"] = page.jobs.map { record -> [String: Any] in
             var row = ConsoleJobView(record, renderer: renderer).values
@@ -217,8 +227,9 @@ struct ConsoleRoutes {
         }
         values["caption"] =
             page.jobs.isEmpty
-            ? "No job matches" : "Jobs \(page.jobs.first?.id ?? 0) to \(page.jobs.last?.id ?? 0), newest first"
-            + (page.scanLimited ? " (the filter looked at the newest \(ConsoleJobFilter.maxScan) jobs only)" : "")
+            ? "No job matches"
+            : "Jobs \(page.jobs.first?.id ?? 0) to \(page.jobs.last?.id ?? 0), newest first"
+                + (page.scanLimited ? " (the filter looked at the newest \(ConsoleJobFilter.maxScan) jobs only)" : "")
         if let next = page.nextBefore { values["olderLink"] = "/jobs?" + filter.query(before: next) }
         if before != nil { values["newestLink"] = "/jobs?" + filter.query(before: nil) }
         return html("jobs", values)
@@ -268,7 +279,10 @@ struct ConsoleRoutes {
         var values = common(visit, title: "Pre-flight")
         let chosen = form?["dialect"] ?? "auto"
         values["dialects"] =
-            [["value": "auto", "label": "Detect from the payload's keys", "selected": chosen == "auto"] as [String: Any]]
+            [
+                ["value": "auto", "label": "Detect from the payload's keys", "selected": chosen == "auto"]
+                    as [String: Any]
+            ]
             + PushDialect.allCases.map {
                 ["value": $0.rawValue, "label": $0.displayName, "selected": chosen == $0.rawValue] as [String: Any]
             }
@@ -278,7 +292,8 @@ struct ConsoleRoutes {
         var options = PreflightOptions()
         if chosen != "auto" {
             guard let dialect = PushDialect(rawValue: chosen) else {
-                return errorPage(Problem(.badRequest, .invalidRequest, "pick a dialect from the list"), session: visit.session)
+                return errorPage(
+                    Problem(.badRequest, .invalidRequest, "pick a dialect from the list"), session: visit.session)
             }
             options.dialect = dialect
         }
@@ -295,7 +310,10 @@ struct ConsoleRoutes {
         var jobs: [ConsoleLive.Job] = []
         for id in ids {
             if let record = try await queue.job(id) {
-                jobs.append(.init(id: record.id, state: record.state.rawValue, attempts: record.attempt, errorCode: record.errorCode))
+                jobs.append(
+                    .init(
+                        id: record.id, state: record.state.rawValue, attempts: record.attempt,
+                        errorCode: record.errorCode))
             }
         }
         let stats = try await queue.stats()
@@ -321,7 +339,10 @@ struct ConsoleRoutes {
     func login(_ request: Request, _ context: APIRequestContext) async -> Response {
         guard let keys = configuration.apiKeys else { return Self.secured(Self.redirect("/")) }
         guard RequestOrigin.isSameOrigin(request) else {
-            return Self.secured(errorPage(Problem(.forbidden, .forbidden, "this form was sent from another site and is refused"), session: nil))
+            return Self.secured(
+                errorPage(
+                    Problem(.forbidden, .forbidden, "this form was sent from another site and is refused"), session: nil
+                ))
         }
         let form: [String: String]
         do {
@@ -347,12 +368,18 @@ struct ConsoleRoutes {
     /// `POST /logout`: clears the cookie (a form from another site cannot log anyone out).
     func logout(_ request: Request, _ context: APIRequestContext) async -> Response {
         guard RequestOrigin.isSameOrigin(request) else {
-            return Self.secured(errorPage(Problem(.forbidden, .forbidden, "this form was sent from another site and is refused"), session: nil))
+            return Self.secured(
+                errorPage(
+                    Problem(.forbidden, .forbidden, "this form was sent from another site and is refused"), session: nil
+                ))
         }
         if let session = sessions.session(of: request) {
             let form = FormBody.parse((try? await RequestBody.collect(request, maxBytes: 16 * 1024)) ?? [])
             guard sessions.checkCSRF(form["csrf"], for: session) else {
-                return Self.secured(errorPage(Problem(.forbidden, .forbidden, "this form has expired; reload the page and try again"), session: session))
+                return Self.secured(
+                    errorPage(
+                        Problem(.forbidden, .forbidden, "this form has expired; reload the page and try again"),
+                        session: session))
             }
         }
         var response = Self.redirect(configuration.apiKeys == nil ? "/" : "/login?notice=logged-out")
@@ -372,7 +399,9 @@ struct ConsoleRoutes {
     func errorPage(_ problem: Problem, session: ConsoleSession?) -> Response {
         var values = common(
             session.map { Visit(session: $0, csrf: sessions.csrfToken(for: $0), path: "") }, title: "Error")
-        values["heading"] = problem.status == .notFound ? "Not found" : problem.status == .forbidden ? "Not allowed" : "Something went wrong"
+        values["heading"] =
+            problem.status == .notFound
+            ? "Not found" : problem.status == .forbidden ? "Not allowed" : "Something went wrong"
         values["message"] = problem.detail + " (\(problem.code.rawValue))"
         return html("error", values, status: problem.status)
     }

@@ -91,7 +91,8 @@ struct ConsoleSessions: Sendable {
     /// The CSRF token of `session`: an HMAC of its nonce, so it is worthless without the cookie
     /// and changes with every login.
     func csrfToken(for session: ConsoleSession) -> String {
-        Base64URL.encode(Array(HMAC<SHA256>.authenticationCode(for: Array("csrf|\(session.nonce)".utf8), using: secret)))
+        Base64URL.encode(
+            Array(HMAC<SHA256>.authenticationCode(for: Array("csrf|\(session.nonce)".utf8), using: secret)))
     }
 
     /// Whether `presented` is `session`'s CSRF token (compared in constant time).
@@ -137,7 +138,12 @@ enum Base64URL {
     }
 
     static func decode(_ text: Substring) -> [UInt8]? {
-        guard text.utf8.allSatisfy({ $0 == 0x2D || $0 == 0x5F || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }) else { return nil }
+        guard
+            text.utf8.allSatisfy({
+                $0 == 0x2D || $0 == 0x5F || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0)
+                    || (0x61...0x7A).contains($0)
+            })
+        else { return nil }
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         return Data(base64Encoded: base64).map(Array.init)

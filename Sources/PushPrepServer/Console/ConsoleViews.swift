@@ -38,7 +38,9 @@ struct ConsoleJobFilter {
         }
         if let text = field("state") {
             guard let state = JobState(rawValue: text) else {
-                throw Problem(.badRequest, .invalidRequest, "state must be one of \(JobState.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw Problem(
+                    .badRequest, .invalidRequest,
+                    "state must be one of \(JobState.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             self.state = state
         }
@@ -255,10 +257,12 @@ struct ConsoleActivity {
             let okHeight = Double(succeededByMinute[minute]) / Double(peak) * (bottom - top)
             let badHeight = Double(failedByMinute[minute]) / Double(peak) * (bottom - top)
             if okHeight > 0 {
-                bars += "<rect class=\"succeeded\" x=\"\(f(x + 1))\" y=\"\(f(bottom - okHeight))\" width=\"\(f(barWidth - 2))\" height=\"\(f(okHeight))\"/>"
+                bars +=
+                    "<rect class=\"succeeded\" x=\"\(f(x + 1))\" y=\"\(f(bottom - okHeight))\" width=\"\(f(barWidth - 2))\" height=\"\(f(okHeight))\"/>"
             }
             if badHeight > 0 {
-                bars += "<rect class=\"failed\" x=\"\(f(x + 1))\" y=\"\(f(bottom - okHeight - badHeight))\" width=\"\(f(barWidth - 2))\" height=\"\(f(badHeight))\"/>"
+                bars +=
+                    "<rect class=\"failed\" x=\"\(f(x + 1))\" y=\"\(f(bottom - okHeight - badHeight))\" width=\"\(f(barWidth - 2))\" height=\"\(f(badHeight))\"/>"
             }
         }
         return """

@@ -6,6 +6,7 @@ import PushPrep
 import PushPrepCore
 import PushPrepPayload
 import PushPrepQueue
+import Synchronization
 
 /// `pushprep serve`'s console: server-rendered pages over the queue for people (overview, jobs,
 /// one job, pre-flight, login), readable without JavaScript; `/console/app.js` only adds live
@@ -135,8 +136,9 @@ struct ConsoleRoutes {
             var visit = Visit(
                 session: session, csrf: sessions.csrfToken(for: session), path: request.uri.path)
             visit.notice = request.uri.queryParameters["notice"].flatMap { Self.notices[String($0)] }
-            if let keyID = Optional(session.keyID), keyID != ConsoleSession.anonymous {
-                context.logger.debug("console", metadata: ["key": "\(keyID)"])
+            // The access log names the session's key, as it does a bearer key.
+            if session.keyID != ConsoleSession.anonymous {
+                context.notes.keyID.withLock { $0 = session.keyID }
             }
             response = try await body(visit, form)
         } catch {
@@ -270,6 +272,7 @@ struct ConsoleRoutes {
         let deliveries = try await queue.deliveries(job: id)
         let view = ConsoleJobView(record, renderer: renderer)
         var values = common(visit, title: "Job \(id)")
+        values["mainID"] = "job"
         values.merge(view.values) { _, new in new }
         values.merge(view.detailValues(deliveries: deliveries, publicURL: publicURL.url)) { _, new in new }
         return html("job", values)
@@ -312,7 +315,8 @@ struct ConsoleRoutes {
             if let record = try await queue.job(id) {
                 jobs.append(
                     .init(
-                        id: record.id, state: record.state.rawValue, attempts: record.attempt,
+                        id: record.id, state: record.state.rawValue,
+                        attempts: "\(record.attempt) of \(record.maxAttempts)",
                         errorCode: record.errorCode))
             }
         }
@@ -467,7 +471,8 @@ struct ConsoleLive: Encodable {
     struct Job: Encodable {
         var id: JobID
         var state: String
-        var attempts: Int
+        /// `2 of 5`, as the table writes it.
+        var attempts: String
         var errorCode: String?
 
         enum CodingKeys: String, CodingKey {

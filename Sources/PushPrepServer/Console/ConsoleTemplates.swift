@@ -16,7 +16,7 @@ enum ConsoleTemplates {
         <script src="/console/app.js" defer></script>
         </head>
         <body>
-        <a class="skip" href="#content">Skip to content</a>
+        <a class="skip" href="#{{#mainID}}{{mainID}}{{/mainID}}{{^mainID}}content{{/mainID}}">Skip to content</a>
         <header class="site">
         <a class="brand" href="/">PushPrep</a>
         {{#session}}
@@ -155,7 +155,6 @@ enum ConsoleTemplates {
     static let job = """
         {{> head}}
         <main id="job" data-job-id="{{id}}" data-state="{{state}}" data-live>
-        <span id="content"></span>
         <h1>Job {{id}}: <span class="state">{{state}}</span></h1>
         {{#canWrite}}<div class="actions">
         {{#retryable}}<form class="retry" method="post" action="/jobs/{{id}}/retry"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="return" value="/jobs/{{id}}"><button type="submit">Retry</button></form>{{/retryable}}

@@ -251,6 +251,7 @@ struct ConsoleActivity {
         let bottom = 100.0
         let peak = max(1, zip(succeededByMinute, failedByMinute).map { $0 + $1 }.max() ?? 1)
         let barWidth = width / 60
+        let busiest = succeeded + failed == 0 ? 0 : peak
         var bars = ""
         for minute in 0..<60 {
             let x = Double(minute) * barWidth
@@ -268,10 +269,10 @@ struct ConsoleActivity {
         return """
             <svg id="activity-chart" class="chart" viewBox="0 0 \(f(width)) \(f(height))" role="img" aria-labelledby="activity-title activity-desc" xmlns="http://www.w3.org/2000/svg">\
             <title id="activity-title">Jobs finished per minute over the last hour</title>\
-            <desc id="activity-desc">\(succeeded) succeeded and \(failed) failed; the busiest minute had \(peak == 1 && succeeded + failed == 0 ? 0 : peak).</desc>\
+            <desc id="activity-desc">\(succeeded) succeeded and \(failed) failed; the busiest minute had \(busiest).</desc>\
             \(bars)<line class="axis" x1="0" y1="\(f(bottom))" x2="\(f(width))" y2="\(f(bottom))"/>\
             <text x="0" y="115">60 min ago</text><text x="\(f(width))" y="115" text-anchor="end">now</text>\
-            <text x="\(f(width))" y="10" text-anchor="end">\(peak)/min</text></svg>
+            <text x="\(f(width))" y="10" text-anchor="end">\(busiest)/min</text></svg>
             """
     }
 

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import NIOHTTP1
 import PushPrepQueue
 import PushPrepTestSupport
 import Testing
@@ -302,6 +303,7 @@ struct ConsoleTests {
             "/preflight", form: [("csrf", csrf), ("payload", payload), ("dialect", "auto")])
         #expect(checked.text.contains(#"id="preflight-result""#))
         #expect(checked.text.contains(#"class="finding""#))
+        #expect(checked.text.contains(#"<div class="notification""#), "the payload's preview")
         let api = APITestClient(baseURL: server.baseURL)
         let viaAPI = try await api.post(
             "/v1/preflight", json: #"{"payload": \#(payload)}"#)
@@ -310,6 +312,40 @@ struct ConsoleTests {
         #expect(!codes.isEmpty)
         for code in codes { #expect(checked.text.contains(#"data-code="\#(code)""#), "\(code) as the API finds it") }
         #expect(try await browser.post("/preflight", form: [("payload", payload)]).status == 403, "CSRF")
+    }
+
+    /// A processed upload's job page draws the notification preview, its picture loaded from
+    /// this server (the CSP allows no other), beside the manifest entry and the operations; the
+    /// kind filter finds it.
+    @Test func jobPageShowsThePreview() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let server = try await ServeProcess.start(in: dir)
+        let browser = ConsoleBrowser(baseURL: server.baseURL)
+        defer { Task { try? await browser.shutdown() } }
+        let api = APITestClient(baseURL: server.baseURL)
+        let created = try await api.send(
+            .POST, "/v1/uploads", body: TinyBMP.bytes(11), contentType: "application/octet-stream")
+        let id = try #require(try UploadAndPayloadTests.firstJob(created)["id"] as? Int)
+        let done = try await UploadAndPayloadTests.finished(api, id)
+        #expect(done["state"] as? String == "succeeded", "\(done)")
+
+        let page = try await browser.get("/jobs/\(id)")
+        #expect(page.text.contains(#"<main id="job" data-job-id="\#(id)" data-state="succeeded""#))
+        for part in [#"<div class="notification""#, #"<div class="banner""#, "banner-thumb", #"<div class="expanded""#]
+        {
+            #expect(page.text.contains(part), "\(part)")
+        }
+        let start = try #require(page.text.range(of: #"<img src=""#)).upperBound
+        let source = String(page.text[start...].prefix { $0 != "\"" })
+        #expect(source.hasPrefix("/v1/attachments/"), "\(source)")
+        let picture = try await browser.get(source.replacingOccurrences(of: "&amp;", with: "&"))
+        #expect(picture.status == 200)
+        let operations = try #require(page.text.components(separatedBy: #"id="operations""#).dropFirst().first)
+        #expect(operations.components(separatedBy: #"id="attempts""#)[0].contains("<li>"), "the operations are listed")
+        let images = try await browser.get("/jobs?kind=image")
+        #expect(images.text.contains(#"data-kind="image""#))
+        #expect(Self.rows(images.text) == [Int64(id)])
     }
 
     /// The ids of the jobs table's rows, in order.

@@ -6,6 +6,7 @@ import PushPrep
 import PushPrepCore
 import PushPrepPayload
 import PushPrepQueue
+import PushPrepReport
 import Synchronization
 
 /// `pushprep serve`'s console: server-rendered pages over the queue for people (overview, jobs,
@@ -66,7 +67,7 @@ struct ConsoleRoutes {
         router.post("login") { request, context in await login(request, context) }
         router.post("logout") { request, context in await logout(request, context) }
         router.get("console/style.css") { _, _ in
-            Self.asset(ConsoleAssets.css + ConsoleStyle.shared, type: "text/css; charset=utf-8")
+            Self.asset(ConsoleStyle.shared + ConsoleAssets.css, type: "text/css; charset=utf-8")
         }
         router.get("console/app.js") { _, _ in
             Self.asset(ConsoleAssets.javascript, type: "text/javascript; charset=utf-8")
@@ -302,6 +303,8 @@ struct ConsoleRoutes {
         }
         let report = Preflight.check(Array(payload.utf8), file: "payload", options: options)
         values.merge(ConsolePreflightView(report: report).values) { _, new in new }
+        values["previewHTML"] =
+            NotificationPreview(preflight: report, payload: Array(payload.utf8), options: options).html
         return html("preflight", values)
     }
 

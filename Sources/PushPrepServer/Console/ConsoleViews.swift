@@ -4,6 +4,7 @@ import PushPrep
 import PushPrepCore
 import PushPrepPayload
 import PushPrepQueue
+import PushPrepReport
 
 /// The jobs table's filter: state (in the queue's query), and kind, source substring and error
 /// code, read from each job's row and result.
@@ -211,7 +212,7 @@ struct ConsolePreflightView {
                 [
                     "code": finding.code.rawValue, "severity": finding.severity.rawValue,
                     "pointer": finding.pointer.isEmpty ? "(the payload)" : finding.pointer,
-                    "message": finding.message, "advice": finding.code.summary,
+                    "message": finding.message, "advice": ConsoleAdvice.text(for: finding.code),
                 ]
             },
         ]
@@ -294,6 +295,13 @@ enum ConsoleFormat {
         return "\(Int(seconds / 86_400)) d"
     }
 
+    /// `950 bytes`, `120 KB`, `4.2 MB` (decimal units, as Apple states its limits).
+    static func bytes(_ count: Int) -> String {
+        if count < 1000 { return "\(count) bytes" }
+        if count < 1_000_000 { return "\(count / 1000) KB" }
+        return String(format: "%.1f MB", Double(count) / 1e6)
+    }
+
     /// `value` as indented JSON with sorted keys, for people.
     static func prettyJSON(_ value: some Encodable) -> String {
         let encoder = JSONEncoder()
@@ -303,23 +311,54 @@ enum ConsoleFormat {
     }
 }
 
-/// What to do about a failure code, in plain words (until PushPrepReport's shared texts land).
+/// What to do about a failure code, in plain words: PushPrepReport's texts, shared with the
+/// batch report.
 enum ConsoleAdvice {
-    static func text(for code: PushPrepError.Code) -> String? {
-        nil
+    static func text(for code: PushPrepError.Code) -> String {
+        let explanation = Explanation(code)
+        return "\(explanation.meaning) \(explanation.action)"
+    }
+
+    static func text(for code: PreflightCode) -> String {
+        let explanation = Explanation(code)
+        return "\(explanation.meaning) \(explanation.action)"
     }
 }
 
-/// The notification preview of a job's attachment (PushPrepReport's, once it lands).
+/// The notification preview of a job's attachment (PushPrepReport's), with the picture loaded
+/// from this server (the CSP allows images from `'self'` only): the output of an image, the
+/// poster of a movie, when their URL is one of this server's; otherwise the preview draws
+/// without a picture.
 enum ConsolePreview {
     static func html(for resource: JobResource, publicURL: String?) -> String? {
-        nil
+        guard let attachment = resource.attachment?.attachment else { return nil }
+        let url = attachment.kind == .video ? attachment.poster?.url : attachment.url
+        let source = url.flatMap { sameOrigin($0, publicURL: publicURL) }
+        var facts = [attachment.mime, ConsoleFormat.bytes(attachment.bytes)]
+        if let width = attachment.width, let height = attachment.height { facts.insert("\(width)×\(height)", at: 1) }
+        let preview = NotificationPreview(
+            attachment: attachment, imageSource: source, title: name(of: attachment.source),
+            body: facts.joined(separator: ", "))
+        return preview.html
+    }
+
+    /// `url` as a path of this server when it is one (`/v1/attachments/...`, its query kept for a
+    /// signature), else nil.
+    static func sameOrigin(_ url: String, publicURL: String?) -> String? {
+        guard let publicURL, url.hasPrefix(publicURL + "/") else { return nil }
+        return String(url.dropFirst(publicURL.count))
+    }
+
+    /// The last path component of a source, without its query: what the report titles it by.
+    static func name(of source: String) -> String {
+        let path = source.split(separator: "?", maxSplits: 1).first.map(String.init) ?? source
+        return path.split(separator: "/").last.map(String.init) ?? source
     }
 }
 
-/// The report's shared stylesheet, appended to the console's (PushPrepReport's, once it lands).
+/// The report's shared stylesheet (the preview's look), served before the console's own.
 enum ConsoleStyle {
-    static let shared = ""
+    static let shared = ReportStyle.css
 }
 
 extension HTTPField.Name {

@@ -244,6 +244,8 @@ let package = Package(
                 "PushPrepReport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
+                // The console's pages.
+                .product(name: "Mustache", package: "swift-mustache"),
                 Product.serviceLifecycle,
                 Product.logging,
                 Product.metrics,

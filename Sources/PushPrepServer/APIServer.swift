@@ -124,6 +124,10 @@ public struct APIServer: Service {
         UploadRoutes(queue: queue, configuration: configuration, renderer: renderer, depth: depth)
             .register(on: router)
         PayloadRoutes(queue: queue, configuration: configuration, renderer: renderer).register(on: router)
+        ConsoleRoutes(
+            queue: queue, configuration: configuration, renderer: renderer, publicURL: publicURL,
+            sessions: ConsoleSessions(keys: configuration.apiKeys)
+        ).register(on: router)
         if let directory = configuration.attachmentsDirectory {
             AttachmentRoutes(directory: directory, signer: configuration.attachmentSigner)
                 .register(on: router)

@@ -22,7 +22,8 @@ struct AuthMiddleware: RouterMiddleware {
     ) async throws -> Response {
         var context = context
         let path = request.uri.path
-        if Self.isPublic(path) { return try await next(request, context) }
+        // The console checks its own session cookie (a browser sends no bearer key).
+        if Self.isPublic(path) || ConsoleRoutes.owns(path) { return try await next(request, context) }
         if let keys {
             guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
                 throw Problem(.unauthorized, .unauthorized, "send an API key as Authorization: Bearer KEY")

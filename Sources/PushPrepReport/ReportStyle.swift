@@ -1,0 +1,101 @@
+/// The stylesheet of everything PushPrepReport draws: the notification preview, the batch
+/// report and the pre-flight page. The report inlines it (under a hash in its CSP); the console
+/// serves it as a file. Plain CSS: the system font stack, a phone-like banner, colours with at
+/// least 4.5:1 contrast on their backgrounds, and a single column on narrow screens.
+package enum ReportStyle {
+    package static let css = """
+        :root{--ink:#1c1c1e;--muted:#545458;--paper:#f2f2f7;--card:#fff;--line:#d1d1d6;\
+        --ok:#1b6e2d;--bad:#b3261e;--warn:#8a5300;--accent:#0a5cc2;--bar:#0a5cc2;--limit:#b3261e}
+        *{box-sizing:border-box}
+        html{-webkit-text-size-adjust:100%}
+        body{margin:0;font:16px/1.45 -apple-system,BlinkMacSystemFont,"SF Pro Text","Segoe UI",Roboto,\
+        "Helvetica Neue",Arial,sans-serif;color:var(--ink);background:var(--paper)}
+        main{max-width:72rem;margin:0 auto;padding:1rem}
+        h1{font-size:1.5rem;margin:.5rem 0 1rem}
+        h2{font-size:1.15rem;margin:0 0 .5rem;overflow-wrap:anywhere}
+        h3{font-size:1rem;margin:.75rem 0 .25rem}
+        code{font:.9em ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wrap:anywhere}
+        table{border-collapse:collapse}
+        th,td{text-align:left;padding:.2rem .6rem .2rem 0;vertical-align:top}
+        .muted{color:var(--muted)}
+        .notification{width:100%;max-width:22rem;font-size:15px}
+        .banner{display:flex;align-items:center;gap:.6rem;padding:.65rem .75rem;border-radius:1.1rem;\
+        background:rgba(245,245,247,.96);box-shadow:0 1px 3px rgba(0,0,0,.25);color:#000}
+        .banner-icon{flex:none;width:38px;height:38px;border-radius:9px;\
+        background:linear-gradient(135deg,#4a8ff5,#1c5fc9)}
+        .banner-text{flex:1;min-width:0}
+        .banner-head{display:flex;justify-content:space-between;gap:.5rem;font-size:13px;color:#3c3c43}
+        .banner-app{text-transform:uppercase;letter-spacing:.02em;overflow:hidden;text-overflow:ellipsis;\
+        white-space:nowrap}
+        .banner-time{flex:none}
+        .banner-title{font-weight:600;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+        .banner-title:empty,.banner-body:empty{display:none}
+        .banner-body{display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:4;overflow:hidden;\
+        overflow-wrap:anywhere}
+        .banner-thumb{flex:none;position:relative;width:38px;height:38px;border-radius:7px;overflow:hidden;\
+        background:#c7c7cc;display:flex;align-items:center;justify-content:center}
+        .banner-thumb svg{position:absolute;inset:0;width:100%;height:100%;display:block}
+        .thumb-glyph{color:#3a3a3c;font-size:18px}
+        .expanded{margin-top:.5rem;border-radius:1.1rem;overflow:hidden;background:var(--card);\
+        box-shadow:0 1px 3px rgba(0,0,0,.25)}
+        .expanded-media{position:relative;background:#000}
+        .expanded-media img{display:block;width:100%;height:auto}
+        .play-badge{position:absolute;left:50%;top:50%;width:54px;height:54px;margin:-27px 0 0 -27px;\
+        border-radius:50%;background:rgba(0,0,0,.6);color:#fff;font-size:24px;line-height:54px;\
+        text-align:center}
+        .expanded-placeholder{position:relative;min-height:8rem;display:flex;align-items:flex-end;\
+        padding:.75rem;background:#e5e5ea;color:#3a3a3c}
+        .expanded-placeholder.movie{background:#2c2c2e;color:#f2f2f7}
+        .audio-bar{display:flex;align-items:center;gap:.6rem;padding:.8rem .9rem}
+        .audio-play{color:var(--accent)}
+        .audio-track{flex:1;height:4px;border-radius:2px;background:#c7c7cc}
+        .audio-duration{font-variant-numeric:tabular-nums;color:#3c3c43}
+        .expanded-caption{margin:0;padding:.45rem .75rem;font-size:13px;color:var(--muted)}
+        #summary{background:var(--card);border-radius:.75rem;padding:1rem;margin-bottom:1rem}
+        .counts{display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;margin:0 0 .75rem;padding:0;list-style:none}
+        .counts b{font-size:1.25rem}
+        #size-chart{display:block;width:100%;max-width:40rem;height:auto}
+        #size-chart text{font:12px -apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,sans-serif;fill:var(--ink)}
+        .inputs{display:grid;gap:1rem}
+        article.input{display:grid;grid-template-columns:minmax(0,22rem) minmax(0,1fr);gap:1rem;\
+        background:var(--card);border-radius:.75rem;padding:1rem;border-left:.35rem solid var(--ok)}
+        article.input[data-status=failed]{border-left-color:var(--bad)}
+        article.input>h2{grid-column:1/-1}
+        .status{font-weight:600}
+        .status-ok{color:var(--ok)}
+        .status-failed{color:var(--bad)}
+        .sizes td,.sizes th{font-variant-numeric:tabular-nums}
+        .limit-bar{display:block;width:100%;height:.6rem;margin:.4rem 0 .1rem;border-radius:.3rem}
+        .limit-track{fill:#e5e5ea}
+        .limit-used{fill:var(--bar)}
+        .limit-text{margin:.1rem 0 .5rem;font-size:.9rem;color:var(--muted)}
+        .chart-track{fill:#e5e5ea}
+        .chart-grid{stroke:#aeaeb2;stroke-width:1}
+        .chart-tick{fill:var(--bar)}
+        .chart-limit{stroke:var(--limit);stroke-width:2}
+        #size-chart .chart-scale{font-size:11px;fill:var(--muted)}
+        .meaning,.advice{display:block}
+        .meaning{color:var(--muted)}
+        .details{min-width:0}
+        .sizes caption{text-align:left}
+        .problems{margin:.25rem 0;padding-left:1.1rem}
+        .problems li{margin:.3rem 0}
+        .problem-code{font-weight:600}
+        .severity-error,.problem-failure{color:var(--bad)}
+        .severity-warning,.problem-warning{color:var(--warn)}
+        .severity-info{color:var(--muted)}
+        .preflight{display:grid;grid-template-columns:minmax(0,22rem) minmax(0,1fr);gap:1rem;\
+        background:var(--card);border-radius:.75rem;padding:1rem}
+        .findings-part h3{margin-top:0}
+        .findings{margin:0 0 .75rem;padding-left:1.1rem}
+        li.finding{margin:.35rem 0}
+        @media (max-width:40rem){article.input,.preflight{grid-template-columns:1fr}main{padding:.5rem}}
+        @media (prefers-color-scheme:dark){:root{--ink:#f2f2f7;--muted:#aeaeb2;--paper:#000;--card:#1c1c1e;\
+        --line:#3a3a3c;--ok:#5ed47a;--bad:#ff8a80;--warn:#ffc46b;--accent:#6cb2ff;--bar:#6cb2ff;\
+        --limit:#ff8a80}\
+        .banner{background:rgba(44,44,46,.96);color:#fff}.banner-head{color:#d1d1d6}\
+        .expanded-placeholder{background:#2c2c2e;color:#e5e5ea}.audio-duration{color:#d1d1d6}\
+        .limit-track,.chart-track{fill:#3a3a3c}}
+
+        """
+}

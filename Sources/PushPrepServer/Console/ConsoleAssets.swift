@@ -1,0 +1,121 @@
+/// The console's stylesheet and script, served as files (`/console/style.css`,
+/// `/console/app.js`) so that the Content-Security-Policy allows no inline style or script.
+enum ConsoleAssets {
+    /// Readable on a phone (one column below 40em, tables scroll sideways), visible focus,
+    /// colours of at least 4.5:1 contrast against their background, respects reduced motion.
+    static let css = """
+        :root { color-scheme: light dark; --fg: #1b1b1f; --bg: #ffffff; --muted: #4a4a55; --line: #c9c9d1;
+          --accent: #0b57d0; --ok: #1b6e2a; --bad: #b3261e; --warn: #7a4f00; --panel: #f3f3f6; }
+        @media (prefers-color-scheme: dark) {
+          :root { --fg: #ececf1; --bg: #15151a; --muted: #b4b4c0; --line: #45454f; --accent: #8ab4f8;
+            --ok: #7dd38f; --bad: #ffb4ab; --warn: #f2c46d; --panel: #22222a; }
+        }
+        * { box-sizing: border-box; }
+        body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg);
+          background: var(--bg); }
+        a { color: var(--accent); }
+        :focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+        .skip { position: absolute; left: -999em; top: 0; background: var(--bg); padding: .5em 1em; }
+        .skip:focus { left: 1em; z-index: 10; }
+        header.site { display: flex; flex-wrap: wrap; gap: .5em 1.5em; align-items: center; padding: .75em 1em;
+          border-bottom: 1px solid var(--line); }
+        header.site .brand { font-weight: 700; text-decoration: none; color: var(--fg); }
+        header.site nav ul { display: flex; flex-wrap: wrap; gap: .25em 1em; list-style: none; margin: 0; padding: 0; }
+        header.site nav a[aria-current="page"] { font-weight: 700; text-decoration-thickness: 3px; }
+        header.site form { margin-left: auto; }
+        main { padding: 1em; max-width: 72em; margin: 0 auto; }
+        h1 { font-size: 1.5em; margin: .25em 0 .75em; }
+        h2 { font-size: 1.2em; margin: 1.5em 0 .5em; }
+        .cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(9em, 1fr)); gap: .75em;
+          list-style: none; padding: 0; margin: 0; }
+        .cards li { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: .75em; }
+        .cards .number { display: block; font-size: 1.6em; font-weight: 700; }
+        .table-wrap { overflow-x: auto; }
+        table { border-collapse: collapse; width: 100%; }
+        caption { text-align: left; font-weight: 600; padding: .25em 0; }
+        th, td { text-align: left; padding: .4em .6em; border-bottom: 1px solid var(--line); vertical-align: top; }
+        td.source { word-break: break-all; max-width: 28em; }
+        .state { font-weight: 600; }
+        [data-state="succeeded"] .state { color: var(--ok); }
+        [data-state="failed"] .state, [data-state="dead"] .state { color: var(--bad); }
+        [data-state="cancelled"] .state { color: var(--muted); }
+        form.filters { display: flex; flex-wrap: wrap; gap: .75em; align-items: flex-end; margin-bottom: 1em; }
+        form.filters label, form.stacked label { display: flex; flex-direction: column; font-size: .9em; gap: .2em; }
+        input, select, textarea, button { font: inherit; color: inherit; background: var(--bg);
+          border: 1px solid var(--muted); border-radius: 6px; padding: .35em .6em; }
+        textarea { width: 100%; min-height: 12em; font-family: ui-monospace, monospace; }
+        button { cursor: pointer; background: var(--panel); }
+        button.primary { background: var(--accent); color: var(--bg); border-color: var(--accent); }
+        form.inline { display: inline; }
+        .actions { display: flex; gap: .4em; flex-wrap: wrap; }
+        .notice { border-left: 4px solid var(--accent); background: var(--panel); padding: .5em 1em; }
+        .error { border-left-color: var(--bad); }
+        .pager { display: flex; gap: 1em; margin: 1em 0; }
+        pre { background: var(--panel); padding: .75em; overflow-x: auto; border-radius: 6px; font-size: .9em; }
+        dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25em 1em; }
+        dl.facts dt { font-weight: 600; }
+        dl.facts dd { margin: 0; word-break: break-all; }
+        .finding[data-severity="error"] { border-left: 4px solid var(--bad); }
+        .finding[data-severity="warning"] { border-left: 4px solid var(--warn); }
+        .finding { padding: .25em .75em; margin: .25em 0; list-style: none; background: var(--panel); }
+        ul.findings { padding: 0; }
+        svg.chart { width: 100%; max-width: 40em; height: auto; }
+        svg.chart .succeeded { fill: var(--ok); }
+        svg.chart .failed { fill: var(--bad); }
+        svg.chart .axis { stroke: var(--muted); }
+        svg.chart text { fill: var(--fg); font-size: 10px; }
+        .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+        footer.site { padding: 1em; color: var(--muted); font-size: .9em; text-align: center; }
+        @media (max-width: 40em) {
+          header.site form { margin-left: 0; }
+          th.optional, td.optional { display: none; }
+          dl.facts { grid-template-columns: 1fr; }
+        }
+        @media (prefers-reduced-motion: reduce) { * { transition: none !important; animation: none !important; } }
+        """
+
+    /// Live updates for pages that read without it: every 5 s (while the tab is visible) it asks
+    /// `/console/live` for the states of the jobs on the page and the overview's counts, and
+    /// updates them in place. Text only (`textContent`), never HTML from the server.
+    static let javascript = """
+        "use strict";
+        (function () {
+          var status = document.getElementById("live-status");
+          function ids() {
+            var rows = document.querySelectorAll("[data-job-id]");
+            var list = [];
+            for (var i = 0; i < rows.length && list.length < 200; i++) { list.push(rows[i].getAttribute("data-job-id")); }
+            return list;
+          }
+          function apply(data) {
+            (data.jobs || []).forEach(function (job) {
+              var nodes = document.querySelectorAll("[data-job-id='" + String(job.id).replace(/[^0-9]/g, "") + "']");
+              nodes.forEach(function (node) {
+                node.setAttribute("data-state", job.state);
+                var state = node.querySelector(".state");
+                if (state) { state.textContent = job.state; }
+                var attempts = node.querySelector(".attempts");
+                if (attempts) { attempts.textContent = job.attempts; }
+                var code = node.querySelector(".code");
+                if (code) { code.textContent = job.error_code || ""; }
+              });
+            });
+            var counts = data.counts || {};
+            Object.keys(counts).forEach(function (state) {
+              var node = document.querySelector("[data-count-state='" + state.replace(/[^a-z]/g, "") + "']");
+              if (node) { node.textContent = counts[state]; }
+            });
+            if (status) { status.textContent = "Updated " + new Date().toLocaleTimeString(); }
+          }
+          function poll() {
+            if (document.hidden) { return; }
+            var url = "/console/live?ids=" + encodeURIComponent(ids().join(","));
+            fetch(url, { credentials: "same-origin", headers: { "Accept": "application/json" } })
+              .then(function (response) { return response.ok ? response.json() : null; })
+              .then(function (data) { if (data) { apply(data); } })
+              .catch(function () { if (status) { status.textContent = "Live updates paused"; } });
+          }
+          if (document.querySelector("[data-live]")) { setInterval(poll, 5000); }
+        })();
+        """
+}

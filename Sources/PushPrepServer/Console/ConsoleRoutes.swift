@@ -1,0 +1,510 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import PushPrep
+import PushPrepCore
+import PushPrepPayload
+import PushPrepQueue
+import PushPrepReport
+import Synchronization
+
+/// `pushprep serve`'s console: server-rendered pages over the queue for people (overview, jobs,
+/// one job, pre-flight, login), readable without JavaScript; `/console/app.js` only adds live
+/// updates by polling `/console/live`.
+///
+/// Authentication is a signed session cookie (``ConsoleSessions``), not `Authorization`: the
+/// API's ``AuthMiddleware`` lets these paths through (``owns(_:)``) and every handler here goes
+/// through ``handle(_:_:needs:_:)``, which checks the session, the scope, and on POST the
+/// request's origin and CSRF token.
+struct ConsoleRoutes {
+    let queue: any JobQueue
+    let configuration: ServerConfiguration
+    let renderer: JobRenderer
+    let publicURL: PublicURL
+    let sessions: ConsoleSessions
+
+    /// The paths the console answers, which the API's bearer check leaves to it.
+    static func owns(_ path: String) -> Bool {
+        if ["/", "/jobs", "/preflight", "/login", "/logout"].contains(path) { return true }
+        return path.hasPrefix("/jobs/") || path.hasPrefix("/console/")
+    }
+
+    func register(on router: Router<APIRequestContext>) {
+        router.get("/") { request, context in
+            await handle(request, context, needs: .read) { visit, _ in try await overview(visit) }
+        }
+        router.get("jobs") { request, context in
+            await handle(request, context, needs: .read) { visit, _ in try await jobs(request, visit) }
+        }
+        router.post("jobs/bulk-retry") { request, context in
+            await handle(request, context, needs: .write) { _, form in try await bulkRetry(form) }
+        }
+        router.get("jobs/:id") { request, context in
+            await handle(request, context, needs: .read) { visit, _ in try await job(try Self.id(context), visit) }
+        }
+        router.post("jobs/:id/retry") { request, context in
+            await handle(request, context, needs: .write) { _, form in
+                let id = try Self.id(context)
+                _ = try await queue.retry(id)
+                return Self.redirect(Self.returnPath(form["return"]), notice: "retried")
+            }
+        }
+        router.post("jobs/:id/cancel") { request, context in
+            await handle(request, context, needs: .write) { _, form in
+                let id = try Self.id(context)
+                _ = try await queue.cancel(id)
+                return Self.redirect(Self.returnPath(form["return"]), notice: "cancelled")
+            }
+        }
+        router.get("preflight") { request, context in
+            await handle(request, context, needs: .read) { visit, _ in preflightPage(visit, form: nil) }
+        }
+        router.post("preflight") { request, context in
+            await handle(request, context, needs: .read) { visit, form in preflightPage(visit, form: form) }
+        }
+        router.get("login") { request, _ in loginPage(request) }
+        router.post("login") { request, context in await login(request, context) }
+        router.post("logout") { request, context in await logout(request, context) }
+        router.get("console/style.css") { _, _ in
+            Self.asset(ConsoleStyle.shared + ConsoleAssets.css, type: "text/css; charset=utf-8")
+        }
+        router.get("console/app.js") { _, _ in
+            Self.asset(ConsoleAssets.javascript, type: "text/javascript; charset=utf-8")
+        }
+        router.get("console/live") { request, context in
+            await handle(request, context, needs: .read) { _, _ in try await live(request) }
+        }
+    }
+
+    // MARK: The gate
+
+    /// What a console handler runs with: the session, and the cookie to set when this request
+    /// opened it (a server without keys opens an anonymous session on the first visit, so that
+    /// its forms carry a CSRF token too).
+    struct Visit {
+        var session: ConsoleSession
+        var csrf: String
+        var notice: String?
+        var path: String
+
+        var canWrite: Bool { session.scopes.contains(.write) }
+    }
+
+    /// Runs `body` for a request that may: a valid session (else a redirect to `/login`, or a
+    /// fresh anonymous session on a server without keys), `scope` (else 403), and for a POST a
+    /// same-origin request (else 403) whose form's `csrf` field is the session's token (else
+    /// 403). Errors become HTML pages; every answer gets the console's security headers.
+    func handle(
+        _ request: Request, _ context: APIRequestContext, needs scope: APIKey.Scope,
+        _ body: (Visit, [String: String]) async throws -> Response
+    ) async -> Response {
+        var setCookie: String?
+        var response: Response
+        do {
+            let isPost = request.method == .post
+            var session = sessions.session(of: request)
+            if session == nil {
+                if configuration.apiKeys != nil {
+                    return Self.secured(
+                        Self.redirect(
+                            "/login?next="
+                                + Self.percentEncoded(
+                                    Self.returnPath(
+                                        isPost ? "/" : request.uri.string))))
+                }
+                if isPost {
+                    throw Problem(.forbidden, .forbidden, "this form has expired; reload the page and try again")
+                }
+                let opened = sessions.open(keyID: ConsoleSession.anonymous, scopes: Set(APIKey.Scope.allCases))
+                setCookie = sessions.cookie(for: opened, secure: secure(request))
+                session = opened
+            }
+            guard let session else { throw Problem(.forbidden, .forbidden, "no session") }
+            var form: [String: String] = [:]
+            if isPost {
+                guard RequestOrigin.isSameOrigin(request) else {
+                    throw Problem(.forbidden, .forbidden, "this form was sent from another site and is refused")
+                }
+                form = FormBody.parse(try await RequestBody.collect(request, maxBytes: configuration.maxBodyBytes))
+                guard sessions.checkCSRF(form["csrf"], for: session) else {
+                    throw Problem(.forbidden, .forbidden, "this form has expired; reload the page and try again")
+                }
+            }
+            guard session.scopes.contains(scope) else {
+                throw Problem(.forbidden, .forbidden, "your API key lacks the \(scope.rawValue) scope")
+            }
+            var visit = Visit(
+                session: session, csrf: sessions.csrfToken(for: session), path: request.uri.path)
+            visit.notice = request.uri.queryParameters["notice"].flatMap { Self.notices[String($0)] }
+            // The access log names the session's key, as it does a bearer key.
+            if session.keyID != ConsoleSession.anonymous {
+                context.notes.keyID.withLock { $0 = session.keyID }
+            }
+            response = try await body(visit, form)
+        } catch {
+            response = errorPage(RequestIDMiddleware.problem(for: error), session: sessions.session(of: request))
+        }
+        if let setCookie { response.headers[.setCookie] = setCookie }
+        return Self.secured(response)
+    }
+
+    /// The fixed notices a redirect after a POST may ask for (never text from the URL).
+    static let notices: [String: String] = [
+        "retried": "The job was queued again.",
+        "cancelled": "The job was cancelled (a running job stops at its next step).",
+        "bulk": "The matching jobs were queued again.",
+        "bulk-none": "No failed, dead or cancelled job matched the filter.",
+        "logged-out": "You are logged out.",
+    ]
+
+    func secure(_ request: Request) -> Bool {
+        RequestOrigin.isSecure(request, publicURL: publicURL.url)
+    }
+
+    // MARK: Pages
+
+    /// The values every page's header needs.
+    func common(_ visit: Visit?, title: String) -> [String: Any] {
+        var values: [String: Any] = ["title": title]
+        if let visit {
+            var session: [String: Any] = [:]
+            if visit.session.keyID != ConsoleSession.anonymous {
+                session["loggedIn"] = true
+                session["keyID"] = visit.session.keyID
+            }
+            session["navOverview"] = visit.path == "/"
+            session["navJobs"] = visit.path.hasPrefix("/jobs")
+            session["navPreflight"] = visit.path == "/preflight"
+            values["session"] = session
+            values["csrf"] = visit.csrf
+            values["canWrite"] = visit.canWrite
+            if let notice = visit.notice { values["notice"] = notice }
+        }
+        return values
+    }
+
+    func overview(_ visit: Visit) async throws -> Response {
+        let stats = try await queue.stats()
+        let recent = try await queue.list(state: nil, limit: 1000, before: nil)
+        let running = try await queue.list(state: .running, limit: 500, before: nil)
+        let activity = ConsoleActivity(jobs: recent, now: Date())
+        var values = common(visit, title: "Overview")
+        values["counts"] = JobState.allCases.map {
+            ["state": $0.rawValue, "count": stats.byState[$0] ?? 0] as [String: Any]
+        }
+        values["ready"] = stats.ready
+        values["scheduled"] = stats.scheduled
+        values["expiredLeases"] = stats.expiredLeases
+        values["oldestReady"] = stats.oldestReadyAge.map { ConsoleFormat.age(seconds: $0) } ?? "no job is waiting"
+        if let pending = stats.pendingDeliveries { values["pendingDeliveries"] = String(pending) }
+        values["finishedLastHour"] = activity.succeeded + activity.failed
+        values["succeededLastHour"] = activity.succeeded
+        values["failedLastHour"] = activity.failed
+        values["activityChart"] = activity.svg()
+        let byWorker = Dictionary(grouping: running, by: { $0.leaseOwner ?? "unknown" })
+        values["workers"] = byWorker.keys.sorted().map { name -> [String: Any] in
+            ["name": name, "concurrency": "not reported", "jobs": byWorker[name, default: []].map(\.id).sorted()]
+        }
+        values["workersNote"] = "the workers running a job now"
+        return html("overview", values)
+    }
+
+    func jobs(_ request: Request, _ visit: Visit) async throws -> Response {
+        let filter = try ConsoleJobFilter(request.uri.queryParameters)
+        let before = request.uri.queryParameters["before"].flatMap { JobID(String($0)) }.flatMap { $0 > 0 ? $0 : nil }
+        let page = try await filter.page(queue, limit: 50, before: before)
+        var values = common(visit, title: "Jobs")
+        values["filter"] = filter.values
+        values["states"] = JobState.allCases.map {
+            ["value": $0.rawValue, "selected": $0 == filter.state] as [String: Any]
+        }
+        values["kinds"] = MediaKind.allCases.map {
+            ["value": $0.rawValue, "selected": $0 == filter.kind] as [String: Any]
+        }
+        let returnTo = request.uri.string
+        values["rows"] = page.jobs.map { record -> [String: Any] in
+            var row = ConsoleJobView(record, renderer: renderer).values
+            row["returnTo"] = returnTo
+            return row
+        }
+        values["caption"] =
+            page.jobs.isEmpty
+            ? "No job matches"
+            : "Jobs \(page.jobs.first?.id ?? 0) to \(page.jobs.last?.id ?? 0), newest first"
+                + (page.scanLimited ? " (the filter looked at the newest \(ConsoleJobFilter.maxScan) jobs only)" : "")
+        if let next = page.nextBefore { values["olderLink"] = "/jobs?" + filter.query(before: next) }
+        if before != nil { values["newestLink"] = "/jobs?" + filter.query(before: nil) }
+        return html("jobs", values)
+    }
+
+    func bulkRetry(_ form: [String: String]) async throws -> Response {
+        let filter = try ConsoleJobFilter(form: form)
+        var retried = 0
+        for state in [JobState.failed, .dead, .cancelled] where filter.state == nil || filter.state == state {
+            var narrowed = filter
+            narrowed.state = state
+            var before: JobID?
+            repeat {
+                let page = try await narrowed.page(queue, limit: 200, before: before)
+                for record in page.jobs where record.state == state {
+                    if try await retryUnlessMoved(record.id) { retried += 1 }
+                }
+                before = page.nextBefore
+            } while before != nil && retried < ConsoleJobFilter.maxScan
+        }
+        let query = filter.query(before: nil)
+        return Self.redirect("/jobs" + (query.isEmpty ? "" : "?" + query), notice: retried > 0 ? "bulk" : "bulk-none")
+    }
+
+    /// Retries job `id`; false when it was retried (or changed) meanwhile.
+    func retryUnlessMoved(_ id: JobID) async throws(PushPrepError) -> Bool {
+        do {
+            _ = try await queue.retry(id)
+            return true
+        } catch {
+            guard error.code == .invalidJobState else { throw error }
+            return false
+        }
+    }
+
+    func job(_ id: JobID, _ visit: Visit) async throws -> Response {
+        guard let record = try await queue.job(id) else { throw JobRoutes.notFound(id) }
+        let deliveries = try await queue.deliveries(job: id)
+        let view = ConsoleJobView(record, renderer: renderer)
+        var values = common(visit, title: "Job \(id)")
+        values["mainID"] = "job"
+        values.merge(view.values) { _, new in new }
+        values.merge(view.detailValues(deliveries: deliveries, publicURL: publicURL.url)) { _, new in new }
+        return html("job", values)
+    }
+
+    func preflightPage(_ visit: Visit, form: [String: String]?) -> Response {
+        var values = common(visit, title: "Pre-flight")
+        let chosen = form?["dialect"] ?? "auto"
+        values["dialects"] =
+            [
+                ["value": "auto", "label": "Detect from the payload's keys", "selected": chosen == "auto"]
+                    as [String: Any]
+            ]
+            + PushDialect.allCases.map {
+                ["value": $0.rawValue, "label": $0.displayName, "selected": chosen == $0.rawValue] as [String: Any]
+            }
+        guard let form else { return html("preflight", values) }
+        let payload = form["payload"] ?? ""
+        if !payload.isEmpty { values["payload"] = payload }
+        var options = PreflightOptions()
+        if chosen != "auto" {
+            guard let dialect = PushDialect(rawValue: chosen) else {
+                return errorPage(
+                    Problem(.badRequest, .invalidRequest, "pick a dialect from the list"), session: visit.session)
+            }
+            options.dialect = dialect
+        }
+        let report = Preflight.check(Array(payload.utf8), file: "payload", options: options)
+        values.merge(ConsolePreflightView(report: report).values) { _, new in new }
+        values["previewHTML"] =
+            NotificationPreview(preflight: report, payload: Array(payload.utf8), options: options).html
+        return html("preflight", values)
+    }
+
+    /// `GET /console/live?ids=1,2,3`: the states of those jobs (at most 200) and the counts by
+    /// state, for the script's live updates.
+    func live(_ request: Request) async throws -> Response {
+        let ids = (request.uri.queryParameters["ids"].map(String.init) ?? "").split(separator: ",")
+            .compactMap { JobID($0) }.filter { $0 > 0 }.prefix(200)
+        var jobs: [ConsoleLive.Job] = []
+        for id in ids {
+            if let record = try await queue.job(id) {
+                jobs.append(
+                    .init(
+                        id: record.id, state: record.state.rawValue,
+                        attempts: "\(record.attempt) of \(record.maxAttempts)",
+                        errorCode: record.errorCode))
+            }
+        }
+        let stats = try await queue.stats()
+        let counts = Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0.rawValue, stats.byState[$0] ?? 0) })
+        var response = try json(ConsoleLive(jobs: jobs, counts: counts))
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
+
+    // MARK: Login
+
+    func loginPage(_ request: Request) -> Response {
+        guard configuration.apiKeys != nil else { return Self.secured(Self.redirect("/")) }
+        var values = common(nil, title: "Log in")
+        values["next"] = Self.returnPath(request.uri.queryParameters["next"].map(String.init))
+        if request.uri.queryParameters["notice"] == "logged-out" { values["notice"] = Self.notices["logged-out"] }
+        return Self.secured(html("login", values))
+    }
+
+    /// `POST /login`: the key is checked like a bearer key and then forgotten; the answer sets
+    /// the session cookie and sends the browser where it was going. A form from another site is
+    /// refused (login CSRF).
+    func login(_ request: Request, _ context: APIRequestContext) async -> Response {
+        guard let keys = configuration.apiKeys else { return Self.secured(Self.redirect("/")) }
+        guard RequestOrigin.isSameOrigin(request) else {
+            return Self.secured(
+                errorPage(
+                    Problem(.forbidden, .forbidden, "this form was sent from another site and is refused"), session: nil
+                ))
+        }
+        let form: [String: String]
+        do {
+            form = FormBody.parse(try await RequestBody.collect(request, maxBytes: 16 * 1024))
+        } catch {
+            return Self.secured(errorPage(RequestIDMiddleware.problem(for: error), session: nil))
+        }
+        let next = Self.returnPath(form["next"])
+        guard let presented = form["key"], let key = keys.authenticate(presented) else {
+            context.logger.notice("console login refused")
+            var values = common(nil, title: "Log in")
+            values["failed"] = true
+            values["next"] = next
+            return Self.secured(html("login", values, status: .unauthorized))
+        }
+        context.logger.info("console login", metadata: ["key": "\(key.id)"])
+        let session = sessions.open(keyID: key.id, scopes: key.scopes)
+        var response = Self.redirect(next)
+        response.headers[.setCookie] = sessions.cookie(for: session, secure: secure(request))
+        return Self.secured(response)
+    }
+
+    /// `POST /logout`: clears the cookie (a form from another site cannot log anyone out).
+    func logout(_ request: Request, _ context: APIRequestContext) async -> Response {
+        guard RequestOrigin.isSameOrigin(request) else {
+            return Self.secured(
+                errorPage(
+                    Problem(.forbidden, .forbidden, "this form was sent from another site and is refused"), session: nil
+                ))
+        }
+        if let session = sessions.session(of: request) {
+            let form = FormBody.parse((try? await RequestBody.collect(request, maxBytes: 16 * 1024)) ?? [])
+            guard sessions.checkCSRF(form["csrf"], for: session) else {
+                return Self.secured(
+                    errorPage(
+                        Problem(.forbidden, .forbidden, "this form has expired; reload the page and try again"),
+                        session: session))
+            }
+        }
+        var response = Self.redirect(configuration.apiKeys == nil ? "/" : "/login?notice=logged-out")
+        response.headers[.setCookie] = ConsoleSessions.clearingCookie(secure: secure(request))
+        return Self.secured(response)
+    }
+
+    // MARK: Answers
+
+    func html(_ template: String, _ values: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
+        Response(
+            status: status, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: ConsoleTemplates.render(template, values))))
+    }
+
+    /// An error as a page: the problem's status, its code and detail in words.
+    func errorPage(_ problem: Problem, session: ConsoleSession?) -> Response {
+        var values = common(
+            session.map { Visit(session: $0, csrf: sessions.csrfToken(for: $0), path: "") }, title: "Error")
+        values["heading"] =
+            problem.status == .notFound
+            ? "Not found" : problem.status == .forbidden ? "Not allowed" : "Something went wrong"
+        values["message"] = problem.detail + " (\(problem.code.rawValue))"
+        return html("error", values, status: problem.status)
+    }
+
+    /// A 303 to `path` (Post/Redirect/Get), with one of the fixed ``notices``.
+    static func redirect(_ path: String, notice: String? = nil) -> Response {
+        var location = path
+        if let notice { location += (path.contains("?") ? "&" : "?") + "notice=" + notice }
+        return Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
+    }
+
+    /// `path` when it is a path of this server (one leading slash, no scheme, no backslash, no
+    /// control character), else `/`: a form's return address cannot send the browser away.
+    static func returnPath(_ path: String?) -> String {
+        guard let path, path.hasPrefix("/"), !path.hasPrefix("//"), path.utf8.count <= 2048,
+            !path.contains("\\"), path.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F })
+        else { return "/" }
+        // A notice from an earlier redirect is not carried into the next.
+        if let range = path.range(of: "notice=") {
+            let kept = path[..<range.lowerBound]
+            return String(kept.hasSuffix("?") || kept.hasSuffix("&") ? kept.dropLast() : kept)
+        }
+        return path
+    }
+
+    static func percentEncoded(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-._~/"))) ?? "/"
+    }
+
+    static func asset(_ text: String, type: String) -> Response {
+        secured(
+            Response(
+                status: .ok, headers: [.contentType: type, .cacheControl: "public, max-age=300"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: text))))
+    }
+
+    /// The console's security headers: a CSP that allows nothing inline and nothing from
+    /// elsewhere, no framing, no MIME sniffing, no referrer leaving the server.
+    static func secured(_ response: Response) -> Response {
+        var response = response
+        response.headers[.contentSecurityPolicy] = contentSecurityPolicy
+        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[.referrerPolicy] = "same-origin"
+        response.headers[.xFrameOptions] = "DENY"
+        return response
+    }
+
+    static let contentSecurityPolicy =
+        "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; "
+        + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+    /// The `{id}` of the path; a 404 for anything but a positive integer.
+    static func id(_ context: APIRequestContext) throws -> JobID {
+        guard let text = context.parameters.get("id"), let id = JobID(text), id > 0 else {
+            throw Problem(.notFound, .jobNotFound, "no job has this id")
+        }
+        return id
+    }
+}
+
+/// `/console/live`'s answer.
+struct ConsoleLive: Encodable {
+    struct Job: Encodable {
+        var id: JobID
+        var state: String
+        /// `2 of 5`, as the table writes it.
+        var attempts: String
+        var errorCode: String?
+
+        enum CodingKeys: String, CodingKey {
+            case id, state, attempts
+            case errorCode = "error_code"
+        }
+    }
+
+    var jobs: [Job]
+    var counts: [String: Int]
+}
+
+/// `application/x-www-form-urlencoded` bodies.
+enum FormBody {
+    /// The fields of `bytes` (the first of a repeated name wins); `+` is a space.
+    static func parse(_ bytes: [UInt8]) -> [String: String] {
+        var fields: [String: String] = [:]
+        for pair in String(decoding: bytes, as: UTF8.self).split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ text: Substring) -> String? {
+                text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+            }
+            guard let name = parts.first.flatMap(decode), fields[name] == nil else { continue }
+            fields[name] = parts.count == 2 ? decode(parts[1]) ?? "" : ""
+        }
+        return fields
+    }
+}
+
+extension HTTPField.Name {
+    static let xFrameOptions = HTTPField.Name("X-Frame-Options")!
+}

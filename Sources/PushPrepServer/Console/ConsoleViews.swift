@@ -1,0 +1,366 @@
+import Foundation
+import HTTPTypes
+import PushPrep
+import PushPrepCore
+import PushPrepPayload
+import PushPrepQueue
+import PushPrepReport
+
+/// The jobs table's filter: state (in the queue's query), and kind, source substring and error
+/// code, read from each job's row and result.
+struct ConsoleJobFilter {
+    var state: JobState?
+    var kind: MediaKind?
+    var source: String?
+    var code: String?
+
+    /// The most jobs one page (or one bulk retry) looks through for kind, source and code.
+    static let maxScan = 2000
+
+    init(state: JobState? = nil, kind: MediaKind? = nil, source: String? = nil, code: String? = nil) {
+        self.state = state
+        self.kind = kind
+        self.source = source
+        self.code = code
+    }
+
+    /// From `/jobs`' query.
+    init(_ query: some Sequence<(key: Substring, value: Substring)>) throws {
+        var fields: [String: String] = [:]
+        for (key, value) in query where fields[String(key)] == nil { fields[String(key)] = String(value) }
+        try self.init(form: fields)
+    }
+
+    /// From a form's fields (empty fields are no filter); an unknown state or kind is 400.
+    init(form: [String: String]) throws {
+        func field(_ name: String) -> String? {
+            guard let value = form[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+            return String(value.prefix(500))
+        }
+        if let text = field("state") {
+            guard let state = JobState(rawValue: text) else {
+                throw Problem(
+                    .badRequest, .invalidRequest,
+                    "state must be one of \(JobState.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            self.state = state
+        }
+        if let text = field("kind") {
+            guard let kind = MediaKind(rawValue: text) else {
+                throw Problem(.badRequest, .invalidRequest, "kind must be image, video or audio")
+            }
+            self.kind = kind
+        }
+        source = field("source")
+        code = field("code")
+    }
+
+    var isNarrowing: Bool { kind != nil || source != nil || code != nil }
+
+    /// What the form shows back.
+    var values: [String: String] {
+        var values: [String: String] = [:]
+        if let state { values["state"] = state.rawValue }
+        if let kind { values["kind"] = kind.rawValue }
+        if let source { values["source"] = source }
+        if let code { values["code"] = code }
+        return values
+    }
+
+    /// The filter as a query string (percent-encoded), with `before` for a later page.
+    func query(before: JobID?) -> String {
+        var items = values.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+        if let before { items.append(URLQueryItem(name: "before", value: String(before))) }
+        var components = URLComponents()
+        components.queryItems = items
+        return components.percentEncodedQuery ?? ""
+    }
+
+    func matches(_ record: JobRecord) -> Bool {
+        if let state, record.state != state { return false }
+        if let source, !record.source.localizedCaseInsensitiveContains(source) { return false }
+        if let code, ConsoleJobView.errorCode(of: record) != code { return false }
+        if let kind, ConsoleJobView.entry(of: record)?.attachment?.kind != kind { return false }
+        return true
+    }
+
+    struct Page {
+        var jobs: [JobRecord]
+        /// The `before` of the next page, nil on the last.
+        var nextBefore: JobID?
+        /// Whether the scan stopped at ``maxScan`` before filling the page.
+        var scanLimited = false
+    }
+
+    /// Up to `limit` matching jobs older than `before`, newest first: the queue filters by
+    /// state; the other fields are checked here over at most ``maxScan`` jobs.
+    func page(_ queue: any JobQueue, limit: Int, before: JobID?) async throws -> Page {
+        var matched: [JobRecord] = []
+        var cursor = before
+        var scanned = 0
+        while true {
+            let batch = try await queue.list(state: state, limit: isNarrowing ? 200 : limit + 1, before: cursor)
+            for record in batch where matches(record) {
+                if matched.count == limit { return Page(jobs: matched, nextBefore: matched.last?.id) }
+                matched.append(record)
+            }
+            scanned += batch.count
+            guard let last = batch.last, batch.count == (isNarrowing ? 200 : limit + 1) else {
+                return Page(jobs: matched, nextBefore: nil)
+            }
+            if scanned >= Self.maxScan { return Page(jobs: matched, nextBefore: last.id, scanLimited: true) }
+            cursor = last.id
+        }
+    }
+}
+
+/// One job as the console's pages show it.
+struct ConsoleJobView {
+    let record: JobRecord
+    let resource: JobResource
+
+    init(_ record: JobRecord, renderer: JobRenderer) {
+        self.record = record
+        self.resource = renderer.resource(record)
+    }
+
+    /// The manifest entry of a job's result, when this build can read it.
+    static func entry(of record: JobRecord) -> ManifestEntry? { JobResource(record).attachment }
+
+    /// The job's error code: the job's own, else its entry's failure.
+    static func errorCode(of record: JobRecord) -> String? {
+        record.errorCode ?? entry(of: record)?.failure?.error.code.rawValue
+    }
+
+    var retryable: Bool { [.failed, .dead, .cancelled].contains(record.state) }
+    var cancellable: Bool { !record.state.isFinished && !record.cancelRequested }
+
+    /// The values of a table row (and the job page's header).
+    var values: [String: Any] {
+        var values: [String: Any] = [
+            "id": record.id, "state": record.state.rawValue, "source": record.source,
+            "attempts": "\(record.attempt) of \(record.maxAttempts)", "createdISO": ConsoleFormat.iso(record.createdAt),
+            "age": ConsoleFormat.age(seconds: Date().timeIntervalSince(record.createdAt)) + " ago",
+            "retryable": retryable, "cancellable": cancellable, "priority": record.priority,
+            "maxAttempts": record.maxAttempts,
+        ]
+        if let kind = resource.attachment?.attachment?.kind { values["kind"] = kind.rawValue }
+        if let code = Self.errorCode(of: record) { values["errorCode"] = code }
+        return values
+    }
+
+    /// The job page's sections besides the header.
+    func detailValues(deliveries: [WebhookDelivery], publicURL: String?) -> [String: Any] {
+        var values: [String: Any] = [:]
+        if let finished = record.finishedAt { values["finishedISO"] = ConsoleFormat.iso(finished) }
+        if let owner = record.leaseOwner { values["leaseOwner"] = owner }
+        if let message = record.errorMessage ?? resource.attachment?.failure?.error.message {
+            values["errorMessage"] = message
+        }
+        if let code = Self.errorCode(of: record), let known = PushPrepError.Code(rawValue: code) {
+            values["errorAdvice"] = ConsoleAdvice.text(for: known)
+        }
+        if let callbackURL = record.callbackURL { values["callbackURL"] = callbackURL }
+        if let entry = resource.attachment { values["manifest"] = ConsoleFormat.prettyJSON(entry) }
+        let operations = resource.attachment?.attachment?.operations ?? []
+        let warnings = resource.attachment?.attachment?.warnings ?? []
+        values["operations"] = operations
+        values["hasOperations"] = !operations.isEmpty
+        values["warnings"] = warnings
+        values["hasWarnings"] = !warnings.isEmpty
+        if let preview = ConsolePreview.html(for: resource, publicURL: publicURL) { values["previewHTML"] = preview }
+        values["attemptRows"] = attemptRows
+        values["deliveries"] = deliveries.map { delivery -> [String: Any] in
+            var row: [String: Any] = [
+                "id": delivery.id, "event": delivery.event, "state": delivery.state.rawValue,
+                "attempts": delivery.attempts,
+            ]
+            if let status = delivery.lastStatus { row["lastStatus"] = status }
+            if let error = delivery.lastError { row["lastError"] = error }
+            return row
+        }
+        return values
+    }
+
+    /// The attempts the queue records: the latest one (with its worker and error) until the
+    /// queue keeps each attempt's history.
+    var attemptRows: [[String: Any]] {
+        guard record.attempt > 0 else { return [] }
+        var row: [String: Any] = ["number": record.attempt]
+        if let owner = record.leaseOwner { row["worker"] = owner }
+        row["started"] = ConsoleFormat.iso(record.updatedAt)
+        row["outcome"] = record.state == .queued ? "will be tried again" : record.state.rawValue
+        if let code = record.errorCode { row["code"] = code }
+        if let message = record.errorMessage { row["message"] = message }
+        return [row]
+    }
+}
+
+/// The pre-flight page's findings.
+struct ConsolePreflightView {
+    let report: PreflightReport
+
+    var values: [String: Any] {
+        let errors = report.count(.error)
+        let warnings = report.count(.warning)
+        var summary = "\(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")"
+        if let bytes = report.bytes, let limit = report.limit { summary += "; \(bytes) of \(limit) bytes" }
+        if let dialect = report.dialect { summary += "; read as \(dialect.displayName)" }
+        return [
+            "checked": true, "errors": errors, "warnings": warnings, "summary": summary,
+            "findings": report.outcome.map { finding -> [String: Any] in
+                [
+                    "code": finding.code.rawValue, "severity": finding.severity.rawValue,
+                    "pointer": finding.pointer.isEmpty ? "(the payload)" : finding.pointer,
+                    "message": finding.message, "advice": ConsoleAdvice.text(for: finding.code),
+                ]
+            },
+        ]
+    }
+}
+
+/// Counts by minute over the last hour, and their chart.
+struct ConsoleActivity {
+    /// Finished jobs per minute, oldest minute first (60 entries).
+    var succeededByMinute = [Int](repeating: 0, count: 60)
+    var failedByMinute = [Int](repeating: 0, count: 60)
+
+    /// From the newest jobs: those that finished within the hour, by the minute they finished.
+    init(jobs: [JobRecord], now: Date) {
+        for job in jobs {
+            guard let finished = job.finishedAt else { continue }
+            let minutesAgo = Int(now.timeIntervalSince(finished) / 60)
+            guard (0..<60).contains(minutesAgo) else { continue }
+            switch job.state {
+            case .succeeded: succeededByMinute[59 - minutesAgo] += 1
+            case .failed, .dead: failedByMinute[59 - minutesAgo] += 1
+            default: break
+            }
+        }
+    }
+
+    var succeeded: Int { succeededByMinute.reduce(0, +) }
+    var failed: Int { failedByMinute.reduce(0, +) }
+
+    /// A stacked bar per minute (succeeded below, failed above) as inline SVG, built from
+    /// numbers and fixed words only; `role="img"` with a title and a description for screen
+    /// readers (the paragraph before it says the totals).
+    func svg() -> String {
+        let width = 600.0
+        let height = 120.0
+        let top = 10.0
+        let bottom = 100.0
+        let peak = max(1, zip(succeededByMinute, failedByMinute).map { $0 + $1 }.max() ?? 1)
+        let barWidth = width / 60
+        let busiest = succeeded + failed == 0 ? 0 : peak
+        var bars = ""
+        for minute in 0..<60 {
+            let x = Double(minute) * barWidth
+            let okHeight = Double(succeededByMinute[minute]) / Double(peak) * (bottom - top)
+            let badHeight = Double(failedByMinute[minute]) / Double(peak) * (bottom - top)
+            if okHeight > 0 {
+                bars +=
+                    "<rect class=\"succeeded\" x=\"\(f(x + 1))\" y=\"\(f(bottom - okHeight))\" width=\"\(f(barWidth - 2))\" height=\"\(f(okHeight))\"/>"
+            }
+            if badHeight > 0 {
+                bars +=
+                    "<rect class=\"failed\" x=\"\(f(x + 1))\" y=\"\(f(bottom - okHeight - badHeight))\" width=\"\(f(barWidth - 2))\" height=\"\(f(badHeight))\"/>"
+            }
+        }
+        return """
+            <svg id="activity-chart" class="chart" viewBox="0 0 \(f(width)) \(f(height))" role="img" aria-labelledby="activity-title activity-desc" xmlns="http://www.w3.org/2000/svg">\
+            <title id="activity-title">Jobs finished per minute over the last hour</title>\
+            <desc id="activity-desc">\(succeeded) succeeded and \(failed) failed; the busiest minute had \(busiest).</desc>\
+            \(bars)<line class="axis" x1="0" y1="\(f(bottom))" x2="\(f(width))" y2="\(f(bottom))"/>\
+            <text x="0" y="115">60 min ago</text><text x="\(f(width))" y="115" text-anchor="end">now</text>\
+            <text x="\(f(width))" y="10" text-anchor="end">\(busiest)/min</text></svg>
+            """
+    }
+
+    private func f(_ value: Double) -> String { String(format: "%.1f", value) }
+}
+
+/// Times and ages as the pages write them.
+enum ConsoleFormat {
+    static func iso(_ date: Date) -> String {
+        date.formatted(.iso8601)
+    }
+
+    /// `42 s`, `5 min`, `3 h`, `2 d`.
+    static func age(seconds: Double) -> String {
+        let seconds = max(0, seconds.isFinite ? seconds : 0)
+        if seconds < 60 { return "\(Int(seconds)) s" }
+        if seconds < 3600 { return "\(Int(seconds / 60)) min" }
+        if seconds < 86_400 { return "\(Int(seconds / 3600)) h" }
+        return "\(Int(seconds / 86_400)) d"
+    }
+
+    /// `950 bytes`, `120 KB`, `4.2 MB` (decimal units, as Apple states its limits).
+    static func bytes(_ count: Int) -> String {
+        if count < 1000 { return "\(count) bytes" }
+        if count < 1_000_000 { return "\(count / 1000) KB" }
+        return String(format: "%.1f MB", Double(count) / 1e6)
+    }
+
+    /// `value` as indented JSON with sorted keys, for people.
+    static func prettyJSON(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(value) else { return "" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// What to do about a failure code, in plain words: PushPrepReport's texts, shared with the
+/// batch report.
+enum ConsoleAdvice {
+    static func text(for code: PushPrepError.Code) -> String {
+        let explanation = Explanation(code)
+        return "\(explanation.meaning) \(explanation.action)"
+    }
+
+    static func text(for code: PreflightCode) -> String {
+        let explanation = Explanation(code)
+        return "\(explanation.meaning) \(explanation.action)"
+    }
+}
+
+/// The notification preview of a job's attachment (PushPrepReport's), with the picture loaded
+/// from this server (the CSP allows images from `'self'` only): the output of an image, the
+/// poster of a movie, when their URL is one of this server's; otherwise the preview draws
+/// without a picture.
+enum ConsolePreview {
+    static func html(for resource: JobResource, publicURL: String?) -> String? {
+        guard let attachment = resource.attachment?.attachment else { return nil }
+        let url = attachment.kind == .video ? attachment.poster?.url : attachment.url
+        let source = url.flatMap { sameOrigin($0, publicURL: publicURL) }
+        var facts = [attachment.mime, ConsoleFormat.bytes(attachment.bytes)]
+        if let width = attachment.width, let height = attachment.height { facts.insert("\(width)×\(height)", at: 1) }
+        let preview = NotificationPreview(
+            attachment: attachment, imageSource: source, title: name(of: attachment.source),
+            body: facts.joined(separator: ", "))
+        return preview.html
+    }
+
+    /// `url` as a path of this server when it is one (`/v1/attachments/...`, its query kept for a
+    /// signature), else nil.
+    static func sameOrigin(_ url: String, publicURL: String?) -> String? {
+        guard let publicURL, url.hasPrefix(publicURL + "/") else { return nil }
+        return String(url.dropFirst(publicURL.count))
+    }
+
+    /// The last path component of a source, without its query: what the report titles it by.
+    static func name(of source: String) -> String {
+        let path = source.split(separator: "?", maxSplits: 1).first.map(String.init) ?? source
+        return path.split(separator: "/").last.map(String.init) ?? source
+    }
+}
+
+/// The report's shared stylesheet (the preview's look), served before the console's own.
+enum ConsoleStyle {
+    static let shared = ReportStyle.css
+}
+
+extension HTTPField.Name {
+    static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
+}

@@ -34,7 +34,8 @@ WINDOW = (1280, 900)
 
 def pushprep() -> str:
     """The binary under test: $PUSHPREP (the Makefile passes the debug build's), else .build/debug."""
-    path = os.environ.get("PUSHPREP") or str(ROOT / ".build" / "debug" / "pushprep")
+    # Absolute: the batch runs in the test's temporary directory.
+    path = os.path.abspath(os.environ.get("PUSHPREP") or ROOT / ".build" / "debug" / "pushprep")
     if not os.access(path, os.X_OK):
         raise RuntimeError(f"no pushprep binary at {path} (run `swift build --product pushprep` or set PUSHPREP)")
     return path

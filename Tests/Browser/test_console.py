@@ -201,3 +201,53 @@ def test_first_tab_shows_where_the_focus_is(browser, serve, queue):
     browser.driver.delete_all_cookies()
     browser.open(serve.origin + "/login")
     harness.check_focus_visible(browser)
+
+
+def test_bulk_retry_of_a_filter_retries_only_what_matches(browser, serve, queue):
+    login(browser, serve)
+    before = {job_id: serve.job(job_id) for job_id in queue.jobs}
+    assert before[queue.failed]["state"] == "failed"
+    browser.open(serve.origin + "/jobs?state=failed")
+    rows = browser.select("table#jobs tr[data-job-id]")
+    assert [int(row.get_attribute("data-job-id")) for row in rows] == [queue.failed], "the state filter"
+    form = browser.one("form.bulk-retry")
+    assert browser.one("input[type=hidden][name=csrf]", form).get_attribute("value")
+    browser.submit(form)
+    browser.check_page(harness.same_origin(serve.origin))
+    serve.wait_for(
+        queue.failed,
+        lambda job: job["state"] in harness.FINISHED and job["finished_at"] != before[queue.failed]["finished_at"],
+        timeout=60, what="run again")
+    for job_id, job in before.items():
+        if job_id != queue.failed:
+            assert serve.job(job_id)["updated_at"] == job["updated_at"], f"job {job_id} ({job['state']}) was touched"
+
+
+def test_pages_read_without_javascript(browser, serve, queue):
+    login(browser, serve)
+    browser.driver.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": True})
+    browser.open(serve.origin + "/jobs")
+    rows = browser.select("table#jobs tr[data-job-id]")
+    assert sorted(int(row.get_attribute("data-job-id")) for row in rows) == sorted(queue.jobs)
+    browser.open(f"{serve.origin}/jobs/{queue.failed}")
+    assert "corrupt_input" in browser.one("main#job").text
+    browser.check_page(harness.same_origin(serve.origin))
+
+
+def test_the_jobs_table_follows_the_queue_without_a_reload(browser, serve, queue, fixture_server):
+    (job_id,) = serve.enqueue([fixture_server.url("art.webp")], delay_seconds=3600)
+    queue.jobs[job_id] = serve.job(job_id)
+    login(browser, serve)
+    browser.open(serve.origin + "/jobs")
+    row = browser.one(f"table#jobs tr[data-job-id='{job_id}']")
+    assert row.get_attribute("data-state") == "queued"
+    page = browser.one("html")
+    serve.api("DELETE", f"/v1/jobs/{job_id}")
+    queue.jobs[job_id] = serve.job(job_id)
+    deadline = harness.time.monotonic() + 15
+    while row.get_attribute("data-state") != "cancelled":
+        assert harness.time.monotonic() < deadline, "the row still says queued 15 s after the job was cancelled"
+        harness.time.sleep(0.25)
+    assert browser.one("html") == page, "the page was reloaded"
+    assert "cancelled" in row.text
+    browser.check_page(harness.same_origin(serve.origin))

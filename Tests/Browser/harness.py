@@ -343,6 +343,44 @@ class Browser:
         finally:
             shutil.rmtree(self.profile, ignore_errors=True)
 
+    def phone(self) -> None:
+        """A phone's viewport from here on (390 x 844 CSS pixels, as an iPhone 14's, scale 3)."""
+        self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                    {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True})
+
+    def overflow(self) -> int:
+        """How many CSS pixels the page is wider than the viewport (a sideways scroll if > 0)."""
+        return self.driver.execute_script(
+            "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+
+    def overflowing(self, limit: int = 5) -> list[str]:
+        """What reaches past the viewport's right edge outside any scrolling box (a wide table in its
+        wrapper scrolls, and is fine): elements and runs of text, named for a failure message."""
+        return self.driver.execute_script("""
+            const width = document.documentElement.clientWidth, found = [];
+            const scrolls = el => { for (let up = el; up && up !== document.body; up = up.parentElement) {
+              if (getComputedStyle(up).overflowX !== 'visible') return true; } return false; };
+            const name = el => { const path = []; for (let n = el; n && n !== document.body && path.length < 3;
+              n = n.parentElement) { path.unshift(n.tagName.toLowerCase() + (n.id ? '#' + n.id : '')
+              + (n.classList.length ? '.' + [...n.classList].join('.') : '')); } return path.join(' > '); };
+            for (const el of document.body.querySelectorAll('*')) {
+              const r = el.getBoundingClientRect();
+              if (r.right > width + 1 && r.width > 0 && !scrolls(el.parentElement)
+                  && ![...el.children].some(c => c.getBoundingClientRect().right > width + 1)) {
+                found.push(name(el) + ' (right edge at ' + Math.round(r.right) + ' of ' + width + ')');
+              }
+            }
+            const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+            for (let node; (node = walker.nextNode());) {
+              const range = document.createRange(); range.selectNodeContents(node);
+              const r = range.getBoundingClientRect();
+              if (r.right > width + 1 && !scrolls(node.parentElement)) {
+                found.push('text ' + JSON.stringify(node.textContent.trim().slice(0, 60)) + ' in '
+                  + name(node.parentElement) + ' (right edge at ' + Math.round(r.right) + ' of ' + width + ')');
+              }
+            }
+            return found.slice(0, arguments[0]);""", limit)
+
     def drain(self) -> None:
         """Forgets what was logged so far (chromium's start page, a previous page)."""
         self.driver.get_log("browser")

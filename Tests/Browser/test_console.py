@@ -251,3 +251,12 @@ def test_the_jobs_table_follows_the_queue_without_a_reload(browser, serve, queue
     assert browser.one("html") == page, "the page was reloaded"
     assert "cancelled" in row.text
     browser.check_page(harness.same_origin(serve.origin))
+
+
+def test_console_pages_fit_a_phone(browser, serve, queue):
+    browser.phone()
+    login(browser, serve)
+    for path in ["/", "/jobs", f"/jobs/{queue.by_name['photo.jpg']}", f"/jobs/{queue.failed}", "/preflight"]:
+        browser.open(serve.origin + path)
+        assert browser.overflow() <= 1, \
+            f"{path} is {browser.overflow()} px wider than a phone's screen: {browser.overflowing()}"

@@ -142,3 +142,16 @@ def test_preflight_report_shows_the_findings_and_the_preview(browser, workdir):
     assert browser.one(".banner-title", banner).text == "Spring sale"
     assert browser.one(".banner-body", banner).text == "Half off today"
     harness.check_banner_layout(browser, notification)
+
+
+def test_report_fits_a_phone(browser, report_run):
+    browser.phone()
+    browser.open(report_run.report.resolve().as_uri())
+    assert browser.overflow() <= 1, \
+        f"the report is {browser.overflow()} px wider than a phone's screen: {browser.overflowing()}"
+    browser.check_page(only_the_file(report_run.report))
+
+
+def test_report_first_tab_shows_where_the_focus_is(browser, report_run):
+    browser.open(report_run.report.resolve().as_uri())
+    harness.check_focus_visible(browser)

@@ -121,6 +121,6 @@ def browser(workdir, request):
         yield browser
         if getattr(request.node, "failed_call", False):
             # What the page looked like when the test failed.
-            name = f"failed-{request.node.name}"
+            name = f"failed-{browser.name}"
             browser.driver.save_screenshot(str(harness.ARTIFACTS / f"{name}.png"))
             (harness.ARTIFACTS / f"{name}.html").write_text(browser.driver.page_source)

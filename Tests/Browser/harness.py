@@ -12,6 +12,7 @@ import functools
 import http.server
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -47,6 +48,15 @@ def run(args: list[str], timeout: float = 120, check: bool = True, **kwargs) -> 
     if check and result.returncode != 0:
         raise RuntimeError(f"{args[0]} exited {result.returncode}: {result.stderr[-2000:]}")
     return result
+
+
+# Console errors of pages not fixed yet. Each has a strict-xfail test of its own that fails (XPASS)
+# once the page is fixed: then delete the entry here and that test's marker.
+KNOWN_CONSOLE_ERRORS = [
+    # The console answers the browser's automatic GET /favicon.ico with 401 (it declares no icon, and
+    # /favicon.ico is behind the login): test_console.py::test_no_page_asks_for_a_missing_icon.
+    re.compile(r"/favicon\.ico - Failed to load resource: the server responded with a status of 401"),
+]
 
 
 # Inputs --------------------------------------------------------------------------------------
@@ -294,7 +304,8 @@ class Browser:
 
     def __init__(self, profile_parent: Path, name: str = "browser"):
         self.profile = Path(tempfile.mkdtemp(prefix="chromium-profile-", dir=profile_parent))
-        self.name = name
+        # A file name (a parametrized test's id may hold slashes and brackets).
+        self.name = re.sub(r"[^\w.-]+", "_", name).strip("_")
         self.driver = None
         self.console: list[dict] = []
         self.requests: list[str] = []
@@ -417,9 +428,12 @@ class Browser:
         time.sleep(0.3)
         self.collect()
 
-    def errors(self) -> list[str]:
-        """Console messages at error level (SEVERE), which include CSP violations and failed loads."""
-        return [f"{entry.get('source')}: {entry['message']}" for entry in self.console if entry["level"] == "SEVERE"]
+    def errors(self, known: bool = False) -> list[str]:
+        """Console messages at error level (SEVERE), which include CSP violations and failed loads;
+        those of KNOWN_CONSOLE_ERRORS only when `known`."""
+        return [f"{entry.get('source')}: {entry['message']}" for entry in self.console
+                if entry["level"] == "SEVERE"
+                and (known or not any(pattern.search(entry["message"]) for pattern in KNOWN_CONSOLE_ERRORS))]
 
     def outside_requests(self, allowed) -> list[str]:
         """Requested URLs for which `allowed(url)` is false (data: URLs are always allowed)."""

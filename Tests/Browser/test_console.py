@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import urllib.parse
 
+import pytest
+
 import harness
 
 
@@ -126,6 +128,22 @@ def test_job_page_preview_and_screenshot(browser, serve, queue):
     # The manifest entry shown is the job's.
     attachment = serve.job(photo)["attachment"]
     assert attachment["file"] in browser.one("#manifest", main).text
+
+
+def test_job_pages_preview_each_kind(browser, serve, queue):
+    login(browser, serve)
+    for name, expanded in [("art.webp", ".expanded img"), ("clip.mp4", ".expanded .play-badge"),
+                           ("tone.m4a", ".expanded .audio-bar")]:
+        job_id = queue.by_name[name]
+        browser.open(f"{serve.origin}/jobs/{job_id}")
+        browser.check_page(harness.same_origin(serve.origin))
+        notification = browser.one("main#job .notification")
+        assert browser.select(expanded, notification), f"job {job_id} ({name}): no {expanded}"
+        if name != "tone.m4a":
+            assert harness.check_banner_layout(browser, notification) is not None, f"{name}: no thumbnail"
+        # The pictures come from this server (its attachment URLs), which the page loaded.
+        pictures = [url for url in browser.requests if "/v1/attachments/" in url]
+        assert name == "tone.m4a" or pictures, f"{name}: the preview loaded no picture from the server"
 
 
 def job_form(browser, serve, job_id, kind):
@@ -253,10 +271,30 @@ def test_the_jobs_table_follows_the_queue_without_a_reload(browser, serve, queue
     browser.check_page(harness.same_origin(serve.origin))
 
 
-def test_console_pages_fit_a_phone(browser, serve, queue):
+PHONE_PAGES = [
+    "/login", "/", "/jobs", "/preflight", "failed job",
+    pytest.param("processed job", marks=pytest.mark.xfail(
+        strict=True, raises=AssertionError, reason="the job page's operations list does not wrap a long file name "
+        "('wrote img-<40 hex>.jpg' in section#operations li runs ~80 px past a 390 px screen)")),
+]
+
+
+@pytest.mark.parametrize("page", PHONE_PAGES)
+def test_console_page_fits_a_phone(browser, serve, queue, page):
     browser.phone()
+    if page != "/login":
+        login(browser, serve)
+    path = {"failed job": f"/jobs/{queue.failed}", "processed job": f"/jobs/{queue.by_name['photo.jpg']}"}.get(page, page)
+    browser.open(serve.origin + path)
+    assert browser.overflow() <= 1, \
+        f"{path} is {browser.overflow()} px wider than a phone's screen: {browser.overflowing()}"
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="the console declares no icon and answers the browser's automatic "
+                   "GET /favicon.ico with 401 (behind the login), a console error on every page")
+def test_no_page_asks_for_a_missing_icon(browser, serve, queue):
     login(browser, serve)
-    for path in ["/", "/jobs", f"/jobs/{queue.by_name['photo.jpg']}", f"/jobs/{queue.failed}", "/preflight"]:
+    for path in ["/", "/jobs", "/preflight"]:
         browser.open(serve.origin + path)
-        assert browser.overflow() <= 1, \
-            f"{path} is {browser.overflow()} px wider than a phone's screen: {browser.overflowing()}"
+        browser.collect()
+        assert not browser.errors(known=True), f"console errors on {path}: {browser.errors(known=True)}"

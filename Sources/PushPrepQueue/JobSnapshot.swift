@@ -72,6 +72,7 @@ struct JobSnapshot: Decodable {
             createdAt: date(createdAt), updatedAt: date(updatedAt), finishedAt: finishedAt.map(date),
             leaseOwner: leaseOwner, leaseToken: leaseToken, leaseExpiresAt: leaseExpiresAt.map(date),
             cancelRequested: cancelRequested, errorCode: errorCode, errorMessage: errorMessage, result: result,
-            callbackURL: callbackURL, metadata: metadata, requestID: requestID)
+            callbackURL: callbackURL, metadata: metadata, requestID: requestID,
+            kind: state == .succeeded ? JobKind(result: result) : .unknown)
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 public import PushPrepCore
 public import PushPrepPayload
 
@@ -194,7 +195,11 @@ struct PreflightTopic {
 
     init(_ code: PreflightCode) { self.code = code }
 
-    var explanation: Explanation { Explanation(meaning: code.summary, action: action) }
+    /// The summary without its Markdown code marks (the README's table reads them; a page shows
+    /// them as they are).
+    var explanation: Explanation {
+        Explanation(meaning: code.summary.replacingOccurrences(of: "`", with: ""), action: action)
+    }
 
     var action: String {
         switch code {

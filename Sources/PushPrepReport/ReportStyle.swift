@@ -65,17 +65,25 @@ package enum ReportStyle {
         .status-ok{color:var(--ok)}
         .status-failed{color:var(--bad)}
         .sizes td,.sizes th{font-variant-numeric:tabular-nums}
-        .limit-bar{display:block;position:relative;height:.6rem;border-radius:.3rem;background:#e5e5ea;\
-        overflow:hidden;margin:.25rem 0 .1rem}
-        .limit-bar>span{display:block;height:100%;background:var(--bar)}
-        meter.limit{width:100%;height:.8rem}
+        .limit-bar{display:block;width:100%;height:.6rem;margin:.4rem 0 .1rem;border-radius:.3rem}
+        .limit-track{fill:#e5e5ea}
+        .limit-used{fill:var(--bar)}
+        .limit-text{margin:.1rem 0 .5rem;font-size:.9rem;color:var(--muted)}
+        .chart-track{fill:#e5e5ea}
+        .chart-grid{stroke:#aeaeb2;stroke-width:1}
+        .chart-tick{fill:var(--bar)}
+        .chart-limit{stroke:var(--limit);stroke-width:2}
+        #size-chart .chart-scale{font-size:11px;fill:var(--muted)}
+        .meaning,.advice{display:block}
+        .meaning{color:var(--muted)}
+        .details{min-width:0}
+        .sizes caption{text-align:left}
         .problems{margin:.25rem 0;padding-left:1.1rem}
         .problems li{margin:.3rem 0}
         .problem-code{font-weight:600}
         .severity-error,.problem-failure{color:var(--bad)}
         .severity-warning,.problem-warning{color:var(--warn)}
         .severity-info{color:var(--muted)}
-        .advice{display:block;color:var(--ink)}
         .preflight{display:grid;grid-template-columns:minmax(0,22rem) minmax(0,1fr);gap:1rem;\
         background:var(--card);border-radius:.75rem;padding:1rem}
         .findings-part h3{margin-top:0}
@@ -83,10 +91,11 @@ package enum ReportStyle {
         li.finding{margin:.35rem 0}
         @media (max-width:40rem){article.input,.preflight{grid-template-columns:1fr}main{padding:.5rem}}
         @media (prefers-color-scheme:dark){:root{--ink:#f2f2f7;--muted:#aeaeb2;--paper:#000;--card:#1c1c1e;\
-        --line:#3a3a3c;--ok:#5ed47a;--bad:#ff8a80;--warn:#ffc46b;--accent:#6cb2ff;--bar:#6cb2ff}\
+        --line:#3a3a3c;--ok:#5ed47a;--bad:#ff8a80;--warn:#ffc46b;--accent:#6cb2ff;--bar:#6cb2ff;\
+        --limit:#ff8a80}\
         .banner{background:rgba(44,44,46,.96);color:#fff}.banner-head{color:#d1d1d6}\
         .expanded-placeholder{background:#2c2c2e;color:#e5e5ea}.audio-duration{color:#d1d1d6}\
-        .limit-bar{background:#3a3a3c}}
+        .limit-track,.chart-track{fill:#3a3a3c}}
 
         """
 }

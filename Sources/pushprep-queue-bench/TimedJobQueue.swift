@@ -123,6 +123,54 @@ struct TimedJobQueue: JobQueue {
         }
     }
 
+    func list(filter: JobFilter, limit: Int, before: JobID?) async throws(PushPrepError) -> [JobRecord] {
+        try await timed("listFiltered", rows: \.count) { () async throws(PushPrepError) in
+            try await base.list(filter: filter, limit: limit, before: before)
+        }
+    }
+
+    func count(filter: JobFilter) async throws(PushPrepError) -> Int {
+        try await timed("count", rows: { _ in 0 }) { () async throws(PushPrepError) in
+            try await base.count(filter: filter)
+        }
+    }
+
+    func retry(matching filter: JobFilter) async throws(PushPrepError) -> Int {
+        try await timed("retryMatching", rows: { $0 }) { () async throws(PushPrepError) in
+            try await base.retry(matching: filter)
+        }
+    }
+
+    func activity(since: Date, bucket: Duration) async throws(PushPrepError) -> [ActivityBucket] {
+        try await timed("activity", rows: \.count) { () async throws(PushPrepError) in
+            try await base.activity(since: since, bucket: bucket)
+        }
+    }
+
+    func recordWorker(_ worker: WorkerRegistration) async throws(PushPrepError) {
+        try await timed("recordWorker", rows: { _ in 1 }) { () async throws(PushPrepError) in
+            try await base.recordWorker(worker)
+        }
+    }
+
+    func removeWorker(id: String) async throws(PushPrepError) {
+        try await timed("removeWorker", rows: { _ in 1 }) { () async throws(PushPrepError) in
+            try await base.removeWorker(id: id)
+        }
+    }
+
+    func workers(seenSince date: Date) async throws(PushPrepError) -> [WorkerRecord] {
+        try await timed("workers", rows: \.count) { () async throws(PushPrepError) in
+            try await base.workers(seenSince: date)
+        }
+    }
+
+    func attempts(job: JobID) async throws(PushPrepError) -> [JobAttempt] {
+        try await timed("attempts", rows: \.count) { () async throws(PushPrepError) in
+            try await base.attempts(job: job)
+        }
+    }
+
     /// Not recorded: it waits by design.
     func waitForWork(timeout: Duration) async {
         await base.waitForWork(timeout: timeout)

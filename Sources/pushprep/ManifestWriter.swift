@@ -1,17 +1,18 @@
 import Foundation
 import PushPrep
 
-/// Writes the manifest atomically (``AtomicFile``: a temporary file beside it, flushed, then a
-/// rename), creating its directory first; a device or a pipe given as the path is written
-/// through instead (`--manifest /dev/stdout`).
+/// Writes the manifest (or a report) atomically (``AtomicFile``: a temporary file beside it,
+/// flushed, then a rename), creating its directory first; a device or a pipe given as the path
+/// is written through instead (`--manifest /dev/stdout`).
 enum ManifestWriter {
-    static func write(_ data: Data, to path: String) throws {
+    /// Writes `data` to `path`; a failure names `what` was being written.
+    static func write(_ data: Data, to path: String, what: String = "the manifest") throws {
         let url = URL(fileURLWithPath: path)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         do {
             try AtomicFile.writeDestination([UInt8](data), to: path)
         } catch {
-            throw CommandFailure(message: "cannot write the manifest to \(path): \(error.message)")
+            throw CommandFailure(message: "cannot write \(what) to \(path): \(error.message)")
         }
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PushPrep
 import PushPrepPayload
+import PushPrepReport
 import PushPrepStorage
 
 /// `pushprep preflight`: checks push payloads and their attachments before they are sent.
@@ -33,6 +34,7 @@ struct PreflightCommand: AsyncParsableCommand {
             Examples:
               pushprep preflight payload.json
               pushprep preflight payload.json --fetch --strict
+              pushprep preflight payload.json --report preflight.html
               pushprep preflight onesignal.json --dialect onesignal --json
               pushprep preflight payload.json --fix fixed.json --out out --base-url https://cdn.example.com/push
               pushprep preflight payload.json --fix fixed.json --store s3://media/push --presign 2d
@@ -63,6 +65,11 @@ struct PreflightCommand: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Print JSON instead of text.")
     var json = false
+
+    @Option(
+        name: .long,
+        help: "Also write a self-contained HTML page here: each payload's notification preview beside its findings.")
+    var report: String?
 
     @Flag(name: .long, help: "Exit 3 when there are warnings (and no errors).")
     var strict = false
@@ -163,6 +170,13 @@ struct PreflightCommand: AsyncParsableCommand {
             }
         } else {
             reports = inputs.map { Preflight.check($0.1, file: $0.0, options: preflightOptions) }
+        }
+        if let report {
+            let views = zip(reports, inputs).map { checked, input in
+                PreflightView(report: checked, payload: input.1, options: preflightOptions)
+            }
+            let page = PreflightReportPage(views: views).html()
+            try ManifestWriter.write(Data(page.utf8), to: report, what: "the report")
         }
         if json {
             try JSONOutputOptions.print(PreflightOutput(reports: reports))

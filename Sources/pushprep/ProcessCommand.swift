@@ -31,6 +31,7 @@ struct ProcessCommand: AsyncParsableCommand {
               pushprep process big.png --image-max-bytes 2000000 --quality 75
               pushprep process https://cdn.example.com/a.jpg photo.png --out out
               pushprep process uploads/ --store s3://media/push --presign 7d > manifest.json
+              pushprep process samples/ --out demo-out --report demo-out/report.html
             """
     )
 
@@ -60,6 +61,13 @@ struct ProcessCommand: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Print one line per input after the run (source, output, size).")
     var list = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Also write a self-contained HTML report here: each input's notification preview, sizes before and after "
+                + "against Apple's limits, warnings and failures in plain words."))
+    var report: String?
 
     @OptionGroup var logging: LoggingOptions
 
@@ -146,9 +154,16 @@ struct ProcessCommand: AsyncParsableCommand {
 
         let failed = result.attachments.filter { $0.failure != nil }.count
         let seconds = (ContinuousClock.now - started).seconds
+        if let report {
+            // Before the s3 run's private folder goes: the thumbnails are made from its files.
+            let size = try await BatchReportWriter.write(
+                result, outputDirectory: outputDirectory, seconds: seconds, to: report)
+            logger.info("wrote the report", metadata: ["path": "\(report)", "bytes": "\(size)"])
+        }
         let summary =
             "\(items.count - failed) of \(items.count) ready, \(failed) failed in \(String(format: "%.1f", seconds)) s"
             + (manifestPath == "-" ? "" : "; manifest: \(manifestPath)")
+            + (report.map { "; report: \($0)" } ?? "")
         // With the manifest on stdout, the summary goes to stderr to keep stdout pure JSON.
         if manifestPath == "-" {
             FileHandle.standardError.write(Data((summary + "\n").utf8))

@@ -458,9 +458,9 @@ extension QueueConformanceTests {
             VALUES ('queued', 'old-queued', '{"v":1}', 'old-key', 5, 1700000000, 1700000000, 1700000000, NULL, NULL),
                 ('succeeded', 'old-done', '{}', NULL, 5, 1700000000, 1700000000, 1700000100, 1700000100, '{"ok":1}')
             """
-        try await withVersion1Database(backend, inserting: insert) { url, versions in
+        try await withOldDatabase(backend, inserting: insert) { url, versions in
             try await JobQueues.withQueue(url, logger: .quiet) { queue in
-                #expect(try await versions() == "1,2")
+                #expect(try await versions() == "1,2,3")
                 let old = try await queue.list(state: nil, limit: 10)
                 #expect(old.map(\.source) == ["old-done", "old-queued"])
                 #expect(old.map(\.state) == [.succeeded, .queued])
@@ -484,10 +484,10 @@ extension QueueConformanceTests {
 
     // MARK: - Helpers
 
-    /// Makes a database with only schema version 1 (as the previous release left it), runs
+    /// Makes a database with the schema up to `version` only (as an older release left it), runs
     /// `insert` in it, and passes its URL and a reader of its applied versions (`1,2`) to `body`.
-    func withVersion1Database(
-        _ backend: QueueBackend, inserting insert: String,
+    func withOldDatabase(
+        _ backend: QueueBackend, version: Int = 1, inserting insert: String,
         _ body: (QueueURL, @escaping @Sendable () async throws -> String) async throws -> Void
     ) async throws {
         switch backend {
@@ -495,9 +495,10 @@ extension QueueConformanceTests {
             let directory = try TestTools.temporaryDirectory()
             defer { TestTools.removeDirectory(directory) }
             let path = directory.appendingPathComponent("queue.db").path
-            _ = try SQLiteJobQueue(path: path, logger: .quiet, busyTimeout: .seconds(10), schemaVersion: 1)
+            _ = try SQLiteJobQueue(path: path, logger: .quiet, busyTimeout: .seconds(10), schemaVersion: version)
             let tables = try TestTools.runChecked("sqlite3", [path, ".tables"])
-            #expect(!String(decoding: tables, as: UTF8.self).contains("pushprep_webhook_deliveries"))
+            #expect(
+                String(decoding: tables, as: UTF8.self).contains("pushprep_webhook_deliveries") == (version >= 2))
             _ = try TestTools.runChecked("sqlite3", [path, insert])
             try await body(.sqlite(path: path)) {
                 let output = try TestTools.runChecked(
@@ -509,7 +510,7 @@ extension QueueConformanceTests {
             let server = PostgresTestServer.shared
             try await server.withFreshDatabase { url in
                 guard case .postgres(let location) = url else { throw CancellationError() }
-                try await PostgresJobQueue.migrate(location, upTo: 1, logger: .quiet)
+                try await PostgresJobQueue.migrate(location, upTo: version, logger: .quiet)
                 let database = PostgresTestServer.databaseName(url)
                 let postgresInsert = insert.replacingOccurrences(of: "1700000000", with: "to_timestamp(1700000000)")
                     .replacingOccurrences(of: "1700000100", with: "to_timestamp(1700000100)")

@@ -234,6 +234,7 @@ import Testing
         let actions = PreflightCode.allCases.map { Explanation($0).action }
         #expect(actions.allSatisfy { !$0.isEmpty })
         #expect(Explanation(.contentTooLarge).meaning == PreflightCode.contentTooLarge.summary)
+        #expect(Explanation(.insecureURL).meaning.hasPrefix("http://: App Transport Security"))
     }
 
     @Test func unknownFailureCodeGetsGenericWords() throws {

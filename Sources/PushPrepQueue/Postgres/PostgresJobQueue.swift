@@ -335,7 +335,7 @@ public final class PostgresJobQueue: JobQueue {
     }
 
     /// Runs a query that selects ``PostgresSQL/columns`` and decodes its rows.
-    private func records(_ action: String, _ query: PostgresQuery) async throws(PushPrepError) -> [JobRecord] {
+    func records(_ action: String, _ query: PostgresQuery) async throws(PushPrepError) -> [JobRecord] {
         try await perform(action) {
             var records: [JobRecord] = []
             for try await row in try await client.query(query, logger: logger) {
@@ -345,7 +345,7 @@ public final class PostgresJobQueue: JobQueue {
         }
     }
 
-    private static func query(_ sql: String, _ value: some PostgresNonThrowingEncodable & PostgresDynamicTypeEncodable)
+    static func query(_ sql: String, _ value: some PostgresNonThrowingEncodable & PostgresDynamicTypeEncodable)
         -> PostgresQuery
     {
         var bindings = PostgresBindings()
@@ -356,7 +356,7 @@ public final class PostgresJobQueue: JobQueue {
     // MARK: - Rows
 
     /// A row selected with ``PostgresSQL/columns``.
-    private static func record(_ row: PostgresRow) throws -> JobRecord {
+    static func record(_ row: PostgresRow) throws -> JobRecord {
         let (id, state, source, payload, dedupKey, priority, attempt, maxAttempts, timeoutSeconds, runAt) =
             try row.decode((JobID, String, String, String, String?, Int, Int, Int, Double?, Date).self)
         let columns = row.makeRandomAccess()
@@ -375,7 +375,8 @@ public final class PostgresJobQueue: JobQueue {
             result: try columns["result"].decode(String?.self),
             callbackURL: try columns["callback_url"].decode(String?.self),
             metadata: try columns["metadata"].decode(String?.self),
-            requestID: try columns["request_id"].decode(String?.self))
+            requestID: try columns["request_id"].decode(String?.self),
+            kind: JobKind(stored: try columns["kind"].decode(String?.self)))
     }
 
     /// Claim order: priority (highest first), then `run_at`, then id. `RETURNING` leaves the
@@ -413,7 +414,7 @@ public final class PostgresJobQueue: JobQueue {
         return nil
     }
 
-    private static func isUniqueViolation(_ error: any Error) -> Bool {
+    static func isUniqueViolation(_ error: any Error) -> Bool {
         (error as? PSQLError)?.serverInfo?[.sqlState] == "23505"
     }
 

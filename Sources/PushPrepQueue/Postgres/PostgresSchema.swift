@@ -17,7 +17,9 @@ enum PostgresSchema {
 
     /// Every migration, oldest first: its version and its statements (the extended query
     /// protocol runs one statement per query).
-    private static let migrations: [(version: Int, statements: [String])] = [(1, version1), (2, version2)]
+    private static let migrations: [(version: Int, statements: [String])] = [
+        (1, version1), (2, version2), (3, version3),
+    ]
 
     /// The newest schema version this build knows.
     static var latestVersion: Int { migrations.map(\.version).max() ?? 0 }
@@ -151,6 +153,116 @@ enum PostgresSchema {
             WHEN (NEW.callback_url IS NOT NULL AND NEW.state IN ('succeeded', 'failed', 'dead', 'cancelled')
                 AND OLD.state IN ('queued', 'running'))
             EXECUTE FUNCTION pushprep_jobs_webhook()
+        """,
+    ]
+
+    /// Version 3, for the console: the jobs' kind (from a succeeded job's result) and the indexes
+    /// of its filters; an index that covers counting finished jobs by time and state (it replaces
+    /// version 1's index on `finished_at`, which pruning uses the same way); the workers'
+    /// registrations; the attempts.
+    ///
+    /// Attempts are written by row triggers, as the webhook outbox is: a new lease token opens
+    /// one (every claim), and leaving `running` closes it (a result, a rescue, a release, a
+    /// cancel), in the statement's own transaction. A job's attempts are deleted with it (the
+    /// foreign key). The history starts at this version: a job running during the upgrade has no
+    /// attempt until its next claim.
+    ///
+    /// The kinds of the jobs that succeeded before are read from their results by a function of
+    /// the migration's session (`pg_temp`): PostgreSQL 15 has no cast that returns NULL for text
+    /// that is not JSON, so it catches the error.
+    private static let version3 = [
+        """
+        ALTER TABLE pushprep_jobs ADD COLUMN kind text CHECK (kind IN ('image', 'video', 'audio'))
+        """,
+        """
+        CREATE FUNCTION pg_temp.pushprep_result_kind(result text) RETURNS text LANGUAGE plpgsql AS $$
+        DECLARE
+            kind text;
+        BEGIN
+            kind := result::jsonb ->> 'kind';
+            RETURN CASE WHEN kind IN ('image', 'video', 'audio') THEN kind END;
+        EXCEPTION WHEN others THEN
+            RETURN NULL;
+        END
+        $$
+        """,
+        """
+        UPDATE pushprep_jobs SET kind = pg_temp.pushprep_result_kind(result)
+        WHERE state = 'succeeded' AND result IS NOT NULL
+        """,
+        "DROP FUNCTION pg_temp.pushprep_result_kind(text)",
+        // Filtering: one kind, or one error code, newest first.
+        "CREATE INDEX pushprep_jobs_kind ON pushprep_jobs (kind, id) WHERE kind IS NOT NULL",
+        "CREATE INDEX pushprep_jobs_error ON pushprep_jobs (error_code, id) WHERE error_code IS NOT NULL",
+        // Activity and pruning: finished jobs by time, with their state (index-only scans).
+        "DROP INDEX pushprep_jobs_finished",
+        """
+        CREATE INDEX pushprep_jobs_finished_state ON pushprep_jobs (finished_at, state)
+            WHERE finished_at IS NOT NULL
+        """,
+        """
+        CREATE TABLE pushprep_workers (
+            id text PRIMARY KEY,
+            host text NOT NULL,
+            pid integer NOT NULL,
+            concurrency integer NOT NULL,
+            started_at timestamptz NOT NULL,
+            last_seen_at timestamptz NOT NULL
+        )
+        """,
+        "CREATE INDEX pushprep_workers_seen ON pushprep_workers (last_seen_at)",
+        """
+        CREATE TABLE pushprep_job_attempts (
+            job_id bigint NOT NULL REFERENCES pushprep_jobs (id) ON DELETE CASCADE,
+            lease_token bigint NOT NULL,
+            attempt integer NOT NULL,
+            worker text NOT NULL,
+            started_at timestamptz NOT NULL,
+            ended_at timestamptz,
+            outcome text CHECK (outcome IN ('succeeded', 'failed', 'cancelled', 'expired', 'released')),
+            error_code text,
+            error_message text,
+            PRIMARY KEY (job_id, lease_token)
+        )
+        """,
+        """
+        CREATE FUNCTION pushprep_jobs_attempt_start() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            INSERT INTO pushprep_job_attempts (job_id, lease_token, attempt, worker, started_at)
+            VALUES (NEW.id, NEW.lease_token, NEW.attempt, coalesce(NEW.lease_owner, ''), now());
+            RETURN NULL;
+        END
+        $$
+        """,
+        """
+        CREATE TRIGGER pushprep_jobs_attempt_start AFTER UPDATE OF lease_token ON pushprep_jobs FOR EACH ROW
+            WHEN (NEW.lease_token <> OLD.lease_token AND NEW.state = 'running')
+            EXECUTE FUNCTION pushprep_jobs_attempt_start()
+        """,
+        """
+        CREATE FUNCTION pushprep_jobs_attempt_end() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE
+            released boolean := NEW.state = 'queued' AND NEW.attempt < OLD.attempt;
+        BEGIN
+            UPDATE pushprep_job_attempts
+            SET ended_at = now(),
+                outcome = CASE
+                    WHEN NEW.state = 'succeeded' THEN 'succeeded'
+                    WHEN released THEN 'released'
+                    WHEN NEW.state = 'cancelled' THEN 'cancelled'
+                    WHEN NEW.error_code = 'lease_expired' THEN 'expired'
+                    ELSE 'failed' END,
+                error_code = CASE WHEN NEW.state = 'succeeded' OR released THEN NULL ELSE NEW.error_code END,
+                error_message = CASE WHEN NEW.state = 'succeeded' OR released THEN NULL ELSE NEW.error_message END
+            WHERE job_id = NEW.id AND lease_token = OLD.lease_token AND ended_at IS NULL;
+            RETURN NULL;
+        END
+        $$
+        """,
+        """
+        CREATE TRIGGER pushprep_jobs_attempt_end AFTER UPDATE OF state ON pushprep_jobs FOR EACH ROW
+            WHEN (OLD.state = 'running' AND NEW.state <> 'running')
+            EXECUTE FUNCTION pushprep_jobs_attempt_end()
         """,
     ]
 

@@ -186,13 +186,23 @@ struct HeartbeatStatement: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
 
-/// Ends current leases now (their holder is gone), for the next rescue. Returns the ids.
+/// Ends current leases now (their holder is gone), for the next rescue, and their attempts,
+/// saying why (the rescue finds them ended and leaves them). Returns the ids.
 struct ExpireStatement: LeasesStatement {
     static let sql = """
-        UPDATE pushprep_jobs AS j SET lease_expires_at = now() - interval '1 second'
-        FROM unnest($1::bigint[], $2::bigint[]) AS o(id, token)
-        \(currentLease)
-        RETURNING j.id
+        WITH expired AS (
+            UPDATE pushprep_jobs AS j SET lease_expires_at = now() - interval '1 second'
+            FROM unnest($1::bigint[], $2::bigint[]) AS o(id, token)
+            \(currentLease)
+            RETURNING j.id, j.lease_token
+        ), attempts AS (
+            UPDATE pushprep_job_attempts AS a
+            SET ended_at = now(), outcome = 'expired', error_code = 'lease_expired',
+                error_message = '\(JobAttempt.holderGoneMessage)'
+            FROM expired
+            WHERE a.job_id = expired.id AND a.lease_token = expired.lease_token AND a.ended_at IS NULL
+        )
+        SELECT id FROM expired
         """
 
     let leases: [Lease]
@@ -205,9 +215,9 @@ struct FinishStatement: PostgresPreparedStatement {
     static let sql = """
         WITH succeeded AS (
             UPDATE pushprep_jobs AS j
-            SET state = 'succeeded', result = o.result, error_code = NULL, error_message = NULL, finished_at = now(),
-                \(clearLease)
-            FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS o(id, token, result)
+            SET state = 'succeeded', result = o.result, kind = nullif(o.kind, ''), error_code = NULL,
+                error_message = NULL, finished_at = now(), \(clearLease)
+            FROM unnest($1::bigint[], $2::bigint[], $3::text[], $16::text[]) AS o(id, token, result, kind)
             \(currentLease)
             RETURNING j.id, false AS ready
         ), failed AS (
@@ -243,7 +253,8 @@ struct FinishStatement: PostgresPreparedStatement {
 
     typealias Row = (JobID, Bool)
 
-    private var succeeded: (ids: [Int64], tokens: [Int64], results: [String]) = ([], [], [])
+    /// The kinds are read from the results here (``JobKind/init(result:)``), `""` for unknown.
+    private var succeeded: (ids: [Int64], tokens: [Int64], results: [String], kinds: [String]) = ([], [], [], [])
     private var failed: (ids: [Int64], tokens: [Int64], codes: [String], messages: [String]) = ([], [], [], [])
     private var retried: (ids: [Int64], tokens: [Int64], codes: [String], messages: [String], delays: [Double]) = (
         [], [], [], [], []
@@ -258,6 +269,7 @@ struct FinishStatement: PostgresPreparedStatement {
                 succeeded.ids.append(id)
                 succeeded.tokens.append(token)
                 succeeded.results.append(result)
+                succeeded.kinds.append(JobKind(result: result).stored ?? "")
             case .failed(let code, let message):
                 failed.ids.append(id)
                 failed.tokens.append(token)
@@ -278,7 +290,7 @@ struct FinishStatement: PostgresPreparedStatement {
     }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 15)
+        var bindings = PostgresBindings(capacity: 16)
         bindings.append(succeeded.ids)
         bindings.append(succeeded.tokens)
         bindings.append(succeeded.results)
@@ -294,6 +306,7 @@ struct FinishStatement: PostgresPreparedStatement {
         bindings.append(cancelled.ids)
         bindings.append(cancelled.tokens)
         bindings.append(cancelled.messages)
+        bindings.append(succeeded.kinds)
         return bindings
     }
 
@@ -331,7 +344,7 @@ enum PostgresSQL {
     static let columns = """
         id, state, source, payload, dedup_key, priority, attempt, max_attempts, timeout_seconds, run_at, \
         created_at, updated_at, finished_at, lease_owner, lease_token, lease_expires_at, cancel_requested, \
-        error_code, error_message, result, callback_url, metadata, request_id
+        error_code, error_message, result, callback_url, metadata, request_id, kind
         """
 
     /// `$1`: the dedup keys. The queued or running job of each key.
@@ -356,7 +369,7 @@ enum PostgresSQL {
         WITH retried AS (
             UPDATE pushprep_jobs
             SET state = 'queued', attempt = 0, run_at = now(), finished_at = NULL, cancel_requested = false,
-                result = NULL, updated_at = now()
+                result = NULL, kind = NULL, updated_at = now()
             WHERE id = $1 AND state IN ('failed', 'dead', 'cancelled')
             RETURNING \(columns)
         )

@@ -139,11 +139,14 @@ public final class SQLiteJobQueue: JobQueue {
         guard !leases.isEmpty else { return [] }
         return try await write("expire leases") { db in
             let statement = try db.cachedStatement(sql: SQL.expire)
+            let attempt = try db.cachedStatement(sql: SQL.expireAttempt)
             var matched = Set<JobID>()
             for lease in leases {
                 // A moment in the past: rescue compares lease_expires_at < now.
                 try statement.execute(arguments: ["past": Self.now() - 1, "id": lease.id, "token": lease.token])
-                if db.changesCount > 0 { matched.insert(lease.id) }
+                guard db.changesCount > 0 else { continue }
+                matched.insert(lease.id)
+                try attempt.execute(arguments: ["now": Self.now(), "id": lease.id, "token": lease.token])
             }
             return matched
         }
@@ -362,7 +365,7 @@ public final class SQLiteJobQueue: JobQueue {
         var arguments: StatementArguments = ["now": now, "id": outcome.lease.id, "token": outcome.lease.token]
         switch outcome.kind {
         case .succeeded(let result):
-            arguments += ["result": result]
+            arguments += ["result": result, "kind": JobKind(result: result).stored]
             return (SQL.succeeded, arguments)
         case .failed(let code, let message):
             arguments += ["code": code, "message": message]
@@ -427,12 +430,15 @@ public final class SQLiteJobQueue: JobQueue {
             leaseOwner: row["lease_owner"], leaseToken: row["lease_token"], leaseExpiresAt: date("lease_expires_at"),
             cancelRequested: row["cancel_requested"], errorCode: row["error_code"], errorMessage: row["error_message"],
             result: row["result"], callbackURL: row["callback_url"], metadata: row["metadata"],
-            requestID: row["request_id"])
+            requestID: row["request_id"], kind: JobKind(stored: row["kind"]))
     }
 
     static func validate(_ specs: [JobSpec]) throws(PushPrepError) {
         for spec in specs { try spec.validate() }
     }
+
+    /// Every column of a job, in the order ``record(_:)`` reads them.
+    static let recordColumns = SQL.columns
 }
 
 /// The queue's SQL. Statements of the hot paths (enqueue, claim, heartbeat, finish, release)
@@ -441,7 +447,7 @@ private enum SQL {
     static let columns = """
         id, state, source, payload, dedup_key, priority, attempt, max_attempts, timeout_seconds, run_at, \
         created_at, updated_at, finished_at, lease_owner, lease_token, lease_expires_at, cancel_requested, \
-        error_code, error_message, result, callback_url, metadata, request_id
+        error_code, error_message, result, callback_url, metadata, request_id, kind
         """
 
     /// The columns a claim returns, by position.
@@ -512,6 +518,15 @@ private enum SQL {
         WHERE id = :id AND lease_token = :token AND state = 'running'
         """
 
+    /// Ends the attempt of an expired lease now, saying why (the rescue that follows finds it
+    /// ended and leaves it).
+    static let expireAttempt = """
+        UPDATE pushprep_job_attempts
+        SET ended_at = :now, outcome = 'expired', error_code = 'lease_expired',
+            error_message = '\(JobAttempt.holderGoneMessage)'
+        WHERE job_id = :id AND lease_token = :token AND ended_at IS NULL
+        """
+
     static let heartbeat = """
         UPDATE pushprep_jobs SET lease_expires_at = ?
         WHERE id = ? AND lease_token = ? AND state = 'running'
@@ -520,8 +535,8 @@ private enum SQL {
 
     static let succeeded = """
         UPDATE pushprep_jobs
-        SET state = 'succeeded', result = :result, error_code = NULL, error_message = NULL, finished_at = :now,
-            \(clearLease)
+        SET state = 'succeeded', result = :result, kind = :kind, error_code = NULL, error_message = NULL,
+            finished_at = :now, \(clearLease)
         \(currentLease)
         """
 
@@ -572,7 +587,7 @@ private enum SQL {
     static let retryJob = """
         UPDATE pushprep_jobs
         SET state = 'queued', attempt = 0, run_at = :now, finished_at = NULL, cancel_requested = 0, result = NULL,
-            updated_at = :now
+            kind = NULL, updated_at = :now
         WHERE id = :id
         RETURNING \(columns)
         """

@@ -9,7 +9,7 @@ import PushPrep
 /// old worker never writes rows it does not understand.
 enum SQLiteSchema {
     /// Every migration, oldest first: its version and its SQL.
-    private static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2)]
+    private static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2), (3, version3)]
 
     /// The newest schema version this build knows.
     static var latestVersion: Int { migrations.map(\.version).max() ?? 0 }
@@ -123,6 +123,82 @@ enum SQLiteSchema {
                     'error_code', NEW.error_code, 'error_message', NEW.error_message, 'result', NEW.result,
                     'callback_url', NEW.callback_url, 'metadata', NEW.metadata, 'request_id', NEW.request_id),
                 NEW.updated_at, NEW.updated_at);
+        END;
+        """
+
+    /// Version 3, for the console: the jobs' kind (from a succeeded job's result) and the indexes
+    /// of its filters; an index that covers counting finished jobs by time and state (it replaces
+    /// version 1's index on `finished_at`, which pruning uses the same way); the workers'
+    /// registrations; the attempts.
+    ///
+    /// Attempts are written by triggers, as the webhook outbox is: a new lease token opens one
+    /// (every claim), and leaving `running` closes it (a result, a rescue, a release, a cancel),
+    /// in the statement's own transaction. A job's attempts are deleted with it (the foreign key;
+    /// GRDB turns foreign keys on for every connection). The history starts at this version: a job
+    /// running during the upgrade has no attempt until its next claim.
+    private static let version3 = """
+        ALTER TABLE pushprep_jobs ADD COLUMN kind TEXT CHECK (kind IN ('image', 'video', 'audio'));
+        UPDATE pushprep_jobs SET kind = json_extract(result, '$.kind')
+        WHERE state = 'succeeded' AND CASE
+            -- A CASE, so that json_extract never sees text that is not JSON (it would fail).
+            WHEN json_valid(result) THEN json_type(result) = 'object'
+                AND json_extract(result, '$.kind') IN ('image', 'video', 'audio')
+            ELSE 0 END;
+        -- Filtering: one kind, or one error code, newest first.
+        CREATE INDEX pushprep_jobs_kind ON pushprep_jobs (kind, id) WHERE kind IS NOT NULL;
+        CREATE INDEX pushprep_jobs_error ON pushprep_jobs (error_code, id) WHERE error_code IS NOT NULL;
+        -- Activity and pruning: finished jobs by time, with their state (no table lookups).
+        DROP INDEX pushprep_jobs_finished;
+        CREATE INDEX pushprep_jobs_finished_state ON pushprep_jobs (finished_at, state);
+
+        CREATE TABLE pushprep_workers (
+            id TEXT PRIMARY KEY,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            concurrency INTEGER NOT NULL,
+            started_at REAL NOT NULL,
+            last_seen_at REAL NOT NULL
+        ) STRICT, WITHOUT ROWID;
+        CREATE INDEX pushprep_workers_seen ON pushprep_workers (last_seen_at);
+
+        CREATE TABLE pushprep_job_attempts (
+            job_id INTEGER NOT NULL REFERENCES pushprep_jobs (id) ON DELETE CASCADE,
+            lease_token INTEGER NOT NULL,
+            attempt INTEGER NOT NULL,
+            worker TEXT NOT NULL,
+            started_at REAL NOT NULL,
+            ended_at REAL,
+            outcome TEXT CHECK (outcome IN ('succeeded', 'failed', 'cancelled', 'expired', 'released')),
+            error_code TEXT,
+            error_message TEXT,
+            PRIMARY KEY (job_id, lease_token)
+        ) STRICT, WITHOUT ROWID;
+
+        CREATE TRIGGER pushprep_jobs_attempt_start AFTER UPDATE OF lease_token ON pushprep_jobs
+        WHEN NEW.lease_token <> OLD.lease_token AND NEW.state = 'running'
+        BEGIN
+            INSERT INTO pushprep_job_attempts (job_id, lease_token, attempt, worker, started_at)
+            VALUES (NEW.id, NEW.lease_token, NEW.attempt, coalesce(NEW.lease_owner, ''), NEW.updated_at);
+        END;
+
+        CREATE TRIGGER pushprep_jobs_attempt_end AFTER UPDATE OF state ON pushprep_jobs
+        WHEN OLD.state = 'running' AND NEW.state <> 'running'
+        BEGIN
+            UPDATE pushprep_job_attempts
+            SET ended_at = NEW.updated_at,
+                outcome = CASE
+                    WHEN NEW.state = 'succeeded' THEN 'succeeded'
+                    WHEN NEW.state = 'queued' AND NEW.attempt < OLD.attempt THEN 'released'
+                    WHEN NEW.state = 'cancelled' THEN 'cancelled'
+                    WHEN NEW.error_code = 'lease_expired' THEN 'expired'
+                    ELSE 'failed' END,
+                error_code = CASE
+                    WHEN NEW.state = 'succeeded' OR (NEW.state = 'queued' AND NEW.attempt < OLD.attempt) THEN NULL
+                    ELSE NEW.error_code END,
+                error_message = CASE
+                    WHEN NEW.state = 'succeeded' OR (NEW.state = 'queued' AND NEW.attempt < OLD.attempt) THEN NULL
+                    ELSE NEW.error_message END
+            WHERE job_id = NEW.id AND lease_token = OLD.lease_token AND ended_at IS NULL;
         END;
         """
 

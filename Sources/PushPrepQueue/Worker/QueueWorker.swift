@@ -53,6 +53,7 @@ public final class QueueWorker<Handler: JobHandler>: Service {
                 "queue": "\(queue.description)", "concurrency": "\(configuration.concurrency)",
                 "lease": "\(configuration.lease)",
             ])
+        await announce(on: queue)
         let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         state.withLock { $0.wake = wake }
         await withGracefulShutdownHandler {
@@ -69,6 +70,11 @@ public final class QueueWorker<Handler: JobHandler>: Service {
             self.stop()
         }
         await flush(queue)
+        do {
+            try await queue.removeWorker(id: configuration.workerID)
+        } catch {
+            logger.debug("cannot remove the worker's registration", metadata: ["error": "\(error.message)"])
+        }
         logger.info("worker stopped")
     }
 
@@ -224,6 +230,7 @@ public final class QueueWorker<Handler: JobHandler>: Service {
     private func heartbeatLoop(_ queue: any JobQueue) async {
         while true {
             do { try await Task.sleep(for: configuration.heartbeatInterval) } catch { return }
+            await announce(on: queue)
             let leases = state.withLock { state in state.running.values.filter { !$0.released }.map(\.lease) }
             guard !leases.isEmpty else { continue }
             do {
@@ -253,6 +260,21 @@ public final class QueueWorker<Handler: JobHandler>: Service {
             } catch {
                 logger.warning("heartbeat failed", metadata: ["code": "\(error.code)", "error": "\(error.message)"])
             }
+        }
+    }
+
+    /// Registers this worker for the console's list of workers alive, or refreshes its last-seen
+    /// time (at the start and at every heartbeat, busy or idle). A failure is only logged: the
+    /// registry is for people, not for the jobs.
+    private func announce(on queue: any JobQueue) async {
+        let registration = WorkerRegistration(
+            id: configuration.workerID, host: ProcessInfo.processInfo.hostName,
+            pid: Int(ProcessInfo.processInfo.processIdentifier), concurrency: configuration.concurrency)
+        do {
+            try await queue.recordWorker(registration)
+        } catch {
+            logger.debug(
+                "cannot register the worker", metadata: ["code": "\(error.code)", "error": "\(error.message)"])
         }
     }
 

@@ -9,11 +9,12 @@ extension NotificationPreview {
     ///     for a movie its poster, which PushPrep takes at the movie's `ThumbnailTime` (so the
     ///     poster is the frame the phone's thumbnail shows); nil for a sound, or when there is
     ///     nothing to show.
+    ///   - thumbnailSource: a smaller copy of the same picture for the banner's box, or nil.
     ///   - clip: the thumbnail clipping rectangle the payload will carry (the manifest has none).
     ///   - title: the notification's title; the report passes the source's name.
     ///   - body: the notification's body; the report passes what the output is.
     package init(
-        attachment: Attachment, imageSource: String?, clip: ClippingRect? = nil,
+        attachment: Attachment, imageSource: String?, thumbnailSource: String? = nil, clip: ClippingRect? = nil,
         appName: String = NotificationPreview.defaultAppName, title: String? = nil, body: String? = nil
     ) {
         let options = attachment.options
@@ -27,13 +28,16 @@ extension NotificationPreview {
                     frames > 1
                     ? "Animated, \(frames) frames; the thumbnail is frame \(Self.frameNumber(options.thumbnailTime))"
                         + " (ThumbnailTime)" : nil
-                picture = Picture(source: imageSource, width: width, height: height, caption: caption)
+                picture = Picture(
+                    source: imageSource, width: width, height: height, caption: caption,
+                    thumbnailSource: thumbnailSource)
             }
         case .video:
             if let imageSource, let poster = attachment.poster {
                 picture = Picture(
                     source: imageSource, width: poster.width, height: poster.height,
-                    caption: "Poster: the frame at \(Self.seconds(options.thumbnailTime ?? 0)) (ThumbnailTime)")
+                    caption: "Poster: the frame at \(Self.seconds(options.thumbnailTime ?? 0)) (ThumbnailTime)",
+                    thumbnailSource: thumbnailSource)
             } else {
                 placeholder = "No poster frame for this movie"
             }

@@ -17,12 +17,18 @@ package struct NotificationPreview: Sendable, Equatable {
         package var height: Int
         /// What the picture is, when that needs saying (a poster's frame, say).
         package var caption: String?
+        /// A smaller copy of the same picture (same proportions) for the banner's thumbnail box;
+        /// nil to draw the box from `source`.
+        package var thumbnailSource: String?
 
-        package init(source: String, width: Int, height: Int, caption: String? = nil) {
+        package init(
+            source: String, width: Int, height: Int, caption: String? = nil, thumbnailSource: String? = nil
+        ) {
             self.source = source
             self.width = width
             self.height = height
             self.caption = caption
+            self.thumbnailSource = thumbnailSource
         }
     }
 

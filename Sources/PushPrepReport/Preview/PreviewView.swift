@@ -63,7 +63,8 @@ struct PreviewView {
             let place = crop.svgAttributes
             thumb = Thumb(
                 image: ThumbImage(
-                    source: picture.source, x: place.x, y: place.y, width: place.width, height: place.height),
+                    source: picture.thumbnailSource ?? picture.source, x: place.x, y: place.y, width: place.width,
+                    height: place.height),
                 glyph: nil, label: "Thumbnail of the \(what)")
         } else {
             thumb = Thumb(

@@ -1,0 +1,146 @@
+public import Foundation
+import NIOPosix
+public import PushPrepCore
+import PushPrepMedia
+
+/// The small JPEGs the batch report inlines as `data:` URLs, made with libvips from what the
+/// run wrote: an image's output (an animation's frame at its `ThumbnailTime`), a movie's poster
+/// (taken at its `ThumbnailTime`); sounds have none.
+///
+/// Two per picture, so that neither is drawn from a copy much larger than it is shown:
+/// - the banner's: its short side twice the 38-pixel box (a 2x screen; the crop then cuts the
+///   long side), at most four times that on the long side;
+/// - the expanded view's: fitting a square of ``Policy/side`` pixels (320, the view's CSS width,
+///   for batches up to 200 inputs; 160 above).
+///
+/// Both at JPEG quality 70. Once ``Policy/budgetBytes`` of JPEG are spent, the remaining inputs
+/// get a note instead, which bounds the report whatever the batch.
+package struct ReportThumbnails: Sendable {
+    /// The sizes and the budget of a batch.
+    package struct Policy: Sendable, Equatable {
+        /// The square the expanded view's copy fits in, in pixels.
+        package var side: Int
+        /// The banner copy's short side, in pixels.
+        package var thumbnailSide: Int
+        /// JPEG bytes all thumbnails may take together (their `data:` URLs are 4/3 of it).
+        package var budgetBytes: Int
+        package var quality: Int
+
+        /// The policy for a batch of `count` inputs.
+        package init(count: Int) {
+            self.init(side: count <= 200 ? 320 : 160, budgetBytes: 6_000_000)
+        }
+
+        package init(side: Int, thumbnailSide: Int = 76, budgetBytes: Int, quality: Int = 70) {
+            self.side = side
+            self.thumbnailSide = thumbnailSide
+            self.budgetBytes = budgetBytes
+            self.quality = quality
+        }
+    }
+
+    /// A JPEG as a `data:` URL, with its size.
+    package struct Picture: Sendable, Equatable {
+        package var dataURL: String
+        package var width: Int
+        package var height: Int
+        /// The JPEG's bytes (the URL holds 4/3 of them).
+        package var bytes: Int
+    }
+
+    /// One entry's thumbnails, or why it has none.
+    package enum Outcome: Sendable, Equatable {
+        /// The expanded view's copy and the banner's.
+        case pictures(expanded: Picture, banner: Picture)
+        /// No thumbnail, and why (budget spent, file unreadable).
+        case note(String)
+        /// Nothing to draw (a sound, a failed input, a movie without a poster).
+        case none
+    }
+
+    package var policy: Policy
+
+    package init(policy: Policy) { self.policy = policy }
+
+    /// The thumbnails of `manifest`'s entries (one outcome per entry, in order), from the files in
+    /// `outputDirectory`. Runs libvips on the shared thread pool, one file at a time.
+    package func make(for manifest: Manifest, outputDirectory: String) async -> [Outcome] {
+        var spent = 0
+        var outcomes: [Outcome] = []
+        for entry in manifest.attachments {
+            guard let attachment = entry.attachment, let source = Self.picture(of: attachment) else {
+                outcomes.append(.none)
+                continue
+            }
+            guard spent < policy.budgetBytes else {
+                outcomes.append(
+                    .note(
+                        "Thumbnail left out: the report's \(ReportThumbnails.megabytes(policy.budgetBytes)) of"
+                            + " thumbnails are spent"))
+                continue
+            }
+            let path =
+                outputDirectory.hasSuffix("/") ? outputDirectory + source.file : outputDirectory + "/" + source.file
+            let policy = policy
+            let banner = Self.bannerBox(width: source.width, height: source.height, shortSide: policy.thumbnailSide)
+            do {
+                let (large, small) = try await NIOThreadPool.singleton.runIfActive {
+                    let large = try PreviewThumbnail.jpeg(
+                        ofImageAt: path, width: policy.side, height: policy.side, page: source.page,
+                        quality: policy.quality)
+                    let small = try PreviewThumbnail.jpeg(
+                        ofImageAt: path, width: banner.width, height: banner.height, page: source.page,
+                        quality: policy.quality)
+                    return (large, small)
+                }
+                spent += large.jpeg.count + small.jpeg.count
+                outcomes.append(.pictures(expanded: Self.picture(large), banner: Self.picture(small)))
+            } catch {
+                let code = (error as? PushPrepError)?.code.rawValue ?? "io_error"
+                outcomes.append(.note("No thumbnail: \(source.file) could not be read (\(code))"))
+            }
+        }
+        return outcomes
+    }
+
+    /// The box the banner's copy fits in: the picture scaled so that its short side is
+    /// `shortSide` (never enlarged), the long side at most four times that.
+    static func bannerBox(width: Int, height: Int, shortSide: Int) -> (width: Int, height: Int) {
+        let short = max(1, min(width, height))
+        guard short > shortSide else { return (max(1, width), max(1, height)) }
+        let scale = Double(shortSide) / Double(short)
+        let cap = shortSide * 4
+        return (
+            min(cap, Int((Double(width) * scale).rounded())), min(cap, Int((Double(height) * scale).rounded()))
+        )
+    }
+
+    /// The file that pictures `attachment`, its size and the page to take: an image's output (an
+    /// animation's `ThumbnailTime` frame, within its frames), a movie's poster; nil for a sound
+    /// or a movie without a poster.
+    static func picture(of attachment: Attachment) -> (file: String, width: Int, height: Int, page: Int)? {
+        switch attachment.kind {
+        case .image:
+            guard let width = attachment.width, let height = attachment.height else { return nil }
+            let frames = max(1, attachment.frames ?? 1)
+            let time = attachment.options.thumbnailTime ?? 0
+            let page = time.isFinite ? min(frames - 1, max(0, Int(time.rounded(.down)))) : 0
+            return (attachment.file, width, height, page)
+        case .video:
+            return attachment.poster.map { ($0.file, $0.width, $0.height, 0) }
+        case .audio:
+            return nil
+        }
+    }
+
+    private static func picture(_ output: PreviewThumbnail.Output) -> Picture {
+        Picture(
+            dataURL: "data:image/jpeg;base64," + Data(output.jpeg).base64EncodedString(), width: output.width,
+            height: output.height, bytes: output.jpeg.count)
+    }
+
+    /// `6 MB`.
+    static func megabytes(_ bytes: Int) -> String {
+        bytes % 1_000_000 == 0 ? "\(bytes / 1_000_000) MB" : String(format: "%.1f MB", Double(bytes) / 1e6)
+    }
+}

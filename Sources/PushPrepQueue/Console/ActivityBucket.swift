@@ -1,0 +1,50 @@
+public import Foundation
+import PushPrep
+
+/// The jobs that finished in one interval, for the console's throughput chart: counted by the
+/// state they ended in (a job retried by hand counts once, at its latest end).
+public struct ActivityBucket: Sendable, Equatable, Codable {
+    /// The interval's start; it lasts the `bucket` asked for.
+    public var start: Date
+    public var succeeded: Int
+    /// Ended `failed` or `dead`.
+    public var failed: Int
+    public var cancelled: Int
+
+    public init(start: Date, succeeded: Int = 0, failed: Int = 0, cancelled: Int = 0) {
+        self.start = start
+        self.succeeded = succeeded
+        self.failed = failed
+        self.cancelled = cancelled
+    }
+
+    /// The most buckets one ``JobQueue/activity(since:bucket:)`` returns (a day of minutes).
+    public static let maximumCount = 1440
+    /// A bucket's range in seconds.
+    public static let widthSeconds: ClosedRange<Double> = 1...86_400
+
+    /// The buckets covering `since` up to `now`: each `width` long (clamped to
+    /// ``widthSeconds``), starting at `since` on its grid, the newest ``maximumCount`` only (the
+    /// first start moves forward, on the same grid). Empty when `since` is not before `now`.
+    static func grid(since: Date, until now: Date, width: Duration) -> (first: Date, width: Double, count: Int) {
+        let seconds = min(max(width.seconds, widthSeconds.lowerBound), widthSeconds.upperBound)
+        let span = now.timeIntervalSince(since)
+        guard span > 0, span.isFinite else { return (since, seconds, 0) }
+        let needed = Int((span / seconds).rounded(.up))
+        let dropped = max(needed - maximumCount, 0)
+        return (since.addingTimeInterval(Double(dropped) * seconds), seconds, needed - dropped)
+    }
+
+    /// Every bucket of the grid, filled with the `counts` found by bucket index (missing ones
+    /// are zero).
+    static func fill(
+        first: Date, width: Double, count: Int, counts: [Int: (succeeded: Int, failed: Int, cancelled: Int)]
+    ) -> [ActivityBucket] {
+        (0..<count).map { index in
+            let found = counts[index]
+            return ActivityBucket(
+                start: first.addingTimeInterval(Double(index) * width), succeeded: found?.succeeded ?? 0,
+                failed: found?.failed ?? 0, cancelled: found?.cancelled ?? 0)
+        }
+    }
+}

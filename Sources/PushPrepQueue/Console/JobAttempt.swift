@@ -1,0 +1,56 @@
+public import Foundation
+
+/// One claim of a job and how it ended, written by the database in the transaction of the claim
+/// and of the end (triggers on the jobs table, schema version 3), so no path can skip it.
+public struct JobAttempt: Sendable, Equatable, Codable {
+    /// How an attempt ended.
+    public enum Outcome: String, Sendable, Codable, CaseIterable {
+        case succeeded
+        /// The handler failed; the job was queued again or ended `failed` or `dead`.
+        case failed
+        case cancelled
+        /// The lease expired (the worker died or stalled) and a rescue took the job, or the
+        /// worker's process was found gone (``JobQueue/expire(_:)``).
+        case expired
+        /// The worker gave the job back without counting the attempt (a drain's end).
+        case released
+    }
+
+    public var jobID: JobID
+    /// The job's attempt number at the claim, from 1 (a retry by hand starts again at 1).
+    public var attempt: Int
+    /// The claim's fencing token: unique per job, increasing.
+    public var leaseToken: Int64
+    /// The worker that claimed it.
+    public var worker: String
+    public var startedAt: Date
+    /// Nil while it runs.
+    public var endedAt: Date?
+    /// Nil while it runs.
+    public var outcome: Outcome?
+    public var errorCode: String?
+    public var errorMessage: String?
+
+    public init(
+        jobID: JobID, attempt: Int, leaseToken: Int64, worker: String, startedAt: Date, endedAt: Date?,
+        outcome: Outcome?, errorCode: String?, errorMessage: String?
+    ) {
+        self.jobID = jobID
+        self.attempt = attempt
+        self.leaseToken = leaseToken
+        self.worker = worker
+        self.startedAt = startedAt
+        self.endedAt = endedAt
+        self.outcome = outcome
+        self.errorCode = errorCode
+        self.errorMessage = errorMessage
+    }
+
+    /// The message of an attempt that ``JobQueue/expire(_:)`` ended (its holder's process is
+    /// gone), with the code `lease_expired`; SQL text, so it holds no quote.
+    static let holderGoneMessage =
+        "the process of the worker holding the lease is gone; the lease was ended for a rescue"
+
+    /// The most attempts ``JobQueue/attempts(job:)`` returns: the newest ones.
+    public static let listLimit = 500
+}

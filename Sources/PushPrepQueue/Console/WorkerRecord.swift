@@ -1,0 +1,65 @@
+public import Foundation
+
+/// A worker process as it announces itself to the queue (see ``JobQueue/recordWorker(_:)``).
+public struct WorkerRegistration: Sendable, Equatable {
+    /// The worker's id, as its leases name it (``WorkerConfiguration/workerID``).
+    public var id: String
+    /// The machine's host name.
+    public var host: String
+    public var pid: Int
+    /// Jobs it runs at once.
+    public var concurrency: Int
+
+    public init(id: String, host: String, pid: Int, concurrency: Int) {
+        self.id = id
+        self.host = host
+        self.pid = pid
+        self.concurrency = concurrency
+    }
+
+    /// The longest id or host stored, in UTF-8 bytes; longer ones are cut.
+    static let textLimit = 200
+
+    /// `text` cut to ``textLimit`` bytes on a character boundary.
+    static func bounded(_ text: String) -> String {
+        guard text.utf8.count > textLimit else { return text }
+        var result = ""
+        for character in text {
+            if result.utf8.count + character.utf8.count > textLimit { break }
+            result.append(character)
+        }
+        return result
+    }
+}
+
+/// A registered worker, with the jobs it holds now.
+public struct WorkerRecord: Sendable, Equatable, Codable {
+    public var id: String
+    public var host: String
+    public var pid: Int
+    public var concurrency: Int
+    public var startedAt: Date
+    /// Its latest registration or heartbeat.
+    public var lastSeenAt: Date
+    /// The running jobs whose lease it holds, by id.
+    public var runningJobs: [JobID]
+
+    public init(
+        id: String, host: String, pid: Int, concurrency: Int, startedAt: Date, lastSeenAt: Date,
+        runningJobs: [JobID] = []
+    ) {
+        self.id = id
+        self.host = host
+        self.pid = pid
+        self.concurrency = concurrency
+        self.startedAt = startedAt
+        self.lastSeenAt = lastSeenAt
+        self.runningJobs = runningJobs
+    }
+
+    /// The most workers ``JobQueue/workers(seenSince:)`` returns (most recently seen first).
+    public static let listLimit = 1000
+    /// Registrations not seen for this long are deleted when a worker registers: a worker killed
+    /// with SIGKILL never removes its own.
+    public static let forgottenAfter: Duration = .seconds(86_400)
+}

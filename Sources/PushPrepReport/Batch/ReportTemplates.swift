@@ -1,0 +1,93 @@
+import Mustache
+
+/// The report page's Mustache template, kept in the source and parsed once. `{{…}}` escapes;
+/// `{{{…}}}` is used only for the stylesheet (a constant), and for the preview, the chart and the
+/// limit bars, which are built in Swift with every outside text escaped.
+enum ReportTemplates {
+    static let page = """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta http-equiv="Content-Security-Policy" content="{{csp}}">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="referrer" content="no-referrer">
+        <title>PushPrep batch report</title>
+        <style>{{{style}}}</style>
+        </head>
+        <body>
+        <main id="report">
+        <h1>Batch report</h1>
+        {{#view}}{{#summary}}<section id="summary" aria-labelledby="summary-title" data-count-ok="{{countOK}}" \
+        data-count-failed="{{countFailed}}" data-bytes-before="{{bytesBefore}}" data-bytes-after="{{bytesAfter}}">
+        <h2 id="summary-title">Summary</h2>
+        <ul class="counts">
+        <li data-count-ok="{{countOK}}"><b>{{countOK}}</b> ready</li>
+        <li data-count-failed="{{countFailed}}"><b>{{countFailed}}</b> failed</li>
+        <li><b>{{total}}</b> inputs: {{kinds}}</li>
+        <li data-bytes-before="{{bytesBefore}}">before <b>{{bytesBeforeText}}</b></li>
+        <li data-bytes-after="{{bytesAfter}}">after <b>{{bytesAfterText}}</b>{{#change}} ({{change}} for the \
+        inputs that are ready){{/change}}</li>
+        <li>in <b>{{time}}</b></li>
+        </ul>
+        {{{chart}}}
+        </section>{{/summary}}
+        <p class="muted">Written {{generated}} by pushprep. Previews are drawn with HTML and CSS, after iOS; \
+        thumbnails are small copies of the outputs.</p>
+        <section class="inputs" aria-label="Inputs">
+        {{#articles}}<article class="input" id="{{anchor}}" data-source="{{source}}" data-status="{{status}}"\
+        {{#kind}} data-kind="{{kind}}"{{/kind}}{{#code}} data-code="{{code}}"{{/code}} \
+        data-bytes-before="{{bytesBefore}}" data-bytes-after="{{bytesAfter}}">
+        <h2><code>{{source}}</code></h2>
+        <div class="preview">{{{preview}}}</div>
+        <div class="details">
+        <p class="status status-{{status}}">{{statusText}}{{#code}}: <code class="problem-code">{{code}}</code>{{/code}}</p>
+        {{#sizes}}<table class="sizes">
+        <caption class="muted">Before → after{{#extra}} ({{extra}}){{/extra}}</caption>
+        <tr><th scope="col"></th><th scope="col">Before</th><th scope="col">After</th></tr>
+        <tr><th scope="row">Type</th><td>{{beforeType}}</td><td>{{afterType}}</td></tr>
+        <tr><th scope="row">Size</th><td>{{beforeDimensions}}</td><td>{{afterDimensions}}</td></tr>
+        <tr><th scope="row">Bytes</th><td>{{beforeBytes}}</td><td>{{afterBytes}} ({{change}})</td></tr>
+        </table>
+        {{{limitBar}}}
+        <p class="limit-text">{{limitText}}</p>{{/sizes}}
+        {{#failure}}<ul class="problems"><li class="problem problem-failure"><span class="problem-code">{{code}}</span>: \
+        {{message}}<span class="meaning">{{meaning}}</span><span class="advice">What to do: {{action}}</span></li></ul>\
+        {{/failure}}
+        {{#hasWarnings}}<h3>Warnings</h3><ul class="problems">{{#warnings}}<li class="problem problem-warning">\
+        {{message}}</li>{{/warnings}}</ul>{{/hasWarnings}}
+        {{#hasOperations}}<details><summary>What was done</summary><ol class="operations">{{#operations}}\
+        <li>{{.}}</li>{{/operations}}</ol></details>{{/hasOperations}}
+        </div>
+        </article>
+        {{/articles}}</section>{{/view}}
+        </main>
+        </body>
+        </html>
+
+        """
+
+    /// What the page template reads: the policy, the stylesheet and the view.
+    private struct Page {
+        var csp: String
+        var style: String
+        var view: ReportPageView
+    }
+
+    private static let library: MustacheLibrary = {
+        var library = MustacheLibrary()
+        do {
+            try library.register(page, named: "report")
+        } catch {
+            // The template is a constant of this file; the tests render it.
+            preconditionFailure("the report template does not parse: \(error)")
+        }
+        return library
+    }()
+
+    /// The report's HTML for `view`, with `style` inline under its hash.
+    static func render(page view: ReportPageView, style: String) -> String {
+        let page = Page(csp: BatchReport.contentSecurityPolicy(style: style), style: style, view: view)
+        return library.render(page, withTemplate: "report") ?? ""
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import PushPrepCore
+
+/// The summary's chart: one lane per kind of output, each output a tick at its size on a log
+/// scale from 1 kB to Apple's limit for the kind, the limit drawn as a line at the right end.
+/// A strip per kind stays the same height for ten inputs or ten thousand. Drawn with SVG
+/// attributes and the stylesheet's classes only (no inline style: the CSP refuses it).
+enum SizeChart {
+    static let width = 640
+    static let laneHeight = 58
+    static let plotLeft = 118.0
+    static let plotRight = 600.0
+    /// The scale's start: sizes below it sit at the left edge.
+    static let floorBytes = 1000.0
+
+    /// The `<svg id="size-chart">` for outputs of `sizes` bytes by kind.
+    static func svg(_ sizes: [MediaKind: [Int]]) -> String {
+        let kinds = MediaKind.allCases
+        let height = laneHeight * kinds.count + 8
+        let summary = kinds.map { kind in
+            let list = sizes[kind] ?? []
+            let largest = list.max().map { ", the largest \(ReportFormat.bytes($0))" } ?? ""
+            return
+                "\(list.count) \(noun(kind, list.count))\(largest) of \(ReportFormat.bytes(AppleLimits.maxBytes(for: kind)))"
+        }.joined(separator: "; ")
+        var out = """
+            <svg id="size-chart" viewBox="0 0 \(width) \(height)" width="\(width)" height="\(height)" \
+            role="img" aria-labelledby="size-chart-title size-chart-desc">\
+            <title id="size-chart-title">Output sizes against Apple's limits</title>\
+            <desc id="size-chart-desc">\(HTML.escape(summary))</desc>
+            """
+        for (lane, kind) in kinds.enumerated() {
+            out += self.lane(kind, sizes[kind] ?? [], top: Double(lane * laneHeight + 4))
+        }
+        return out + "</svg>"
+    }
+
+    private static func lane(_ kind: MediaKind, _ sizes: [Int], top: Double) -> String {
+        let limit = AppleLimits.maxBytes(for: kind)
+        let middle = top + 22
+        var out = "<g class=\"chart-lane chart-\(kind.rawValue)\">"
+        out += "<text x=\"0\" y=\"\(n(middle + 4))\">\(title(kind)) (\(sizes.count))</text>"
+        out += "<rect class=\"chart-track\" x=\"\(n(plotLeft))\" y=\"\(n(top + 8))\" "
+        out += "width=\"\(n(plotRight - plotLeft))\" height=\"28\"/>"
+        // Decades from 1 kB to the limit, labelled below the track.
+        var mark = floorBytes
+        while mark < Double(limit) {
+            let x = position(mark, limit: limit)
+            out +=
+                "<line class=\"chart-grid\" x1=\"\(n(x))\" x2=\"\(n(x))\" y1=\"\(n(top + 8))\" y2=\"\(n(top + 36))\"/>"
+            out += "<text class=\"chart-scale\" x=\"\(n(x))\" y=\"\(n(top + 50))\" text-anchor=\"middle\">"
+            out += "\(ReportFormat.bytes(Int(mark)))</text>"
+            mark *= 10
+        }
+        for size in sizes {
+            let x = position(Double(size), limit: limit)
+            out += "<rect class=\"chart-tick\" x=\"\(n(x - 1))\" y=\"\(n(top + 10))\" width=\"2\" height=\"24\"/>"
+        }
+        out += "<line class=\"chart-limit\" x1=\"\(n(plotRight))\" x2=\"\(n(plotRight))\" y1=\"\(n(top + 4))\" "
+        out += "y2=\"\(n(top + 40))\"/>"
+        out += "<text class=\"chart-scale\" x=\"\(n(plotRight))\" y=\"\(n(top + 50))\" text-anchor=\"middle\">"
+        out += "limit \(ReportFormat.bytes(limit))</text></g>"
+        return out
+    }
+
+    /// Where `bytes` sits on the log scale from ``floorBytes`` to `limit`.
+    static func position(_ bytes: Double, limit: Int) -> Double {
+        let span = log10(Double(limit)) - log10(floorBytes)
+        let share = (log10(max(bytes, floorBytes)) - log10(floorBytes)) / span
+        return plotLeft + min(1, max(0, share)) * (plotRight - plotLeft)
+    }
+
+    private static func n(_ value: Double) -> String { ThumbnailCrop.number(value) }
+
+    private static func title(_ kind: MediaKind) -> String {
+        switch kind {
+        case .image: "Images"
+        case .video: "Movies"
+        case .audio: "Sounds"
+        }
+    }
+
+    static func noun(_ kind: MediaKind, _ count: Int) -> String {
+        let one =
+            switch kind {
+            case .image: "image"
+            case .video: "movie"
+            case .audio: "sound"
+            }
+        return count == 1 ? one : one + "s"
+    }
+}

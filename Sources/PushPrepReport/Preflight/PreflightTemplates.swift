@@ -1,0 +1,81 @@
+import Mustache
+
+/// The pre-flight fragment and page, kept in the source and parsed once. `{{{…}}}` only for the
+/// stylesheet (a constant) and the preview (escaped as it is built).
+enum PreflightTemplates {
+    static let section = """
+        <section class="preflight" data-file="{{file}}" aria-label="Pre-flight of {{file}}">
+        <div class="preview">{{{preview}}}</div>
+        <div class="details">
+        <h2><code>{{file}}</code></h2>
+        <p class="muted">{{dialect}}{{#size}}, {{size}}{{/size}}: {{totals}}</p>
+        {{#clean}}<p class="status status-ok">Nothing to fix.</p>{{/clean}}
+        {{#groups}}<div class="findings-part" data-part="{{part}}"><h3>{{heading}}</h3><ul class="findings">\
+        {{#findings}}<li class="finding" data-code="{{code}}" data-severity="{{severity}}" data-pointer="{{pointer}}">\
+        <span class="severity-{{severity}}">{{severity}}</span> <code class="problem-code">{{code}}</code> at \
+        <code>{{pointer}}</code>: {{message}}<span class="meaning">{{meaning}}</span>\
+        <span class="advice">What to do: {{action}}</span></li>{{/findings}}</ul></div>
+        {{/groups}}</div>
+        </section>
+        """
+
+    static let page = """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta http-equiv="Content-Security-Policy" content="{{csp}}">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="referrer" content="no-referrer">
+        <title>PushPrep pre-flight report</title>
+        <style>{{{style}}}</style>
+        </head>
+        <body>
+        <main id="preflight">
+        <h1>Pre-flight report</h1>
+        {{#sections}}{{{.}}}
+        {{/sections}}</main>
+        </body>
+        </html>
+
+        """
+
+    private struct Page {
+        var csp: String
+        var style: String
+        var sections: [String]
+    }
+
+    private static let library: MustacheLibrary = {
+        var library = MustacheLibrary()
+        do {
+            try library.register(section, named: "section")
+            try library.register(page, named: "page")
+        } catch {
+            // The templates are constants of this file; the tests render them.
+            preconditionFailure("a pre-flight template does not parse: \(error)")
+        }
+        return library
+    }()
+
+    static func render(_ view: PreflightSectionView) -> String {
+        library.render(view, withTemplate: "section") ?? ""
+    }
+
+    static func render(page sections: [String], style: String) -> String {
+        let page = Page(csp: BatchReport.contentSecurityPolicy(style: style), style: style, sections: sections)
+        return library.render(page, withTemplate: "page") ?? ""
+    }
+}
+
+/// The page of `preflight --report`: one ``PreflightView`` per payload, self-contained as the
+/// batch report is (inline stylesheet under its hash, no script, nothing fetched).
+package struct PreflightReportPage: Sendable {
+    package var views: [PreflightView]
+
+    package init(views: [PreflightView]) { self.views = views }
+
+    package func html() -> String {
+        PreflightTemplates.render(page: views.map(\.html), style: ReportStyle.css)
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+
+/// Numbers as the pages write them for people.
+package enum ReportFormat {
+    /// Decimal units, as Apple's limits are given (10 MB is 10,000,000 bytes): `812 bytes`,
+    /// `45.3 kB`, `2.41 MB`, three significant digits.
+    package static func bytes(_ count: Int) -> String {
+        if count < 1000 { return "\(count) byte\(count == 1 ? "" : "s")" }
+        let units: [(String, Double)] = [("kB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12)]
+        let value = Double(count)
+        let (name, size) = units.last { value >= $0.1 } ?? units[0]
+        return "\(significant(value / size)) \(name)"
+    }
+
+    /// Three significant digits, no trailing zeros: 2.41, 45.3, 812.
+    static func significant(_ value: Double) -> String {
+        let decimals = value >= 100 ? 0 : value >= 10 ? 1 : 2
+        var text = String(format: "%.\(decimals)f", value)
+        if text.contains(".") {
+            while text.hasSuffix("0") { text.removeLast() }
+            if text.hasSuffix(".") { text.removeLast() }
+        }
+        return text
+    }
+
+    /// A share as a percentage with at most one decimal below 10 %: `0.4 %`, `37 %`.
+    package static func percent(_ part: Int, of whole: Int) -> String {
+        guard whole > 0 else { return "–" }
+        let value = Double(part) / Double(whole) * 100
+        let text = value < 10 ? String(format: "%.1f", value) : String(format: "%.0f", value)
+        return "\(text.hasSuffix(".0") ? String(text.dropLast(2)) : text) %"
+    }
+
+    /// Seconds of wall time: `0.42 s`, `3.1 s`, `2 min 05 s`.
+    package static func seconds(_ value: Double) -> String {
+        guard value.isFinite, value >= 0 else { return "–" }
+        if value < 60 { return "\(significant(value)) s" }
+        let total = Int(value.rounded())
+        let secs = total % 60
+        return "\(total / 60) min \(secs < 10 ? "0" : "")\(secs) s"
+    }
+
+    /// Width × height, or nil when either is unknown.
+    package static func dimensions(_ width: Int?, _ height: Int?) -> String? {
+        guard let width, let height else { return nil }
+        return "\(width)×\(height)"
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import PushPrepCore
+import PushPrepTestSupport
+import Testing
+
+@testable import PushPrep
+@testable import PushPrepReport
+
+/// The report page from manifests made here (no processing): counts, escaping, the policy's
+/// hash, and the page's size for a big batch.
+@Suite struct BatchReportTests {
+    static func image(_ index: Int, source: String, bytes: Int = 40_000) -> ManifestEntry {
+        .ok(
+            PushPrepCore.Attachment(
+                id: "img-\(index)", source: source, kind: .image, file: "img-\(index).jpg", uti: "public.jpeg",
+                mime: "image/jpeg", bytes: bytes, sha256: "00", width: 1200, height: 800, frames: 1,
+                options: AttachmentOptions(typeHint: "public.jpeg"),
+                input: InputInfo(type: "png", bytes: bytes * 5, width: 2400, height: 1600, duration: nil),
+                operations: ["resized"], warnings: ["a warning with <b>markup</b>"]))
+    }
+
+    static func failed(_ source: String, message: String) -> ManifestEntry {
+        .failed(Failure(source: source, error: PushPrepError(.unsupportedType, message)))
+    }
+
+    @Test func countsBytesAndEscaping() throws {
+        let items = [
+            BatchReport.Item(entry: Self.image(1, source: "in/a.png"), imageSource: "data:image/jpeg;base64,AA"),
+            BatchReport.Item(entry: Self.image(2, source: "in/<b>&.png", bytes: 9_000)),
+            BatchReport.Item(
+                entry: Self.failed("notes<script>.txt", message: "<img src=x onerror=alert(1)>"), bytesBefore: 17),
+        ]
+        let html = BatchReport(items: items, seconds: 2.5).html()
+        let page = try ParsedHTML.parse(html)
+        #expect(page.mismatched.isEmpty && page.unclosed.isEmpty, "\(page.mismatched) \(page.unclosed)")
+        #expect(
+            !html.contains("<script") && !html.contains("<img src=x") && !html.contains("<b>markup")
+                && !html.contains("<b>&"))
+        let summary = try page.one("section", attribute: ("id", "summary"))
+        #expect(page[summary].attrs["data-count-ok"] == "2" && page[summary].attrs["data-count-failed"] == "1")
+        #expect(page[summary].attrs["data-bytes-before"] == "\(200_000 + 45_000 + 17)")
+        #expect(page[summary].attrs["data-bytes-after"] == "49000")
+        #expect(page[summary].text.contains("2.5 s"))
+        let articles = page.select("article", classes: ["input"])
+        #expect(articles.map { page[$0].attrs["data-source"] } == ["in/a.png", "in/<b>&.png", "notes<script>.txt"])
+        #expect(page[articles[2]].text.contains("<img src=x onerror=alert(1)>"))
+        #expect(page[articles[0]].text.contains("a warning with <b>markup</b>"))
+        // The second image has no picture: a glyph in the box and a placeholder, no <img>.
+        #expect(page.select("img", within: articles[1]).isEmpty)
+        #expect(page.select("img", within: articles[0]).count == 1)
+        let hash = try #require(page[try page.one("style")].hash)
+        #expect(BatchReport.styleHash(ReportStyle.css) == hash)
+        // The chart: one tick per output.
+        let chart = try page.one("svg", attribute: ("id", "size-chart"))
+        #expect(page.select("rect", classes: ["chart-tick"], within: chart).count == 2)
+    }
+
+    @Test func aBigBatchStaysSmallWithoutPictures() {
+        let items = (0..<2000).map { BatchReport.Item(entry: Self.image($0, source: "uploads/photo-\($0).png")) }
+        let bytes = BatchReport(items: items, seconds: 60).bytes().count
+        // Each input's article is a few kilobytes of HTML; the pictures are bounded apart
+        // (ReportThumbnails' budget).
+        #expect(bytes < 2000 * 5_000, "\(bytes) bytes")
+    }
+
+    @Test func formats() {
+        #expect(ReportFormat.bytes(1) == "1 byte" && ReportFormat.bytes(999) == "999 bytes")
+        #expect(ReportFormat.bytes(45_300) == "45.3 kB" && ReportFormat.bytes(2_410_000) == "2.41 MB")
+        #expect(ReportFormat.bytes(10_000_000) == "10 MB" && ReportFormat.bytes(812_000) == "812 kB")
+        #expect(ReportFormat.percent(30_000, of: 10_000_000) == "0.3 %")
+        #expect(ReportFormat.percent(5_000_000, of: 10_000_000) == "50 %")
+        #expect(ReportFormat.seconds(125) == "2 min 05 s" && ReportFormat.seconds(0.42) == "0.42 s")
+        #expect(ReportPageView.change(from: 1000, to: 160) == "−84 %")
+        #expect(ReportPageView.change(from: 1000, to: 1120) == "+12 %")
+    }
+
+    @Test func chartScaleIsLogarithmicFromOneKilobyteToTheLimit() {
+        #expect(SizeChart.position(10, limit: 10_000_000) == SizeChart.plotLeft)
+        #expect(SizeChart.position(10_000_000, limit: 10_000_000) == SizeChart.plotRight)
+        let middle = SizeChart.position(100_000, limit: 10_000_000)
+        #expect(abs(middle - (SizeChart.plotLeft + SizeChart.plotRight) / 2) < 0.001)
+        #expect(SizeChart.position(99_000_000, limit: 50_000_000) == SizeChart.plotRight)
+    }
+
+    @Test func limitBarIsLinearAndNeverEmptyForAnOutput() {
+        #expect(ReportPageView.limitBar(bytes: 5_000_000, limit: 10_000_000, label: "x").contains(#"width="50""#))
+        #expect(ReportPageView.limitBar(bytes: 10, limit: 10_000_000, label: "x").contains(#"width="0.6""#))
+    }
+}
+
+/// The report's thumbnails, made with libvips from files made here.
+@Suite(
+    .serialized,
+    .enabled(if: TestTools.programAvailable("vips") && TestTools.programAvailable("ffmpeg"), "needs vips and ffmpeg"))
+final class ReportThumbnailsTests {
+    let directory: URL
+
+    init() throws { directory = try TestTools.temporaryDirectory() }
+    deinit { TestTools.removeDirectory(directory) }
+
+    @Test func bannerBoxGivesTheShortSideTwiceTheBox() {
+        #expect(ReportThumbnails.bannerBox(width: 1200, height: 800, shortSide: 76) == (114, 76))
+        #expect(ReportThumbnails.bannerBox(width: 600, height: 1800, shortSide: 76) == (76, 228))
+        #expect(ReportThumbnails.bannerBox(width: 4000, height: 100, shortSide: 76) == (304, 76))
+        #expect(ReportThumbnails.bannerBox(width: 60, height: 40, shortSide: 76) == (60, 40))
+    }
+
+    private func attachment(_ file: String, frames: Int = 1, time: Double? = nil) -> PushPrepCore.Attachment {
+        PushPrepCore.Attachment(
+            id: file, source: file, kind: .image, file: file, uti: "public.jpeg", mime: "image/jpeg", bytes: 1,
+            sha256: "00", width: 900, height: 600, frames: frames,
+            options: AttachmentOptions(typeHint: "public.jpeg", thumbnailTime: time),
+            input: InputInfo(type: "jpeg", bytes: 1, width: 900, height: 600, duration: nil), operations: [],
+            warnings: [])
+    }
+
+    private func manifest(_ attachments: [PushPrepCore.Attachment]) -> Manifest {
+        Manifest(settings: ProcessingSettings(), attachments: attachments.map { .ok($0) })
+    }
+
+    @Test func picturesFitTheirBoxesAndTheBudgetIsKept() async throws {
+        for name in ["a", "b", "c"] {
+            try TestTools.vips("gaussnoise", directory.appendingPathComponent("\(name).jpg").path, "900", "600")
+        }
+        let thumbnails = ReportThumbnails(policy: .init(side: 320, budgetBytes: 1))
+        let outcomes = await thumbnails.make(
+            for: manifest(["a.jpg", "b.jpg", "c.jpg"].map { attachment($0) }), outputDirectory: directory.path)
+        try #require(outcomes.count == 3)
+        guard case .pictures(let expanded, let banner) = outcomes[0] else {
+            Issue.record("no pictures for the first: \(String(describing: outcomes[0]))")
+            return
+        }
+        #expect(expanded.width == 320 && expanded.height == 213)
+        #expect(banner.width == 114 && banner.height == 76)
+        #expect(expanded.dataURL.hasPrefix("data:image/jpeg;base64,/9j/"))
+        // The budget (1 byte) is spent by the first: the others say so.
+        for outcome in outcomes.dropFirst() {
+            guard case .note(let note) = outcome else {
+                Issue.record("expected a note, got \(String(describing: outcome))")
+                continue
+            }
+            #expect(note.contains("left out"))
+        }
+    }
+
+    @Test func animationTakesItsThumbnailTimeFrame() async throws {
+        let gif = directory.appendingPathComponent("anim.gif").path
+        try TestTools.ffmpeg("-f", "lavfi", "-i", "testsrc=size=320x240:rate=2", "-frames:v", "8", gif)
+        let thumbnails = ReportThumbnails(policy: .init(side: 160, budgetBytes: 10_000_000))
+        let times: [Double?] = [nil, 5, 7, 99]
+        let outcomes = await thumbnails.make(
+            for: manifest(times.map { attachment("anim.gif", frames: 8, time: $0) }), outputDirectory: directory.path)
+        let urls = outcomes.map { outcome -> String? in
+            if case .pictures(_, let banner) = outcome { return banner.dataURL }
+            return nil
+        }
+        try #require(urls.allSatisfy { $0 != nil }, "\(outcomes)")
+        #expect(urls[0] != urls[1], "frame 5 is not frame 0")
+        #expect(urls[2] == urls[3], "a time past the last frame takes the last frame")
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+import PushPrepCore
+import PushPrepTestSupport
+import Testing
+
+@testable import PushPrepReport
+
+/// `pushprep process … --report` and `pushprep preflight … --report` as real processes on inputs
+/// made here; the pages are parsed by Python's html.parser and held to the DOM contract of
+/// issue 17 (the one the browser tests select), the manifest, and their own CSP.
+@Suite(
+    .serialized,
+    .enabled(
+        if: TestTools.programAvailable("vips") && TestTools.programAvailable("ffmpeg"),
+        "needs the vips and ffmpeg programs (make deps)"),
+    .timeLimit(.minutes(5)))
+final class ReportCLITests {
+    let directory: URL
+
+    init() throws {
+        directory = try TestTools.temporaryDirectory()
+    }
+
+    deinit {
+        TestTools.removeDirectory(directory)
+    }
+
+    /// A source name no page may carry as markup.
+    static let hostileName = #"a<script>alert(1)<&"'.jpg"#
+
+    private func pushprep(_ arguments: [String]) throws -> (status: Int32, stderr: String) {
+        let binary = try #require(TestTools.pushprepBinary(), "the pushprep executable was not built")
+        let result = try TestTools.run(binary.path, arguments, currentDirectory: directory, timeout: .seconds(180))
+        return (result.status, String(decoding: result.stderr, as: UTF8.self))
+    }
+
+    private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+    /// A photo, a transparent PNG, a movie, a sound, a corrupt JPEG and a photo with a hostile name.
+    private func makeInputs() throws -> [String] {
+        try TestTools.vips("gaussnoise", path("photo.jpg"), "900", "600")
+        try TestTools.vips("black", path("alpha.v"), "300", "200", "--bands", "4")
+        try TestTools.vips("copy", path("alpha.v"), path("logo.png"))
+        let codec = TestTools.ffmpegCanEncode("libx264") ? "libx264" : "mpeg4"
+        try TestTools.ffmpeg(
+            "-f", "lavfi", "-i", "testsrc=size=640x360:rate=15:duration=2", "-c:v", codec, "-pix_fmt", "yuv420p",
+            path("clip.mp4"))
+        try TestTools.ffmpeg("-f", "lavfi", "-i", "sine=duration=3", path("sound.wav"))
+        let photo = try Data(contentsOf: URL(fileURLWithPath: path("photo.jpg")))
+        try photo.prefix(600).write(to: URL(fileURLWithPath: path("broken.jpg")))
+        try photo.write(to: URL(fileURLWithPath: path(Self.hostileName)))
+        return ["photo.jpg", "logo.png", "clip.mp4", "sound.wav", "broken.jpg", Self.hostileName]
+    }
+
+    private func manifest() throws -> Manifest {
+        try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: URL(fileURLWithPath: path("out/manifest.json"))))
+    }
+
+    @Test func processReportHoldsEveryInputAsTheManifestSays() throws {
+        let inputs = try makeInputs()
+        let run = try pushprep(["process"] + inputs + ["--out", "out", "--report", "pages/report.html"])
+        #expect(run.status == 1, "one input is corrupt: \(run.stderr)")
+        let manifest = try manifest()
+        let html = try String(contentsOfFile: path("pages/report.html"), encoding: .utf8)
+        let page = try ParsedHTML.parse(html)
+        #expect(page.mismatched.isEmpty && page.unclosed.isEmpty, "\(page.mismatched) \(page.unclosed)")
+        // Written through a temporary and a rename: nothing else is left beside it.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path("pages")) == ["report.html"])
+
+        // The policy: nothing but data: images and the one stylesheet, by its hash.
+        let meta = try page.one("meta", attribute: ("http-equiv", "Content-Security-Policy"))
+        let policy = try #require(page[meta].attrs["content"])
+        let style = try page.one("style")
+        let hash = try #require(page[style].hash)
+        #expect(policy.contains("default-src 'none'") && policy.contains("img-src data:"))
+        #expect(policy.contains("style-src '\(hash)'"), "policy \(policy), style \(hash)")
+        #expect(page.select("script").isEmpty)
+        for node in page.nodes {
+            for name in ["src", "href", "xlink:href", "action"] {
+                guard let value = node.attrs[name] else { continue }
+                #expect(value.hasPrefix("data:") || value.hasPrefix("#"), "\(node.tag) \(name)=\(value.prefix(40))")
+            }
+            #expect(node.attrs["style"] == nil, "an inline style on \(node.tag), which the CSP refuses")
+        }
+        #expect(!html.lowercased().contains("http://") && !html.lowercased().contains("https://"))
+        #expect(!html.contains("<script"), "the hostile name reached the page as markup")
+
+        // Summary: the manifest's counts and bytes.
+        let report = try page.one("main", attribute: ("id", "report"))
+        let summary = try page.one("section", attribute: ("id", "summary"), within: report)
+        let ok = manifest.attachments.compactMap(\.attachment)
+        let failed = manifest.attachments.compactMap(\.failure)
+        #expect(ok.count == 5 && failed.count == 1)
+        #expect(page[summary].attrs["data-count-ok"] == "\(ok.count)")
+        #expect(page[summary].attrs["data-count-failed"] == "\(failed.count)")
+        #expect(page[summary].attrs["data-bytes-after"] == "\(ok.map(\.bytes).reduce(0, +))")
+        let broken = try #require(FileManager.default.attributesOfItem(atPath: path("broken.jpg"))[.size] as? Int)
+        #expect(page[summary].attrs["data-bytes-before"] == "\(ok.map(\.input.bytes).reduce(0, +) + broken)")
+        _ = try page.one("svg", attribute: ("id", "size-chart"), within: summary)
+
+        // One article per input, in order, as the manifest says.
+        let articles = page.select("article", classes: ["input"], within: report)
+        try #require(articles.count == manifest.attachments.count)
+        for (article, entry) in zip(articles, manifest.attachments) {
+            let attrs = page[article].attrs
+            #expect(attrs["data-source"] == entry.source)
+            switch entry {
+            case .ok(let attachment):
+                #expect(attrs["data-status"] == "ok" && attrs["data-code"] == nil)
+                #expect(attrs["data-kind"] == attachment.kind.rawValue)
+                #expect(attrs["data-bytes-before"] == "\(attachment.input.bytes)")
+                #expect(attrs["data-bytes-after"] == "\(attachment.bytes)")
+                try checkPreview(page, article: article, attachment: attachment)
+            case .failed(let failure):
+                #expect(failure.source == "broken.jpg" && failure.error.code == .corruptInput)
+                #expect(attrs["data-status"] == "failed" && attrs["data-kind"] == nil)
+                #expect(attrs["data-code"] == "corrupt_input")
+                #expect(attrs["data-bytes-before"] == "\(broken)" && attrs["data-bytes-after"] == "0")
+                let text = page[article].text
+                #expect(text.contains("corrupt_input") && text.contains(Explanation(.corruptInput).meaning))
+                #expect(text.contains(Explanation(.corruptInput).action))
+            }
+        }
+        // The hostile name came through as text, whole.
+        #expect(page.select("article", attribute: ("data-source", Self.hostileName)).count == 1)
+        #expect(page.select("div", classes: ["banner-title"]).contains { page[$0].text == Self.hostileName })
+    }
+
+    /// The preview of a successful input: banner with app, title, body and (for pictures) a
+    /// thumbnail box whose image is a small JPEG; expanded view by kind.
+    private func checkPreview(_ page: ParsedHTML, article: Int, attachment: PushPrepCore.Attachment) throws {
+        let notification = try page.one("div", classes: ["notification"], within: article)
+        let banner = try page.one("div", classes: ["banner"], within: notification)
+        for part in ["banner-app", "banner-title", "banner-body"] {
+            _ = try page.one(classes: [part], within: banner)
+        }
+        let expanded = try page.one("div", classes: ["expanded"], within: notification)
+        switch attachment.kind {
+        case .image, .video:
+            let box = try page.one("div", classes: ["banner-thumb"], within: banner)
+            let image = try page.one("image", within: box)
+            let thumb = try jpeg(page[image].attrs["href"])
+            #expect(min(thumb.width, thumb.height) <= 2 * NotificationPreview.thumbnailSide, "\(thumb)")
+            let picture = try page.one("img", within: expanded)
+            let large = try jpeg(page[picture].attrs["src"])
+            #expect(max(large.width, large.height) <= NotificationPreview.expandedWidth, "\(large)")
+            if attachment.kind == .video {
+                _ = try page.one(classes: ["play-badge"], within: expanded)
+                #expect(page[expanded].text.contains("ThumbnailTime"))
+            }
+        case .audio:
+            let bar = try page.one("div", classes: ["audio-bar"], within: expanded)
+            #expect(page[bar].text.contains("0:03"), "\(page[bar].text)")
+        }
+    }
+
+    /// A `data:image/jpeg;base64,` URL's image, decoded by libvips from a file.
+    private func jpeg(_ url: String?) throws -> (width: Int, height: Int) {
+        let url = try #require(url)
+        let prefix = "data:image/jpeg;base64,"
+        try #require(url.hasPrefix(prefix), "\(url.prefix(40))")
+        let bytes = try #require(Data(base64Encoded: String(url.dropFirst(prefix.count))))
+        let file = directory.appendingPathComponent("thumb-\(UUID().uuidString).jpg")
+        try bytes.write(to: file)
+        let probe = try ImageProbe.probe(file)
+        #expect(probe.loader == "jpegload" && ImageProbe.decodesFully(file))
+        return (probe.width, probe.height)
+    }
+
+    @Test func preflightReportPutsFindingsBesideTheParts() throws {
+        let payload = #"""
+            {"aps": {"alert": {"title": "Spring sale", "body": "Half off today"}, "sound": "default"},
+             "attachments": [{"id": "hero", "url": "http://cdn.example.com/push/hero.webp", "type": "public.jpeg",
+               "options": {"UNNotificationAttachmentOptionsThumbnailClippingRectKey":
+                 {"X": 0.1, "Y": 0.1, "Width": 0.5, "Height": 0.5}}}]}
+            """#
+        try Data(payload.utf8).write(to: URL(fileURLWithPath: path("payload.json")))
+        let run = try pushprep(["preflight", "payload.json", "--report", "preflight.html"])
+        #expect(run.status == 1, "the payload has errors: \(run.stderr)")
+        let json = try TestTools.run(
+            try #require(TestTools.pushprepBinary()).path, ["preflight", "--json", "payload.json"],
+            currentDirectory: directory)
+        let object = try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any]
+        let reports = try #require(object?["reports"] as? [[String: Any]])
+        let expected = Set(
+            try #require(reports.first?["findings"] as? [[String: Any]]).map {
+                "\($0["code"] ?? "") \($0["severity"] ?? "")"
+            })
+        #expect(expected.contains("insecure_url error") && expected.contains("missing_mutable_content error"))
+
+        let html = try String(contentsOfFile: path("preflight.html"), encoding: .utf8)
+        let page = try ParsedHTML.parse(html)
+        #expect(page.mismatched.isEmpty && page.unclosed.isEmpty, "\(page.mismatched) \(page.unclosed)")
+        let meta = try page.one("meta", attribute: ("http-equiv", "Content-Security-Policy"))
+        let hash = try #require(page[try page.one("style")].hash)
+        #expect(page[meta].attrs["content"]?.contains("style-src '\(hash)'") == true)
+
+        let findings = page.select("li", classes: ["finding"])
+        let shown = Set(
+            findings.map { "\(page[$0].attrs["data-code"] ?? "") \(page[$0].attrs["data-severity"] ?? "")" })
+        #expect(shown == expected)
+        func part(of code: String) -> String? {
+            guard let finding = findings.first(where: { page[$0].attrs["data-code"] == code }) else { return nil }
+            let parts = page.select("div", classes: ["findings-part"]).filter { page.isInside(finding, $0) }
+            return parts.first.flatMap { page[$0].attrs["data-part"] }
+        }
+        #expect(part(of: "insecure_url") == "attachment")
+        #expect(part(of: "unsupported_extension") == "attachment")
+        #expect(part(of: "missing_mutable_content") == "payload")
+
+        let banner = try page.one("div", classes: ["banner"])
+        #expect(page[try page.one("div", classes: ["banner-title"], within: banner)].text == "Spring sale")
+        #expect(page[try page.one("div", classes: ["banner-body"], within: banner)].text == "Half off today")
+        // Not downloaded (no --fetch): the thumbnail box and the expanded view say so, no picture.
+        _ = try page.one("div", classes: ["banner-thumb"], within: banner)
+        #expect(page.select("img").isEmpty && page.select("image").isEmpty)
+        #expect(page[try page.one("div", classes: ["expanded"])].text.contains("--fetch"))
+    }
+}

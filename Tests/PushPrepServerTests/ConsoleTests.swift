@@ -54,6 +54,7 @@ struct ConsoleTests {
         #expect(jobs.text.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
         #expect(jobs.text.contains("&quot;&gt;"))
 
+        #expect(jobs.text.contains("3 match"), "the caption counts the matching jobs")
         let byState = try await browser.get("/jobs?state=failed")
         #expect(byState.text.contains(#"data-job-id="\#(failed)""#))
         #expect(!byState.text.contains(#"data-job-id="\#(queued[0])""#))
@@ -76,6 +77,7 @@ struct ConsoleTests {
         }
         #expect(job.text.contains("fetch_failed"))
         #expect(job.text.contains(#"<tr data-attempt="1">"#), "the attempt with its error")
+        #expect(job.text.contains("<td>console-test-worker</td>"), "the attempt names its worker")
         let hostileJob = try await browser.get("/jobs/\(queued[1])")
         #expect(!hostileJob.text.contains("<script>alert(1)"))
         let missing = try await browser.get("/jobs/999999")
@@ -343,6 +345,12 @@ struct ConsoleTests {
         #expect(picture.status == 200)
         let operations = try #require(page.text.components(separatedBy: #"id="operations""#).dropFirst().first)
         #expect(operations.components(separatedBy: #"id="attempts""#)[0].contains("<li>"), "the operations are listed")
+        let overview = try await browser.get("/")
+        #expect(overview.text.contains(#"data-count-state="succeeded">1<"#))
+        #expect(overview.text.contains("1 succeeded, 0 failed"), "the last hour's activity")
+        #expect(overview.text.contains(#"<rect class="succeeded""#), "a bar in the chart")
+        #expect(overview.text.contains(#"data-concurrency=""#), "the embedded worker is alive")
+        #expect(!overview.text.contains("No worker has been seen."))
         let images = try await browser.get("/jobs?kind=image")
         #expect(images.text.contains(#"data-kind="image""#))
         #expect(Self.rows(images.text) == [Int64(id)])

@@ -277,6 +277,42 @@ struct ConsoleTests {
         for key in [Self.writer, Self.reader] { #expect(!log.contains(key), "a key reached the log") }
     }
 
+    /// With `--console-secret-file`, a login on one server opens the console on another that
+    /// shares the secret (replicas behind one name, or a restart); a server with its own random
+    /// key does not take it; a short secret is refused at start.
+    @Test func sharedSecretSessions() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let keys = dir.appendingPathComponent("keys").path
+        try "\(Self.writer)\n".write(toFile: keys, atomically: true, encoding: .utf8)
+        let secret = dir.appendingPathComponent("console.secret").path
+        try "s3cr3t-0123456789abcdef-0123456789abcdef\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        let shared = ["--workers", "0", "--api-keys-file", keys, "--console-secret-file", secret]
+        let first = try await ServeProcess.start(shared, in: dir)
+        let second = try await ServeProcess.start(shared, in: dir)
+        let other = try await ServeProcess.start(["--workers", "0", "--api-keys-file", keys], in: dir)
+
+        let browser = ConsoleBrowser(baseURL: first.baseURL)
+        defer { Task { try? await browser.shutdown() } }
+        #expect(try await browser.post("/login", form: [("key", Self.writer)]).status == 303)
+        let token = try #require(browser.cookies["pushprep_session"])
+        for (server, status) in [(second, 200), (other, 303)] {
+            let elsewhere = ConsoleBrowser(baseURL: server.baseURL)
+            elsewhere.setCookie("pushprep_session", token)
+            #expect(try await elsewhere.get("/jobs").status == status, "\(server.baseURL)")
+            try await elsewhere.shutdown()
+        }
+
+        try "too short\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        let refused = try PushPrepCLI.run(
+            [
+                "serve", "--port", "0", "--api-keys-file", keys, "--console-secret-file", secret, "--queue",
+                "sqlite:\(dir.path)/q.db",
+            ], in: dir)
+        #expect(refused.status == 2)
+        #expect(refused.stderrText.contains("at least 32 bytes"))
+    }
+
     /// The pre-flight form checks a pasted payload with the API's pre-flight code and lists the
     /// findings with their codes; the payload is shown back escaped.
     @Test func preflightForm() async throws {

@@ -106,12 +106,9 @@ struct ConsoleRoutes {
             var session = sessions.session(of: request)
             if session == nil {
                 if configuration.apiKeys != nil {
-                    return Self.secured(
-                        Self.redirect(
-                            "/login?next="
-                                + Self.percentEncoded(
-                                    Self.returnPath(
-                                        isPost ? "/" : request.uri.string))))
+                    // Back here after the login (a form's page, for a POST: its body is gone).
+                    let next = Self.returnPath(isPost ? "/" : request.uri.string)
+                    return Self.secured(Self.redirect("/login?next=" + Self.percentEncoded(next)))
                 }
                 if isPost {
                     throw Problem(.forbidden, .forbidden, "this form has expired; reload the page and try again")

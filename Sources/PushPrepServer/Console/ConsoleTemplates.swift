@@ -189,7 +189,7 @@ enum ConsoleTemplates {
         <h2 id="attempts-title">Attempts</h2>
         <div class="table-wrap">
         <table>
-        <caption>{{attempts}} of at most {{maxAttempts}} attempts</caption>
+        <caption>Every attempt, oldest first ({{attemptCount}} so far, at most {{maxAttempts}})</caption>
         <thead><tr><th scope="col">Attempt</th><th scope="col">Worker</th><th scope="col">Started</th><th scope="col">Took</th><th scope="col">Outcome</th><th scope="col">Error</th></tr></thead>
         <tbody>
         {{#attemptRows}}<tr data-attempt="{{number}}"><th scope="row">{{number}}</th><td>{{worker}}</td><td><time datetime="{{started}}">{{started}}</time></td><td>{{took}}</td><td>{{outcome}}</td><td>{{#code}}<code>{{code}}</code> {{/code}}{{message}}</td></tr>{{/attemptRows}}

@@ -130,7 +130,7 @@ struct ConsoleJobView {
             "attempts": "\(record.attempt) of \(record.maxAttempts)", "createdISO": ConsoleFormat.iso(record.createdAt),
             "age": ConsoleFormat.age(seconds: Date().timeIntervalSince(record.createdAt)) + " ago",
             "retryable": retryable, "cancellable": cancellable, "priority": record.priority,
-            "maxAttempts": record.maxAttempts,
+            "maxAttempts": record.maxAttempts, "attemptCount": record.attempt,
         ]
         if let kind = resource.attachment?.attachment?.kind { values["kind"] = kind.rawValue }
         if let code = Self.errorCode(of: record) { values["errorCode"] = code }

@@ -289,7 +289,7 @@ struct ConsoleTests {
         try "s3cr3t-0123456789abcdef-0123456789abcdef\n".write(toFile: secret, atomically: true, encoding: .utf8)
         let shared = ["--workers", "0", "--api-keys-file", keys, "--console-secret-file", secret]
         let first = try await ServeProcess.start(shared, in: dir)
-        let second = try await ServeProcess.start(shared, in: dir)
+        let second = try await ServeProcess.start(shared + ["--public-url", "https://console.example.com"], in: dir)
         let other = try await ServeProcess.start(["--workers", "0", "--api-keys-file", keys], in: dir)
 
         let browser = ConsoleBrowser(baseURL: first.baseURL)
@@ -302,6 +302,17 @@ struct ConsoleTests {
             #expect(try await elsewhere.get("/jobs").status == status, "\(server.baseURL)")
             try await elsewhere.shutdown()
         }
+        // Behind a proxy that sends its own Host, the origin of --public-url is this server's.
+        let proxied = ConsoleBrowser(baseURL: second.baseURL)
+        defer { Task { try? await proxied.shutdown() } }
+        let viaProxy = try await proxied.post(
+            "/login", form: [("key", Self.writer)],
+            headers: [("Origin", "https://console.example.com"), ("Sec-Fetch-Site", "same-origin")])
+        #expect(viaProxy.status == 303)
+        #expect(viaProxy.header("Set-Cookie")?.contains("; Secure") == true, "an https public URL")
+        let elsewhere = try await proxied.post(
+            "/login", form: [("key", Self.writer)], headers: [("Origin", "https://other.example.com")])
+        #expect(elsewhere.status == 403)
 
         try "too short\n".write(toFile: secret, atomically: true, encoding: .utf8)
         let refused = try PushPrepCLI.run(

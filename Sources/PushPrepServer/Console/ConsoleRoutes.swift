@@ -120,7 +120,7 @@ struct ConsoleRoutes {
             guard let session else { throw Problem(.forbidden, .forbidden, "no session") }
             var form: [String: String] = [:]
             if isPost {
-                guard RequestOrigin.isSameOrigin(request) else {
+                guard RequestOrigin.isSameOrigin(request, publicURL: configuration.publicURL) else {
                     throw Problem(.forbidden, .forbidden, "this form was sent from another site and is refused")
                 }
                 form = FormBody.parse(try await RequestBody.collect(request, maxBytes: configuration.maxBodyBytes))
@@ -339,7 +339,7 @@ struct ConsoleRoutes {
     /// refused (login CSRF).
     func login(_ request: Request, _ context: APIRequestContext) async -> Response {
         guard let keys = configuration.apiKeys else { return Self.secured(Self.redirect("/")) }
-        guard RequestOrigin.isSameOrigin(request) else {
+        guard RequestOrigin.isSameOrigin(request, publicURL: configuration.publicURL) else {
             return Self.secured(
                 errorPage(
                     Problem(.forbidden, .forbidden, "this form was sent from another site and is refused"), session: nil
@@ -368,7 +368,7 @@ struct ConsoleRoutes {
 
     /// `POST /logout`: clears the cookie (a form from another site cannot log anyone out).
     func logout(_ request: Request, _ context: APIRequestContext) async -> Response {
-        guard RequestOrigin.isSameOrigin(request) else {
+        guard RequestOrigin.isSameOrigin(request, publicURL: configuration.publicURL) else {
             return Self.secured(
                 errorPage(
                     Problem(.forbidden, .forbidden, "this form was sent from another site and is refused"), session: nil

@@ -175,12 +175,22 @@ enum Base64URL {
 /// or `Origin: null`) is refused before its CSRF token is even looked at. Clients that send
 /// neither header (curl, the tests) still need the token.
 enum RequestOrigin {
-    static func isSameOrigin(_ request: Request) -> Bool {
+    /// `Origin` must name the host the request was sent to (its `Host`), or the origin of
+    /// `--public-url` (a proxy in front may send its own `Host`).
+    static func isSameOrigin(_ request: Request, publicURL: String?) -> Bool {
         if let site = request.headers[.secFetchSite], site != "same-origin" { return false }
-        guard let origin = request.headers[.origin] else { return true }
-        guard let host = request.headers[.host] ?? request.head.authority else { return false }
-        let lowercased = origin.lowercased()
-        return lowercased == "http://\(host.lowercased())" || lowercased == "https://\(host.lowercased())"
+        guard let origin = request.headers[.origin]?.lowercased() else { return true }
+        if let publicURL, let configured = Self.origin(of: publicURL), origin == configured { return true }
+        guard let host = (request.headers[.host] ?? request.head.authority)?.lowercased() else { return false }
+        return origin == "http://\(host)" || origin == "https://\(host)"
+    }
+
+    /// `scheme://host[:port]` of a URL, lowercased.
+    static func origin(of url: String) -> String? {
+        guard let components = URLComponents(string: url), let scheme = components.scheme,
+            let host = components.host
+        else { return nil }
+        return "\(scheme)://\(host)\(components.port.map { ":\($0)" } ?? "")".lowercased()
     }
 
     /// Whether the browser reached the server over https: directly (never, today: `serve` speaks

@@ -58,6 +58,8 @@ struct ConsoleTests {
         let byState = try await browser.get("/jobs?state=failed")
         #expect(byState.text.contains(#"data-job-id="\#(failed)""#))
         #expect(!byState.text.contains(#"data-job-id="\#(queued[0])""#))
+        #expect(byState.text.contains(#"<form class="bulk-retry""#))
+        #expect(!(try await browser.get("/jobs?state=queued")).text.contains("bulk-retry"), "nothing to retry")
         let byCode = try await browser.get("/jobs?code=fetch_failed")
         #expect(byCode.text.contains(#"data-job-id="\#(failed)""#))
         #expect(!byCode.text.contains(#"data-job-id="\#(queued[1])""#))

@@ -222,6 +222,9 @@ struct ConsoleRoutes {
         let page = try await filter.page(queue, before: before)
         var values = common(visit, title: "Jobs")
         values["filter"] = filter.values
+        // A filter on a state that cannot be retried offers no bulk retry.
+        values["canBulkRetry"] =
+            visit.canWrite && (filter.state.map { [.failed, .dead, .cancelled].contains($0) } ?? true)
         values["states"] = JobState.allCases.map {
             ["value": $0.rawValue, "selected": $0 == filter.state] as [String: Any]
         }

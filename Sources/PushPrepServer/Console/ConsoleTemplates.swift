@@ -106,7 +106,7 @@ enum ConsoleTemplates {
         <button type="submit">Filter</button>
         <a href="/jobs">Clear</a>
         </form>
-        {{#canWrite}}
+        {{#canBulkRetry}}
         <form class="bulk-retry" method="post" action="/jobs/bulk-retry">
         <input type="hidden" name="csrf" value="{{csrf}}">
         <input type="hidden" name="state" value="{{filter.state}}">
@@ -115,7 +115,7 @@ enum ConsoleTemplates {
         <input type="hidden" name="code" value="{{filter.code}}">
         <button type="submit">Retry every failed, dead or cancelled job matching this filter</button>
         </form>
-        {{/canWrite}}
+        {{/canBulkRetry}}
         <div class="table-wrap">
         <table id="jobs">
         <caption>{{caption}}</caption>

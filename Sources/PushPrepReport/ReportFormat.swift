@@ -23,10 +23,12 @@ package enum ReportFormat {
         return text
     }
 
-    /// A share as a percentage with at most one decimal below 10 %: `0.4 %`, `37 %`.
+    /// A share as a percentage with at most one decimal below 10 %: `0.4 %`, `37 %`, `< 0.1 %`.
     package static func percent(_ part: Int, of whole: Int) -> String {
         guard whole > 0 else { return "–" }
         let value = Double(part) / Double(whole) * 100
+        // "0 %" would read as nothing at all.
+        if part > 0 && value < 0.1 { return "< 0.1 %" }
         let text = value < 10 ? String(format: "%.1f", value) : String(format: "%.0f", value)
         return "\(text.hasSuffix(".0") ? String(text.dropLast(2)) : text) %"
     }

@@ -54,7 +54,7 @@ package enum ReportStyle {
         #summary{background:var(--card);border-radius:.75rem;padding:1rem;margin-bottom:1rem}
         .counts{display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;margin:0 0 .75rem;padding:0;list-style:none}
         .counts b{font-size:1.25rem}
-        #size-chart{display:block;width:100%;max-width:40rem;height:auto}
+        #size-chart{display:block;width:100%;max-width:36rem;height:auto}
         #size-chart text{font:12px -apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,sans-serif;fill:var(--ink)}
         .inputs{display:grid;gap:1rem}
         article.input{display:grid;grid-template-columns:minmax(0,22rem) minmax(0,1fr);gap:1rem;\

@@ -126,7 +126,7 @@ public struct APIServer: Service {
         PayloadRoutes(queue: queue, configuration: configuration, renderer: renderer).register(on: router)
         ConsoleRoutes(
             queue: queue, configuration: configuration, renderer: renderer, publicURL: publicURL,
-            sessions: ConsoleSessions(keys: configuration.apiKeys)
+            sessions: ConsoleSessions(secret: configuration.consoleSecret, keys: configuration.apiKeys)
         ).register(on: router)
         if let directory = configuration.attachmentsDirectory {
             AttachmentRoutes(directory: directory, signer: configuration.attachmentSigner)

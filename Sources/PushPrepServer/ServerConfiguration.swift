@@ -44,6 +44,10 @@ public struct ServerConfiguration: Sendable {
     /// `--sign-attachments`: attachments are served only by URLs it signed, and the jobs the
     /// API renders carry such URLs; nil serves them to anyone who has the name.
     public var attachmentSigner: AttachmentURLSigner? = nil
+    /// `--console-secret-file`: the key console sessions are signed with, so that several
+    /// servers behind one name accept each other's logins and a restart keeps them; nil: a
+    /// random key of this process's own.
+    public var consoleSecret: [UInt8]? = nil
     /// Where uploads are written before they become jobs (the workers read them from here).
     public var uploadsDirectory: String?
     /// The webhook target of jobs created without a `callback_url`.

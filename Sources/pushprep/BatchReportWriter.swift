@@ -5,12 +5,14 @@ import PushPrepReport
 /// `process --report`: the batch report of a finished run, with thumbnails made from the outputs
 /// while they are still on disk (an `s3://` run's private folder is removed after).
 enum BatchReportWriter {
-    /// Writes the report of `manifest` (outputs in `outputDirectory`) to `path`; returns its size.
+    /// Writes the report of `manifest` (outputs in `outputDirectory`) to `path`, making
+    /// `concurrency` thumbnails at a time; returns its size.
     static func write(
-        _ manifest: Manifest, outputDirectory: String, seconds: Double, to path: String
+        _ manifest: Manifest, outputDirectory: String, seconds: Double, concurrency: Int, to path: String
     ) async throws -> Int {
         let thumbnails = ReportThumbnails(policy: .init(count: manifest.attachments.count))
-        let outcomes = await thumbnails.make(for: manifest, outputDirectory: outputDirectory)
+        let outcomes = await thumbnails.make(
+            for: manifest, outputDirectory: outputDirectory, concurrency: concurrency)
         let items = zip(manifest.attachments, outcomes).map { entry, outcome in
             var item = BatchReport.Item(entry: entry)
             switch outcome {

@@ -157,7 +157,7 @@ struct ProcessCommand: AsyncParsableCommand {
         if let report {
             // Before the s3 run's private folder goes: the thumbnails are made from its files.
             let size = try await BatchReportWriter.write(
-                result, outputDirectory: outputDirectory, seconds: seconds, to: report)
+                result, outputDirectory: outputDirectory, seconds: seconds, concurrency: jobs, to: report)
             logger.info("wrote the report", metadata: ["path": "\(report)", "bytes": "\(size)"])
         }
         let summary =

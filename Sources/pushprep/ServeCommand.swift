@@ -113,6 +113,13 @@ struct ServeCommand: AsyncParsableCommand {
             discussion: "Without it the server takes no callback_url: an unsigned webhook could be forged."))
     var webhookSecretFile: String?
 
+    @Option(
+        name: .customLong("console-secret-file"),
+        help: ArgumentHelp(
+            "Sign the console's login sessions with the secret in this file (at least 32 bytes).",
+            discussion: "Without it each process signs with a random key of its own: a restart logs everyone out."))
+    var consoleSecretFile: String?
+
     @OptionGroup(title: "Signed attachment URLs") var signing: AttachmentSigningOptions
 
     @OptionGroup(title: "Leases, retries and retention") var tuning: WorkerTuningOptions
@@ -189,6 +196,13 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var configuration = try serverConfiguration(keys: keys)
         configuration.attachmentSigner = try signing.signer()
+        if let consoleSecretFile {
+            do {
+                configuration.consoleSecret = try ConsoleSecret.read(path: consoleSecretFile)
+            } catch {
+                throw ValidationError(error.message)
+            }
+        }
         do {
             try configuration.validate()
             try FileManager.default.createDirectory(atPath: uploads, withIntermediateDirectories: true)

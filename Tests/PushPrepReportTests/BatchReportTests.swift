@@ -69,6 +69,7 @@ import Testing
         #expect(ReportFormat.bytes(10_000_000) == "10 MB" && ReportFormat.bytes(812_000) == "812 kB")
         #expect(ReportFormat.percent(30_000, of: 10_000_000) == "0.3 %")
         #expect(ReportFormat.percent(5_000_000, of: 10_000_000) == "50 %")
+        #expect(ReportFormat.percent(17_000, of: 50_000_000) == "< 0.1 %" && ReportFormat.percent(0, of: 5) == "0 %")
         #expect(ReportFormat.seconds(125) == "2 min 05 s" && ReportFormat.seconds(0.42) == "0.42 s")
         #expect(ReportPageView.change(from: 1000, to: 160) == "−84 %")
         #expect(ReportPageView.change(from: 1000, to: 1120) == "+12 %")
@@ -141,6 +142,16 @@ final class ReportThumbnailsTests {
             }
             #expect(note.contains("left out"))
         }
+        // Two at a time: both of the first pair are made and counted, in order; the third is left out.
+        let paired = await thumbnails.make(
+            for: manifest(["a.jpg", "b.jpg", "c.jpg"].map { attachment($0) }), outputDirectory: directory.path,
+            concurrency: 2)
+        #expect(paired[0] == outcomes[0])
+        if case .pictures = paired[1] {
+        } else {
+            Issue.record("the second of the pair: \(String(describing: paired[1]))")
+        }
+        #expect(paired[2] == outcomes[2])
     }
 
     @Test func animationTakesItsThumbnailTimeFrame() async throws {

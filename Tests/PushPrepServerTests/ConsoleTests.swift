@@ -54,9 +54,12 @@ struct ConsoleTests {
         #expect(jobs.text.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
         #expect(jobs.text.contains("&quot;&gt;"))
 
+        #expect(jobs.text.contains("3 match"), "the caption counts the matching jobs")
         let byState = try await browser.get("/jobs?state=failed")
         #expect(byState.text.contains(#"data-job-id="\#(failed)""#))
         #expect(!byState.text.contains(#"data-job-id="\#(queued[0])""#))
+        #expect(byState.text.contains(#"<form class="bulk-retry""#))
+        #expect(!(try await browser.get("/jobs?state=queued")).text.contains("bulk-retry"), "nothing to retry")
         let byCode = try await browser.get("/jobs?code=fetch_failed")
         #expect(byCode.text.contains(#"data-job-id="\#(failed)""#))
         #expect(!byCode.text.contains(#"data-job-id="\#(queued[1])""#))
@@ -76,6 +79,7 @@ struct ConsoleTests {
         }
         #expect(job.text.contains("fetch_failed"))
         #expect(job.text.contains(#"<tr data-attempt="1">"#), "the attempt with its error")
+        #expect(job.text.contains("<td>console-test-worker</td>"), "the attempt names its worker")
         let hostileJob = try await browser.get("/jobs/\(queued[1])")
         #expect(!hostileJob.text.contains("<script>alert(1)"))
         let missing = try await browser.get("/jobs/999999")
@@ -275,6 +279,53 @@ struct ConsoleTests {
         for key in [Self.writer, Self.reader] { #expect(!log.contains(key), "a key reached the log") }
     }
 
+    /// With `--console-secret-file`, a login on one server opens the console on another that
+    /// shares the secret (replicas behind one name, or a restart); a server with its own random
+    /// key does not take it; a short secret is refused at start.
+    @Test func sharedSecretSessions() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let keys = dir.appendingPathComponent("keys").path
+        try "\(Self.writer)\n".write(toFile: keys, atomically: true, encoding: .utf8)
+        let secret = dir.appendingPathComponent("console.secret").path
+        try "s3cr3t-0123456789abcdef-0123456789abcdef\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        let shared = ["--workers", "0", "--api-keys-file", keys, "--console-secret-file", secret]
+        let first = try await ServeProcess.start(shared, in: dir)
+        let second = try await ServeProcess.start(shared + ["--public-url", "https://console.example.com"], in: dir)
+        let other = try await ServeProcess.start(["--workers", "0", "--api-keys-file", keys], in: dir)
+
+        let browser = ConsoleBrowser(baseURL: first.baseURL)
+        defer { Task { try? await browser.shutdown() } }
+        #expect(try await browser.post("/login", form: [("key", Self.writer)]).status == 303)
+        let token = try #require(browser.cookies["pushprep_session"])
+        for (server, status) in [(second, 200), (other, 303)] {
+            let elsewhere = ConsoleBrowser(baseURL: server.baseURL)
+            elsewhere.setCookie("pushprep_session", token)
+            #expect(try await elsewhere.get("/jobs").status == status, "\(server.baseURL)")
+            try await elsewhere.shutdown()
+        }
+        // Behind a proxy that sends its own Host, the origin of --public-url is this server's.
+        let proxied = ConsoleBrowser(baseURL: second.baseURL)
+        defer { Task { try? await proxied.shutdown() } }
+        let viaProxy = try await proxied.post(
+            "/login", form: [("key", Self.writer)],
+            headers: [("Origin", "https://console.example.com"), ("Sec-Fetch-Site", "same-origin")])
+        #expect(viaProxy.status == 303)
+        #expect(viaProxy.header("Set-Cookie")?.contains("; Secure") == true, "an https public URL")
+        let elsewhere = try await proxied.post(
+            "/login", form: [("key", Self.writer)], headers: [("Origin", "https://other.example.com")])
+        #expect(elsewhere.status == 403)
+
+        try "too short\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        let refused = try PushPrepCLI.run(
+            [
+                "serve", "--port", "0", "--api-keys-file", keys, "--console-secret-file", secret, "--queue",
+                "sqlite:\(dir.path)/q.db",
+            ], in: dir)
+        #expect(refused.status == 2)
+        #expect(refused.stderrText.contains("at least 32 bytes"))
+    }
+
     /// The pre-flight form checks a pasted payload with the API's pre-flight code and lists the
     /// findings with their codes; the payload is shown back escaped.
     @Test func preflightForm() async throws {
@@ -343,6 +394,12 @@ struct ConsoleTests {
         #expect(picture.status == 200)
         let operations = try #require(page.text.components(separatedBy: #"id="operations""#).dropFirst().first)
         #expect(operations.components(separatedBy: #"id="attempts""#)[0].contains("<li>"), "the operations are listed")
+        let overview = try await browser.get("/")
+        #expect(overview.text.contains(#"data-count-state="succeeded">1<"#))
+        #expect(overview.text.contains("1 succeeded, 0 failed"), "the last hour's activity")
+        #expect(overview.text.contains(#"<rect class="succeeded""#), "a bar in the chart")
+        #expect(overview.text.contains(#"data-concurrency=""#), "the embedded worker is alive")
+        #expect(!overview.text.contains("No worker has been seen."))
         let images = try await browser.get("/jobs?kind=image")
         #expect(images.text.contains(#"data-kind="image""#))
         #expect(Self.rows(images.text) == [Int64(id)])

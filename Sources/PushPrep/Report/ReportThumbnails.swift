@@ -13,7 +13,7 @@ import PushPrepMedia
 /// - the expanded view's: fitting a square of ``Policy/side`` pixels (320, the view's CSS width,
 ///   for batches up to 200 inputs; 160 above).
 ///
-/// Both at JPEG quality 70. Once ``Policy/budgetBytes`` of JPEG are spent, the remaining inputs
+/// Both at JPEG quality 70, made `--jobs` at a time. Once ``Policy/budgetBytes`` of JPEG are spent, the remaining inputs
 /// get a note instead, which bounds the report whatever the batch.
 package struct ReportThumbnails: Sendable {
     /// The sizes and the budget of a batch.
@@ -63,44 +63,70 @@ package struct ReportThumbnails: Sendable {
     package init(policy: Policy) { self.policy = policy }
 
     /// The thumbnails of `manifest`'s entries (one outcome per entry, in order), from the files in
-    /// `outputDirectory`. Runs libvips on the shared thread pool, one file at a time.
-    package func make(for manifest: Manifest, outputDirectory: String) async -> [Outcome] {
+    /// `outputDirectory`. Runs libvips on the shared thread pool, `concurrency` files at a time,
+    /// in batches whose results are counted against the budget in input order (so which inputs
+    /// get pictures does not depend on timing; a batch may overrun the budget by its own size).
+    package func make(for manifest: Manifest, outputDirectory: String, concurrency: Int = 1) async -> [Outcome] {
+        let entries = manifest.attachments
+        var outcomes: [Outcome] = Array(repeating: .none, count: entries.count)
         var spent = 0
-        var outcomes: [Outcome] = []
-        for entry in manifest.attachments {
-            guard let attachment = entry.attachment, let source = Self.picture(of: attachment) else {
-                outcomes.append(.none)
-                continue
-            }
+        var next = 0
+        while next < entries.count {
             guard spent < policy.budgetBytes else {
-                outcomes.append(
-                    .note(
-                        "Thumbnail left out: the report's \(ReportThumbnails.megabytes(policy.budgetBytes)) of"
-                            + " thumbnails are spent"))
-                continue
-            }
-            let path =
-                outputDirectory.hasSuffix("/") ? outputDirectory + source.file : outputDirectory + "/" + source.file
-            let policy = policy
-            let banner = Self.bannerBox(width: source.width, height: source.height, shortSide: policy.thumbnailSide)
-            do {
-                let (large, small) = try await NIOThreadPool.singleton.runIfActive {
-                    let large = try PreviewThumbnail.jpeg(
-                        ofImageAt: path, width: policy.side, height: policy.side, page: source.page,
-                        quality: policy.quality)
-                    let small = try PreviewThumbnail.jpeg(
-                        ofImageAt: path, width: banner.width, height: banner.height, page: source.page,
-                        quality: policy.quality)
-                    return (large, small)
+                for index in next..<entries.count where Self.picture(of: entries[index]) != nil {
+                    outcomes[index] = .note(
+                        "Thumbnail left out: the report's \(Self.megabytes(policy.budgetBytes)) of thumbnails are spent"
+                    )
                 }
-                spent += large.jpeg.count + small.jpeg.count
-                outcomes.append(.pictures(expanded: Self.picture(large), banner: Self.picture(small)))
-            } catch {
-                let code = (error as? PushPrepError)?.code.rawValue ?? "io_error"
-                outcomes.append(.note("No thumbnail: \(source.file) could not be read (\(code))"))
+                break
+            }
+            let batch = next..<min(entries.count, next + max(1, concurrency))
+            next = batch.upperBound
+            let made = await withTaskGroup(of: (Int, Outcome).self) { group in
+                for index in batch {
+                    guard let source = Self.picture(of: entries[index]) else { continue }
+                    group.addTask { (index, await self.thumbnails(of: source, in: outputDirectory)) }
+                }
+                var made: [Int: Outcome] = [:]
+                for await (index, outcome) in group { made[index] = outcome }
+                return made
+            }
+            for index in batch {
+                guard let outcome = made[index] else { continue }
+                outcomes[index] = outcome
+                if case .pictures(let expanded, let banner) = outcome { spent += expanded.bytes + banner.bytes }
             }
         }
         return outcomes
+    }
+
+    /// What pictures an entry: a successful one's file, size and page (``picture(of:)``).
+    private static func picture(of entry: ManifestEntry) -> (file: String, width: Int, height: Int, page: Int)? {
+        entry.attachment.flatMap(picture(of:))
+    }
+
+    /// Both copies of one file, made on the thread pool.
+    private func thumbnails(
+        of source: (file: String, width: Int, height: Int, page: Int), in outputDirectory: String
+    ) async -> Outcome {
+        let path = outputDirectory.hasSuffix("/") ? outputDirectory + source.file : outputDirectory + "/" + source.file
+        let policy = policy
+        let banner = Self.bannerBox(width: source.width, height: source.height, shortSide: policy.thumbnailSide)
+        do {
+            let (large, small) = try await NIOThreadPool.singleton.runIfActive {
+                let large = try PreviewThumbnail.jpeg(
+                    ofImageAt: path, width: policy.side, height: policy.side, page: source.page,
+                    quality: policy.quality)
+                let small = try PreviewThumbnail.jpeg(
+                    ofImageAt: path, width: banner.width, height: banner.height, page: source.page,
+                    quality: policy.quality)
+                return (large, small)
+            }
+            return .pictures(expanded: Self.picture(large), banner: Self.picture(small))
+        } catch {
+            let code = (error as? PushPrepError)?.code.rawValue ?? "io_error"
+            return .note("No thumbnail: \(source.file) could not be read (\(code))")
+        }
     }
 
     /// The box the banner's copy fits in: the picture scaled so that its short side is

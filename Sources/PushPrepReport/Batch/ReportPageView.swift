@@ -152,7 +152,7 @@ struct ReportPageView {
         let limit = AppleLimits.maxBytes(for: attachment.kind)
         let input = attachment.input
         var extra: [String] = []
-        if let frames = attachment.frames, frames > 1 { extra.append("\(frames) frames") }
+        if attachment.kind == .image, let frames = attachment.frames, frames > 1 { extra.append("\(frames) frames") }
         if let duration = attachment.duration { extra.append(NotificationPreview.clock(duration) + " long") }
         let share = ReportFormat.percent(attachment.bytes, of: limit)
         let limitText =

@@ -6,17 +6,17 @@ import PushPrepCore
 /// A strip per kind stays the same height for ten inputs or ten thousand. Drawn with SVG
 /// attributes and the stylesheet's classes only (no inline style: the CSP refuses it).
 enum SizeChart {
-    static let width = 640
-    static let laneHeight = 58
-    static let plotLeft = 118.0
-    static let plotRight = 600.0
+    static let width = 420
+    static let laneHeight = 64
+    static let plotLeft = 92.0
+    static let plotRight = 404.0
     /// The scale's start: sizes below it sit at the left edge.
     static let floorBytes = 1000.0
 
     /// The `<svg id="size-chart">` for outputs of `sizes` bytes by kind.
     static func svg(_ sizes: [MediaKind: [Int]]) -> String {
         let kinds = MediaKind.allCases
-        let height = laneHeight * kinds.count + 8
+        let height = laneHeight * kinds.count + 12
         let summary = kinds.map { kind in
             let list = sizes[kind] ?? []
             let largest = list.max().map { ", the largest \(ReportFormat.bytes($0))" } ?? ""
@@ -30,7 +30,7 @@ enum SizeChart {
             <desc id="size-chart-desc">\(HTML.escape(summary))</desc>
             """
         for (lane, kind) in kinds.enumerated() {
-            out += self.lane(kind, sizes[kind] ?? [], top: Double(lane * laneHeight + 4))
+            out += self.lane(kind, sizes[kind] ?? [], top: Double(lane * laneHeight + 12))
         }
         return out + "</svg>"
     }
@@ -56,9 +56,10 @@ enum SizeChart {
             let x = position(Double(size), limit: limit)
             out += "<rect class=\"chart-tick\" x=\"\(n(x - 1))\" y=\"\(n(top + 10))\" width=\"2\" height=\"24\"/>"
         }
-        out += "<line class=\"chart-limit\" x1=\"\(n(plotRight))\" x2=\"\(n(plotRight))\" y1=\"\(n(top + 4))\" "
+        out += "<line class=\"chart-limit\" x1=\"\(n(plotRight))\" x2=\"\(n(plotRight))\" y1=\"\(n(top + 6))\" "
         out += "y2=\"\(n(top + 40))\"/>"
-        out += "<text class=\"chart-scale\" x=\"\(n(plotRight))\" y=\"\(n(top + 50))\" text-anchor=\"middle\">"
+        // Above the track, right-aligned: below it, it would run into the last decade's label.
+        out += "<text class=\"chart-scale\" x=\"\(n(plotRight))\" y=\"\(n(top + 2))\" text-anchor=\"end\">"
         out += "limit \(ReportFormat.bytes(limit))</text></g>"
         return out
     }

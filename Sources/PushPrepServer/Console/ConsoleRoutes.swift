@@ -106,12 +106,9 @@ struct ConsoleRoutes {
             var session = sessions.session(of: request)
             if session == nil {
                 if configuration.apiKeys != nil {
-                    return Self.secured(
-                        Self.redirect(
-                            "/login?next="
-                                + Self.percentEncoded(
-                                    Self.returnPath(
-                                        isPost ? "/" : request.uri.string))))
+                    // Back here after the login (a form's page, for a POST: its body is gone).
+                    let next = Self.returnPath(isPost ? "/" : request.uri.string)
+                    return Self.secured(Self.redirect("/login?next=" + Self.percentEncoded(next)))
                 }
                 if isPost {
                     throw Problem(.forbidden, .forbidden, "this form has expired; reload the page and try again")
@@ -123,7 +120,7 @@ struct ConsoleRoutes {
             guard let session else { throw Problem(.forbidden, .forbidden, "no session") }
             var form: [String: String] = [:]
             if isPost {
-                guard RequestOrigin.isSameOrigin(request) else {
+                guard RequestOrigin.isSameOrigin(request, publicURL: configuration.publicURL) else {
                     throw Problem(.forbidden, .forbidden, "this form was sent from another site and is refused")
                 }
                 form = FormBody.parse(try await RequestBody.collect(request, maxBytes: configuration.maxBodyBytes))
@@ -184,11 +181,16 @@ struct ConsoleRoutes {
         return values
     }
 
+    /// How recently a worker must have been seen to count as alive: its heartbeats come every
+    /// third of its lease (20 s by default), so this covers leases up to 6 minutes.
+    static let aliveWithin: TimeInterval = 120
+
     func overview(_ visit: Visit) async throws -> Response {
+        let now = Date()
         let stats = try await queue.stats()
-        let recent = try await queue.list(state: nil, limit: 1000, before: nil)
-        let running = try await queue.list(state: .running, limit: 500, before: nil)
-        let activity = ConsoleActivity(jobs: recent, now: Date())
+        let activity = ConsoleActivity(
+            buckets: try await queue.activity(since: now - 3600, bucket: .seconds(60)))
+        let workers = try await queue.workers(seenSince: now - Self.aliveWithin)
         var values = common(visit, title: "Overview")
         values["counts"] = JobState.allCases.map {
             ["state": $0.rawValue, "count": stats.byState[$0] ?? 0] as [String: Any]
@@ -202,20 +204,27 @@ struct ConsoleRoutes {
         values["succeededLastHour"] = activity.succeeded
         values["failedLastHour"] = activity.failed
         values["activityChart"] = activity.svg()
-        let byWorker = Dictionary(grouping: running, by: { $0.leaseOwner ?? "unknown" })
-        values["workers"] = byWorker.keys.sorted().map { name -> [String: Any] in
-            ["name": name, "concurrency": "not reported", "jobs": byWorker[name, default: []].map(\.id).sorted()]
+        values["workers"] = workers.map { worker -> [String: Any] in
+            [
+                "name": worker.id, "host": worker.host, "concurrency": worker.concurrency,
+                "busy": "\(worker.runningJobs.count) of \(worker.concurrency)",
+                "seen": ConsoleFormat.age(seconds: now.timeIntervalSince(worker.lastSeenAt)) + " ago",
+                "jobs": worker.runningJobs.sorted(),
+            ]
         }
-        values["workersNote"] = "the workers running a job now"
+        values["workersNote"] = "seen in the last \(Int(Self.aliveWithin / 60)) minutes"
         return html("overview", values)
     }
 
     func jobs(_ request: Request, _ visit: Visit) async throws -> Response {
         let filter = try ConsoleJobFilter(request.uri.queryParameters)
         let before = request.uri.queryParameters["before"].flatMap { JobID(String($0)) }.flatMap { $0 > 0 ? $0 : nil }
-        let page = try await filter.page(queue, limit: 50, before: before)
+        let page = try await filter.page(queue, before: before)
         var values = common(visit, title: "Jobs")
         values["filter"] = filter.values
+        // A filter on a state that cannot be retried offers no bulk retry.
+        values["canBulkRetry"] =
+            visit.canWrite && (filter.state.map { [.failed, .dead, .cancelled].contains($0) } ?? true)
         values["states"] = JobState.allCases.map {
             ["value": $0.rawValue, "selected": $0 == filter.state] as [String: Any]
         }
@@ -228,54 +237,42 @@ struct ConsoleRoutes {
             row["returnTo"] = returnTo
             return row
         }
+        let total = try await queue.count(filter: filter.queueFilter)
         values["caption"] =
             page.jobs.isEmpty
             ? "No job matches"
-            : "Jobs \(page.jobs.first?.id ?? 0) to \(page.jobs.last?.id ?? 0), newest first"
-                + (page.scanLimited ? " (the filter looked at the newest \(ConsoleJobFilter.maxScan) jobs only)" : "")
+            : "Jobs \(page.jobs.first?.id ?? 0) to \(page.jobs.last?.id ?? 0), newest first; \(total) match"
         if let next = page.nextBefore { values["olderLink"] = "/jobs?" + filter.query(before: next) }
         if before != nil { values["newestLink"] = "/jobs?" + filter.query(before: nil) }
         return html("jobs", values)
     }
 
+    /// `POST /jobs/bulk-retry`: every failed, dead or cancelled job the filter matches, queued
+    /// again by the queue in batches of ``JobFilter/retryLimit``.
     func bulkRetry(_ form: [String: String]) async throws -> Response {
         let filter = try ConsoleJobFilter(form: form)
         var retried = 0
-        for state in [JobState.failed, .dead, .cancelled] where filter.state == nil || filter.state == state {
-            var narrowed = filter
-            narrowed.state = state
-            var before: JobID?
-            repeat {
-                let page = try await narrowed.page(queue, limit: 200, before: before)
-                for record in page.jobs where record.state == state {
-                    if try await retryUnlessMoved(record.id) { retried += 1 }
-                }
-                before = page.nextBefore
-            } while before != nil && retried < ConsoleJobFilter.maxScan
+        while true {
+            let batch = try await queue.retry(matching: filter.queueFilter)
+            retried += batch
+            if batch < JobFilter.retryLimit { break }
         }
         let query = filter.query(before: nil)
-        return Self.redirect("/jobs" + (query.isEmpty ? "" : "?" + query), notice: retried > 0 ? "bulk" : "bulk-none")
-    }
-
-    /// Retries job `id`; false when it was retried (or changed) meanwhile.
-    func retryUnlessMoved(_ id: JobID) async throws(PushPrepError) -> Bool {
-        do {
-            _ = try await queue.retry(id)
-            return true
-        } catch {
-            guard error.code == .invalidJobState else { throw error }
-            return false
-        }
+        return Self.redirect(
+            "/jobs" + (query.isEmpty ? "" : "?" + query), notice: retried > 0 ? "bulk" : "bulk-none")
     }
 
     func job(_ id: JobID, _ visit: Visit) async throws -> Response {
         guard let record = try await queue.job(id) else { throw JobRoutes.notFound(id) }
         let deliveries = try await queue.deliveries(job: id)
+        let attempts = try await queue.attempts(job: id)
         let view = ConsoleJobView(record, renderer: renderer)
         var values = common(visit, title: "Job \(id)")
         values["mainID"] = "job"
         values.merge(view.values) { _, new in new }
-        values.merge(view.detailValues(deliveries: deliveries, publicURL: publicURL.url)) { _, new in new }
+        values.merge(view.detailValues(deliveries: deliveries, attempts: attempts, publicURL: publicURL.url)) {
+            _, new in new
+        }
         return html("job", values)
     }
 
@@ -345,7 +342,7 @@ struct ConsoleRoutes {
     /// refused (login CSRF).
     func login(_ request: Request, _ context: APIRequestContext) async -> Response {
         guard let keys = configuration.apiKeys else { return Self.secured(Self.redirect("/")) }
-        guard RequestOrigin.isSameOrigin(request) else {
+        guard RequestOrigin.isSameOrigin(request, publicURL: configuration.publicURL) else {
             return Self.secured(
                 errorPage(
                     Problem(.forbidden, .forbidden, "this form was sent from another site and is refused"), session: nil
@@ -374,7 +371,7 @@ struct ConsoleRoutes {
 
     /// `POST /logout`: clears the cookie (a form from another site cannot log anyone out).
     func logout(_ request: Request, _ context: APIRequestContext) async -> Response {
-        guard RequestOrigin.isSameOrigin(request) else {
+        guard RequestOrigin.isSameOrigin(request, publicURL: configuration.publicURL) else {
             return Self.secured(
                 errorPage(
                     Problem(.forbidden, .forbidden, "this form was sent from another site and is refused"), session: nil

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
-import PushPrepCore
+public import PushPrepCore
 
 /// A console login: who (the API key's id, `anonymous` on a server without keys), what it may do
 /// (the key's scopes when it logged in), until when, and a random nonce that the CSRF token is
@@ -115,6 +115,26 @@ struct ConsoleSessions: Sendable {
     }
 }
 
+/// `--console-secret-file`: the key of the console's session tokens.
+public enum ConsoleSecret {
+    /// The shortest secret accepted, in bytes (an HMAC-SHA256 key's own length).
+    static let minimumBytes = 32
+
+    /// The file's bytes without surrounding whitespace (`openssl rand -base64 48 > FILE` makes
+    /// one); `invalid_settings` when it is shorter than 32 bytes.
+    public static func read(path: String) throws(PushPrepError) -> [UInt8] {
+        let contents = try InputFile.read(path: path, maxBytes: 4096) { _ in true }.contents ?? []
+        let secret = Array(
+            String(decoding: contents, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+        guard secret.count >= minimumBytes else {
+            throw PushPrepError(
+                .invalidSettings,
+                "\(path) must hold a secret of at least \(minimumBytes) bytes (openssl rand -base64 48)")
+        }
+        return secret
+    }
+}
+
 /// Reads `Cookie` headers.
 enum Cookies {
     /// The value of the first cookie called `name`.
@@ -155,12 +175,22 @@ enum Base64URL {
 /// or `Origin: null`) is refused before its CSRF token is even looked at. Clients that send
 /// neither header (curl, the tests) still need the token.
 enum RequestOrigin {
-    static func isSameOrigin(_ request: Request) -> Bool {
+    /// `Origin` must name the host the request was sent to (its `Host`), or the origin of
+    /// `--public-url` (a proxy in front may send its own `Host`).
+    static func isSameOrigin(_ request: Request, publicURL: String?) -> Bool {
         if let site = request.headers[.secFetchSite], site != "same-origin" { return false }
-        guard let origin = request.headers[.origin] else { return true }
-        guard let host = request.headers[.host] ?? request.head.authority else { return false }
-        let lowercased = origin.lowercased()
-        return lowercased == "http://\(host.lowercased())" || lowercased == "https://\(host.lowercased())"
+        guard let origin = request.headers[.origin]?.lowercased() else { return true }
+        if let publicURL, let configured = Self.origin(of: publicURL), origin == configured { return true }
+        guard let host = (request.headers[.host] ?? request.head.authority)?.lowercased() else { return false }
+        return origin == "http://\(host)" || origin == "https://\(host)"
+    }
+
+    /// `scheme://host[:port]` of a URL, lowercased.
+    static func origin(of url: String) -> String? {
+        guard let components = URLComponents(string: url), let scheme = components.scheme,
+            let host = components.host
+        else { return nil }
+        return "\(scheme)://\(host)\(components.port.map { ":\($0)" } ?? "")".lowercased()
     }
 
     /// Whether the browser reached the server over https: directly (never, today: `serve` speaks

@@ -74,10 +74,10 @@ enum ConsoleTemplates {
         <div class="table-wrap">
         <table id="workers-table">
         <caption>Workers alive{{#workersNote}} ({{workersNote}}){{/workersNote}}</caption>
-        <thead><tr><th scope="col">Worker</th><th scope="col">Concurrency</th><th scope="col">Current jobs</th></tr></thead>
+        <thead><tr><th scope="col">Worker</th><th scope="col" class="optional">Host</th><th scope="col">Busy</th><th scope="col">Current jobs</th><th scope="col" class="optional">Last seen</th></tr></thead>
         <tbody>
-        {{#workers}}<tr data-worker="{{name}}"><th scope="row">{{name}}</th><td>{{concurrency}}</td><td>{{#jobs}}<a href="/jobs/{{.}}">{{.}}</a> {{/jobs}}</td></tr>{{/workers}}
-        {{^workers}}<tr><td colspan="3">No worker is running a job.</td></tr>{{/workers}}
+        {{#workers}}<tr data-worker="{{name}}" data-concurrency="{{concurrency}}"><th scope="row">{{name}}</th><td class="optional">{{host}}</td><td>{{busy}}</td><td>{{#jobs}}<a href="/jobs/{{.}}">{{.}}</a> {{/jobs}}</td><td class="optional">{{seen}}</td></tr>{{/workers}}
+        {{^workers}}<tr><td colspan="5">No worker has been seen.</td></tr>{{/workers}}
         </tbody>
         </table>
         </div>
@@ -106,7 +106,7 @@ enum ConsoleTemplates {
         <button type="submit">Filter</button>
         <a href="/jobs">Clear</a>
         </form>
-        {{#canWrite}}
+        {{#canBulkRetry}}
         <form class="bulk-retry" method="post" action="/jobs/bulk-retry">
         <input type="hidden" name="csrf" value="{{csrf}}">
         <input type="hidden" name="state" value="{{filter.state}}">
@@ -115,7 +115,7 @@ enum ConsoleTemplates {
         <input type="hidden" name="code" value="{{filter.code}}">
         <button type="submit">Retry every failed, dead or cancelled job matching this filter</button>
         </form>
-        {{/canWrite}}
+        {{/canBulkRetry}}
         <div class="table-wrap">
         <table id="jobs">
         <caption>{{caption}}</caption>
@@ -189,11 +189,11 @@ enum ConsoleTemplates {
         <h2 id="attempts-title">Attempts</h2>
         <div class="table-wrap">
         <table>
-        <caption>{{attempts}} of at most {{maxAttempts}} attempts</caption>
-        <thead><tr><th scope="col">Attempt</th><th scope="col">Worker</th><th scope="col">Started</th><th scope="col">Outcome</th><th scope="col">Error</th></tr></thead>
+        <caption>Every attempt, oldest first ({{attemptCount}} so far, at most {{maxAttempts}})</caption>
+        <thead><tr><th scope="col">Attempt</th><th scope="col">Worker</th><th scope="col">Started</th><th scope="col">Took</th><th scope="col">Outcome</th><th scope="col">Error</th></tr></thead>
         <tbody>
-        {{#attemptRows}}<tr data-attempt="{{number}}"><th scope="row">{{number}}</th><td>{{worker}}</td><td>{{started}}</td><td>{{outcome}}</td><td>{{#code}}<code>{{code}}</code> {{/code}}{{message}}</td></tr>{{/attemptRows}}
-        {{^attemptRows}}<tr><td colspan="5">Not run yet.</td></tr>{{/attemptRows}}
+        {{#attemptRows}}<tr data-attempt="{{number}}"><th scope="row">{{number}}</th><td>{{worker}}</td><td><time datetime="{{started}}">{{started}}</time></td><td>{{took}}</td><td>{{outcome}}</td><td>{{#code}}<code>{{code}}</code> {{/code}}{{message}}</td></tr>{{/attemptRows}}
+        {{^attemptRows}}<tr><td colspan="6">Not run yet.</td></tr>{{/attemptRows}}
         </tbody>
         </table>
         </div>

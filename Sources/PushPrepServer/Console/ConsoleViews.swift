@@ -6,16 +6,16 @@ import PushPrepPayload
 import PushPrepQueue
 import PushPrepReport
 
-/// The jobs table's filter: state (in the queue's query), and kind, source substring and error
-/// code, read from each job's row and result.
+/// The jobs table's filter (state, kind, a source substring, error code), read from the GET
+/// form or a POST form's hidden fields and handed to the queue as a ``JobFilter``.
 struct ConsoleJobFilter {
     var state: JobState?
     var kind: MediaKind?
     var source: String?
     var code: String?
 
-    /// The most jobs one page (or one bulk retry) looks through for kind, source and code.
-    static let maxScan = 2000
+    /// Jobs a page shows.
+    static let pageSize = 50
 
     init(state: JobState? = nil, kind: MediaKind? = nil, source: String? = nil, code: String? = nil) {
         self.state = state
@@ -31,11 +31,12 @@ struct ConsoleJobFilter {
         try self.init(form: fields)
     }
 
-    /// From a form's fields (empty fields are no filter); an unknown state or kind is 400.
+    /// From a form's fields (empty fields are no filter); an unknown state or kind, or a text
+    /// past the queue's lengths, is 400.
     init(form: [String: String]) throws {
         func field(_ name: String) -> String? {
             guard let value = form[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
-            return String(value.prefix(500))
+            return value
         }
         if let text = field("state") {
             guard let state = JobState(rawValue: text) else {
@@ -53,9 +54,19 @@ struct ConsoleJobFilter {
         }
         source = field("source")
         code = field("code")
+        do throws(PushPrepError) {
+            try queueFilter.validate()
+        } catch {
+            throw Problem(error)
+        }
     }
 
-    var isNarrowing: Bool { kind != nil || source != nil || code != nil }
+    /// The queue's filter.
+    var queueFilter: JobFilter {
+        JobFilter(
+            states: state.map { [$0] } ?? [], kind: kind.flatMap { JobKind(rawValue: $0.rawValue) }, source: source,
+            errorCode: code)
+    }
 
     /// What the form shows back.
     var values: [String: String] {
@@ -76,41 +87,18 @@ struct ConsoleJobFilter {
         return components.percentEncodedQuery ?? ""
     }
 
-    func matches(_ record: JobRecord) -> Bool {
-        if let state, record.state != state { return false }
-        if let source, !record.source.localizedCaseInsensitiveContains(source) { return false }
-        if let code, ConsoleJobView.errorCode(of: record) != code { return false }
-        if let kind, ConsoleJobView.entry(of: record)?.attachment?.kind != kind { return false }
-        return true
-    }
-
     struct Page {
         var jobs: [JobRecord]
         /// The `before` of the next page, nil on the last.
         var nextBefore: JobID?
-        /// Whether the scan stopped at ``maxScan`` before filling the page.
-        var scanLimited = false
     }
 
-    /// Up to `limit` matching jobs older than `before`, newest first: the queue filters by
-    /// state; the other fields are checked here over at most ``maxScan`` jobs.
-    func page(_ queue: any JobQueue, limit: Int, before: JobID?) async throws -> Page {
-        var matched: [JobRecord] = []
-        var cursor = before
-        var scanned = 0
-        while true {
-            let batch = try await queue.list(state: state, limit: isNarrowing ? 200 : limit + 1, before: cursor)
-            for record in batch where matches(record) {
-                if matched.count == limit { return Page(jobs: matched, nextBefore: matched.last?.id) }
-                matched.append(record)
-            }
-            scanned += batch.count
-            guard let last = batch.last, batch.count == (isNarrowing ? 200 : limit + 1) else {
-                return Page(jobs: matched, nextBefore: nil)
-            }
-            if scanned >= Self.maxScan { return Page(jobs: matched, nextBefore: last.id, scanLimited: true) }
-            cursor = last.id
-        }
+    /// Up to `limit` matching jobs older than `before`, newest first (one more is asked for, to
+    /// know whether a next page exists).
+    func page(_ queue: any JobQueue, limit: Int = pageSize, before: JobID?) async throws -> Page {
+        let records = try await queue.list(filter: queueFilter, limit: limit + 1, before: before)
+        let page = Array(records.prefix(limit))
+        return Page(jobs: page, nextBefore: records.count > limit ? page.last?.id : nil)
     }
 }
 
@@ -142,7 +130,7 @@ struct ConsoleJobView {
             "attempts": "\(record.attempt) of \(record.maxAttempts)", "createdISO": ConsoleFormat.iso(record.createdAt),
             "age": ConsoleFormat.age(seconds: Date().timeIntervalSince(record.createdAt)) + " ago",
             "retryable": retryable, "cancellable": cancellable, "priority": record.priority,
-            "maxAttempts": record.maxAttempts,
+            "maxAttempts": record.maxAttempts, "attemptCount": record.attempt,
         ]
         if let kind = resource.attachment?.attachment?.kind { values["kind"] = kind.rawValue }
         if let code = Self.errorCode(of: record) { values["errorCode"] = code }
@@ -150,7 +138,7 @@ struct ConsoleJobView {
     }
 
     /// The job page's sections besides the header.
-    func detailValues(deliveries: [WebhookDelivery], publicURL: String?) -> [String: Any] {
+    func detailValues(deliveries: [WebhookDelivery], attempts: [JobAttempt], publicURL: String?) -> [String: Any] {
         var values: [String: Any] = [:]
         if let finished = record.finishedAt { values["finishedISO"] = ConsoleFormat.iso(finished) }
         if let owner = record.leaseOwner { values["leaseOwner"] = owner }
@@ -169,7 +157,7 @@ struct ConsoleJobView {
         values["warnings"] = warnings
         values["hasWarnings"] = !warnings.isEmpty
         if let preview = ConsolePreview.html(for: resource, publicURL: publicURL) { values["previewHTML"] = preview }
-        values["attemptRows"] = attemptRows
+        values["attemptRows"] = Self.attemptRows(attempts)
         values["deliveries"] = deliveries.map { delivery -> [String: Any] in
             var row: [String: Any] = [
                 "id": delivery.id, "event": delivery.event, "state": delivery.state.rawValue,
@@ -182,17 +170,31 @@ struct ConsoleJobView {
         return values
     }
 
-    /// The attempts the queue records: the latest one (with its worker and error) until the
-    /// queue keeps each attempt's history.
-    var attemptRows: [[String: Any]] {
-        guard record.attempt > 0 else { return [] }
-        var row: [String: Any] = ["number": record.attempt]
-        if let owner = record.leaseOwner { row["worker"] = owner }
-        row["started"] = ConsoleFormat.iso(record.updatedAt)
-        row["outcome"] = record.state == .queued ? "will be tried again" : record.state.rawValue
-        if let code = record.errorCode { row["code"] = code }
-        if let message = record.errorMessage { row["message"] = message }
-        return [row]
+    /// The attempts the queue recorded, oldest first.
+    static func attemptRows(_ attempts: [JobAttempt]) -> [[String: Any]] {
+        attempts.map { attempt in
+            var row: [String: Any] = [
+                "number": attempt.attempt, "worker": attempt.worker, "started": ConsoleFormat.iso(attempt.startedAt),
+                "outcome": attempt.outcome.map(Self.words) ?? "running",
+            ]
+            if let ended = attempt.endedAt {
+                row["took"] = ConsoleFormat.duration(seconds: ended.timeIntervalSince(attempt.startedAt))
+            }
+            if let code = attempt.errorCode { row["code"] = code }
+            if let message = attempt.errorMessage { row["message"] = message }
+            return row
+        }
+    }
+
+    /// An attempt's outcome in words.
+    static func words(_ outcome: JobAttempt.Outcome) -> String {
+        switch outcome {
+        case .succeeded: "succeeded"
+        case .failed: "failed"
+        case .cancelled: "cancelled"
+        case .expired: "lease expired (the worker was lost)"
+        case .released: "given back (not counted)"
+        }
     }
 }
 
@@ -225,17 +227,13 @@ struct ConsoleActivity {
     var succeededByMinute = [Int](repeating: 0, count: 60)
     var failedByMinute = [Int](repeating: 0, count: 60)
 
-    /// From the newest jobs: those that finished within the hour, by the minute they finished.
-    init(jobs: [JobRecord], now: Date) {
-        for job in jobs {
-            guard let finished = job.finishedAt else { continue }
-            let minutesAgo = Int(now.timeIntervalSince(finished) / 60)
-            guard (0..<60).contains(minutesAgo) else { continue }
-            switch job.state {
-            case .succeeded: succeededByMinute[59 - minutesAgo] += 1
-            case .failed, .dead: failedByMinute[59 - minutesAgo] += 1
-            default: break
-            }
+    /// From the queue's per-minute buckets (oldest first); the newest 60 are drawn.
+    init(buckets: [ActivityBucket]) {
+        let recent = buckets.suffix(60)
+        let offset = 60 - recent.count
+        for (index, bucket) in recent.enumerated() {
+            succeededByMinute[offset + index] = bucket.succeeded
+            failedByMinute[offset + index] = bucket.failed
         }
     }
 
@@ -300,6 +298,14 @@ enum ConsoleFormat {
         if count < 1000 { return "\(count) bytes" }
         if count < 1_000_000 { return "\(count / 1000) KB" }
         return String(format: "%.1f MB", Double(count) / 1e6)
+    }
+
+    /// `850 ms`, `12.3 s`, `4 min`.
+    static func duration(seconds: Double) -> String {
+        let seconds = max(0, seconds.isFinite ? seconds : 0)
+        if seconds < 1 { return "\(Int(seconds * 1000)) ms" }
+        if seconds < 60 { return String(format: "%.1f s", seconds) }
+        return age(seconds: seconds)
     }
 
     /// `value` as indented JSON with sorted keys, for people.

@@ -29,32 +29,36 @@ def login_form(browser):
     return forms[0]
 
 
-def page_errors(browser):
-    """Console errors other than the failed load of a refused page itself (a 401 or 403 answer is
-    the refusal these tests expect)."""
-    return [error for error in browser.errors()
-            if not ("status of 401" in error or "status of 403" in error)]
+def page_errors(browser, serve, *paths):
+    """Console errors other than the failed load of a refused page itself (the 401 answering these
+    paths is the refusal the test expects)."""
+    refused = tuple(f"network: {serve.origin}{path}" for path in paths)
+    return [error for error in browser.errors() if not (error.startswith(refused) and "status of 401" in error)]
 
 
 def test_without_a_key_the_console_asks_for_one(browser, serve, queue):
     browser.open(serve.origin + "/jobs")
     assert not browser.select("table#jobs"), "the jobs table is shown without a key"
     login_form(browser)
-    assert not page_errors(browser), page_errors(browser)
+    errors = page_errors(browser, serve, "/jobs", "/login")
+    assert not errors, errors
     assert not browser.outside_requests(harness.same_origin(serve.origin)), browser.requests
 
 
 def test_a_wrong_key_is_refused(browser, serve, queue):
-    login(browser, serve, key="not-a-key-of-this-server-000")
-    assert not page_errors(browser), page_errors(browser)
+    landed = login(browser, serve, key="not-a-key-of-this-server-000")
+    assert landed == "/login", f"a wrong key led to {landed}"
+    errors = page_errors(browser, serve, "/login")
+    assert not errors, errors
     login_form(browser)  # still asked for a key
-    cookies = [cookie for cookie in browser.driver.get_cookies()]
+    cookies = browser.driver.get_cookies()
     browser.open(serve.origin + "/jobs")
     assert not browser.select("table#jobs"), f"a wrong key opened the jobs page (cookies: {cookies})"
 
 
 def test_a_key_signs_in_with_an_httponly_cookie(browser, serve, queue):
-    login(browser, serve, key=harness.Serve.READ_KEY)
+    landed = login(browser, serve, key=harness.Serve.READ_KEY)
+    assert landed != "/login", "a good key left the browser on the login page"
     browser.check_page(harness.same_origin(serve.origin))
     cookies = browser.driver.get_cookies()
     assert cookies, "signed in without a cookie"

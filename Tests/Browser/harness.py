@@ -450,15 +450,25 @@ class Browser:
 
     def submit(self, form, timeout: float = 20) -> None:
         """Clicks the form's submit button, as a person would, and waits for the next page."""
-        from selenium.webdriver.support import expected_conditions
-        from selenium.webdriver.support.ui import WebDriverWait
+        from selenium.common.exceptions import WebDriverException
 
         buttons = self.select("button[type=submit], input[type=submit], button:not([type])", form)
         assert buttons, f"a form without a submit button on {self.driver.current_url}"
-        page = self.one("html")
+        # A mark on this page's window: the next page's window has none. (Waiting for an element to
+        # go stale races chromedriver mid-navigation: "Node ... does not belong to the document".)
+        self.driver.execute_script("window.__beforeSubmit = true")
         self.drain()
         buttons[0].click()
-        WebDriverWait(self.driver, timeout).until(expected_conditions.staleness_of(page))
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if self.driver.execute_script("return window.__beforeSubmit !== true"):
+                    break
+            except WebDriverException:
+                pass  # between documents
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"submitting the form on {self.driver.current_url} led nowhere in {timeout} s")
+            time.sleep(0.05)
         self.wait_ready()
 
     def screenshot(self, name: str) -> Image:

@@ -325,7 +325,13 @@ class Browser:
             "--headless=new", "--no-sandbox", f"--window-size={WINDOW[0]},{WINDOW[1]}",
             f"--user-data-dir={self.profile}", "--disable-dev-shm-usage", "--disable-gpu",
             "--force-device-scale-factor=1", "--hide-scrollbars", "--no-first-run", "--no-default-browser-check",
-            # Nothing of Chromium's own may leave the machine either.
+            # Nothing of Chromium's own may leave the machine either: with these flags alone it still
+            # looked up and asked clients2.google.com (network time), update.googleapis.com (components)
+            # and accounts.google.com (measured with --log-net-log and strace). So no name resolves
+            # but localhost, and anything not on loopback goes to a proxy that is not there (requests
+            # a page makes still reach the performance log, and fail the test).
+            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
+            "--proxy-server=http://127.0.0.1:9", "--dns-prefetch-disable",
             "--disable-background-networking", "--disable-component-update", "--disable-sync",
             "--disable-default-apps", "--disable-extensions", "--disable-domain-reliability",
             "--disable-client-side-phishing-detection", "--metrics-recording-only", "--no-pings",

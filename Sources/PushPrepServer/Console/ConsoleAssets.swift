@@ -46,8 +46,9 @@ enum ConsoleAssets {
         textarea { width: 100%; min-height: 12em; font-family: ui-monospace, monospace; }
         button { cursor: pointer; background: var(--panel); }
         button.primary { background: var(--accent); color: var(--bg); border-color: var(--accent); }
-        form.inline { display: inline; }
-        .actions { display: flex; gap: .4em; flex-wrap: wrap; }
+        form.inline { display: inline-block; margin: 0 .4em .2em 0; }
+        /* A table cell stays a cell (a flex cell loses the row's borders and height). */
+        div.actions { display: flex; gap: .4em; flex-wrap: wrap; }
         .notice { border-left: 4px solid var(--accent); background: var(--panel); padding: .5em 1em; }
         .error { border-left-color: var(--bad); }
         .pager { display: flex; gap: 1em; margin: 1em 0; }

@@ -45,6 +45,13 @@ package enum ReportFormat {
         return "\(total / 60) min \(secs < 10 ? "0" : "")\(secs) s"
     }
 
+    /// The last path component of a source (a URL's too, without its query): what a preview
+    /// titles an input by, in the report and in the console.
+    package static func name(of source: String) -> String {
+        let path = source.split(separator: "?", maxSplits: 1).first.map(String.init) ?? source
+        return path.split(separator: "/").last.map(String.init) ?? source
+    }
+
     /// Width × height, or nil when either is unknown.
     package static func dimensions(_ width: Int?, _ height: Int?) -> String? {
         guard let width, let height else { return nil }

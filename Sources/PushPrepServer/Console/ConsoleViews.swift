@@ -293,13 +293,6 @@ enum ConsoleFormat {
         return "\(Int(seconds / 86_400)) d"
     }
 
-    /// `950 bytes`, `120 KB`, `4.2 MB` (decimal units, as Apple states its limits).
-    static func bytes(_ count: Int) -> String {
-        if count < 1000 { return "\(count) bytes" }
-        if count < 1_000_000 { return "\(count / 1000) KB" }
-        return String(format: "%.1f MB", Double(count) / 1e6)
-    }
-
     /// `850 ms`, `12.3 s`, `4 min`.
     static func duration(seconds: Double) -> String {
         let seconds = max(0, seconds.isFinite ? seconds : 0)
@@ -340,10 +333,11 @@ enum ConsolePreview {
         guard let attachment = resource.attachment?.attachment else { return nil }
         let url = attachment.kind == .video ? attachment.poster?.url : attachment.url
         let source = url.flatMap { sameOrigin($0, publicURL: publicURL) }
-        var facts = [attachment.mime, ConsoleFormat.bytes(attachment.bytes)]
+        // The report's units (kB and MB of 10^3 and 10^6 bytes, as Apple states its limits).
+        var facts = [attachment.mime, ReportFormat.bytes(attachment.bytes)]
         if let width = attachment.width, let height = attachment.height { facts.insert("\(width)×\(height)", at: 1) }
         let preview = NotificationPreview(
-            attachment: attachment, imageSource: source, title: name(of: attachment.source),
+            attachment: attachment, imageSource: source, title: ReportFormat.name(of: attachment.source),
             body: facts.joined(separator: ", "))
         return preview.html
     }
@@ -353,12 +347,6 @@ enum ConsolePreview {
     static func sameOrigin(_ url: String, publicURL: String?) -> String? {
         guard let publicURL, url.hasPrefix(publicURL + "/") else { return nil }
         return String(url.dropFirst(publicURL.count))
-    }
-
-    /// The last path component of a source, without its query: what the report titles it by.
-    static func name(of source: String) -> String {
-        let path = source.split(separator: "?", maxSplits: 1).first.map(String.init) ?? source
-        return path.split(separator: "/").last.map(String.init) ?? source
     }
 }
 

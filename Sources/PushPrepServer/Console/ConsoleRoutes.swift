@@ -217,7 +217,7 @@ struct ConsoleRoutes {
     }
 
     func jobs(_ request: Request, _ visit: Visit) async throws -> Response {
-        let filter = try ConsoleJobFilter(request.uri.queryParameters)
+        let filter = try ConsoleJobFilter(query: request.uri.query)
         let before = request.uri.queryParameters["before"].flatMap { JobID(String($0)) }.flatMap { $0 > 0 ? $0 : nil }
         let page = try await filter.page(queue, before: before)
         var values = common(visit, title: "Jobs")

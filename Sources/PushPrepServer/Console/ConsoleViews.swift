@@ -24,11 +24,10 @@ struct ConsoleJobFilter {
         self.code = code
     }
 
-    /// From `/jobs`' query.
-    init(_ query: some Sequence<(key: Substring, value: Substring)>) throws {
-        var fields: [String: String] = [:]
-        for (key, value) in query where fields[String(key)] == nil { fields[String(key)] = String(value) }
-        try self.init(form: fields)
+    /// From `/jobs`' query, decoded as the browser's GET form encoded it (`+` is a space, which
+    /// the router's query parameters leave as a `+`).
+    init(query: String?) throws {
+        try self.init(form: FormBody.parse(Array((query ?? "").utf8)))
     }
 
     /// From a form's fields (empty fields are no filter); an unknown state or kind, or a text
@@ -78,14 +77,19 @@ struct ConsoleJobFilter {
         return values
     }
 
-    /// The filter as a query string (percent-encoded), with `before` for a later page.
+    /// The filter as a query string, with `before` for a later page: every character but the
+    /// unreserved ones percent-encoded (a `+` left as it is would read back as a space).
     func query(before: JobID?) -> String {
-        var items = values.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
-        if let before { items.append(URLQueryItem(name: "before", value: String(before))) }
-        var components = URLComponents()
-        components.queryItems = items
-        return components.percentEncodedQuery ?? ""
+        var items = values.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        if let before { items.append(("before", String(before))) }
+        return items.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? "")" }
+            .joined(separator: "&")
     }
+
+    /// RFC 3986's unreserved characters (ASCII only: `CharacterSet.alphanumerics` has every
+    /// script's letters).
+    static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     struct Page {
         var jobs: [JobRecord]

@@ -24,7 +24,9 @@ struct ConsoleBulkRetryTests {
                 return ids
             }
             _ = try await fail(
-                (0..<count).map { JobSpec(source: "https://media.example.com/\($0).jpg", payload: "{}", maxAttempts: 1) })
+                (0..<count).map {
+                    JobSpec(source: "https://media.example.com/\($0).jpg", payload: "{}", maxAttempts: 1)
+                })
             let older = try await fail([
                 JobSpec(source: "https://media.example.com/k-old.jpg", payload: "{}", dedupKey: "k", maxAttempts: 1)
             ])

@@ -21,7 +21,8 @@ struct ConsolePreviewTests {
             PushPrepCore.Attachment(
                 id: "img-1", source: source, kind: .image, file: "img-1.jpg", uti: options.typeHint,
                 mime: "image/jpeg", bytes: bytes, sha256: "00", width: 1200, height: 800, duration: nil, frames: 1,
-                options: options, input: InputInfo(type: "png", bytes: 5_000_000, width: 1200, height: 800, duration: nil),
+                options: options,
+                input: InputInfo(type: "png", bytes: 5_000_000, width: 1200, height: 800, duration: nil),
                 operations: [], warnings: [], poster: nil))
         return resource
     }
@@ -30,9 +31,11 @@ struct ConsolePreviewTests {
     /// (Apple's limits are 10^6 bytes a MB), rounded, not truncated, into the next unit.
     @Test func sizesUseTheReportsUnits() throws {
         let source = "https://cdn.example.com/shop/photo.png?sig=abc"
-        let small = try #require(ConsolePreview.html(for: Self.resource(bytes: 212_345, source: source), publicURL: nil))
+        let small = try #require(
+            ConsolePreview.html(for: Self.resource(bytes: 212_345, source: source), publicURL: nil))
         #expect(small.contains(#"<div class="banner-body">image/jpeg, 1200×800, 212 kB</div>"#), "\(small)")
-        let large = try #require(ConsolePreview.html(for: Self.resource(bytes: 999_999, source: source), publicURL: nil))
+        let large = try #require(
+            ConsolePreview.html(for: Self.resource(bytes: 999_999, source: source), publicURL: nil))
         #expect(large.contains(#"<div class="banner-body">image/jpeg, 1200×800, 1 MB</div>"#), "\(large)")
         #expect(small.contains(#"<div class="banner-title">photo.png</div>"#), "titled by the source's name")
     }

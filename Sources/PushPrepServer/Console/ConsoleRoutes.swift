@@ -72,6 +72,11 @@ struct ConsoleRoutes {
         router.get("console/app.js") { _, _ in
             Self.asset(ConsoleAssets.javascript, type: "text/javascript; charset=utf-8")
         }
+        // Declared by every page, so the browser does not ask for /favicon.ico (behind the login
+        // when keys are set: a 401 and a console error on every page).
+        router.get("console/icon.svg") { _, _ in
+            Self.asset(ConsoleAssets.icon, type: "image/svg+xml")
+        }
         router.get("console/live") { request, context in
             await handle(request, context, needs: .read) { _, _ in try await live(request) }
         }

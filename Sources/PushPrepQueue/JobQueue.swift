@@ -437,7 +437,8 @@ public protocol JobQueue: Sendable {
     /// filter are ignored) as ``retry(_:)`` does, in one transaction; returns how many.
     ///
     /// At most the newest ``JobFilter/retryLimit`` matching jobs are considered per call: call
-    /// again while it returns that many. A job whose dedup key belongs to a queued or running
+    /// again while it returns more than zero (a call that leaves some of its jobs alone returns
+    /// fewer than the limit with more to do). A job whose dedup key belongs to a queued or running
     /// job, or to a newer job retried in the same call, is left as it is (``retry(_:)`` would
     /// refuse it).
     func retry(matching filter: JobFilter) async throws(PushPrepError) -> Int

@@ -8,8 +8,10 @@ package enum ReportFormat {
         if count < 1000 { return "\(count) byte\(count == 1 ? "" : "s")" }
         let units: [(String, Double)] = [("kB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12)]
         let value = Double(count)
-        let (name, size) = units.last { value >= $0.1 } ?? units[0]
-        return "\(significant(value / size)) \(name)"
+        var index = units.lastIndex { value >= $0.1 } ?? 0
+        // The unit is picked after rounding: 999,999 bytes is `1 MB`, not `1000 kB`.
+        if index + 1 < units.count, significant(value / units[index].1) == "1000" { index += 1 }
+        return "\(significant(value / units[index].1)) \(units[index].0)"
     }
 
     /// Three significant digits, no trailing zeros: 2.41, 45.3, 812.
@@ -36,10 +38,18 @@ package enum ReportFormat {
     /// Seconds of wall time: `0.42 s`, `3.1 s`, `2 min 05 s`.
     package static func seconds(_ value: Double) -> String {
         guard value.isFinite, value >= 0 else { return "–" }
-        if value < 60 { return "\(significant(value)) s" }
+        // Below a minute unless it rounds to one: 59.99 s is `1 min 00 s`, not `60 s`.
+        if value < 60, case let text = significant(value), text != "60" { return "\(text) s" }
         let total = Int(value.rounded())
         let secs = total % 60
         return "\(total / 60) min \(secs < 10 ? "0" : "")\(secs) s"
+    }
+
+    /// The last path component of a source (a URL's too, without its query): what a preview
+    /// titles an input by, in the report and in the console.
+    package static func name(of source: String) -> String {
+        let path = source.split(separator: "?", maxSplits: 1).first.map(String.init) ?? source
+        return path.split(separator: "/").last.map(String.init) ?? source
     }
 
     /// Width × height, or nil when either is unknown.

@@ -176,6 +176,27 @@ extension QueueConformanceTests {
         }
     }
 
+    @Test(
+        "a bulk retry's batch is not filled by jobs whose dedup key a queued job holds",
+        arguments: QueueBackend.testedBackends)
+    func bulkRetrySkipsBlockedKeysBeforeTheLimit(_ backend: QueueBackend) async throws {
+        try await QueueFixture.withQueue(backend) { queue, _ in
+            // The oldest failed job has no key; a full batch of newer failed jobs each have a
+            // key that a queued job holds again.
+            let oldest = try await queue.enqueue([spec("oldest")])[0].id
+            let keys = (0..<JobFilter.retryLimit).map { "k\($0)" }
+            _ = try await queue.enqueue(keys.map { spec("first-\($0)", key: $0) })
+            let claimed = try await queue.claim(worker: "worker-a", limit: keys.count + 1, lease: lease)
+            #expect(try await queue.finish(claimed.map { failed($0) }).count == keys.count + 1)
+            _ = try await queue.enqueue(keys.map { spec("again-\($0)", key: $0) })
+
+            #expect(try await queue.retry(matching: JobFilter(states: [.failed])) == 1)
+            #expect(try await stored(queue, oldest).state == .queued)
+            #expect(try await queue.retry(matching: JobFilter(states: [.failed])) == 0)
+            #expect(try await queue.count(filter: JobFilter(states: [.failed])) == keys.count)
+        }
+    }
+
     // MARK: - Activity
 
     @Test(

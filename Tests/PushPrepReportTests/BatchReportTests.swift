@@ -72,6 +72,17 @@ import Testing
         #expect(ReportFormat.percent(17_000, of: 50_000_000) == "< 0.1 %" && ReportFormat.percent(0, of: 5) == "0 %")
         #expect(ReportFormat.seconds(125) == "2 min 05 s" && ReportFormat.seconds(0.42) == "0.42 s")
         #expect(ReportPageView.change(from: 1000, to: 160) == "−84 %")
+    }
+
+    /// A number that rounds up to the next unit is written in that unit (Apple's MB is 10^6).
+    @Test func formatsAtUnitBoundaries() {
+        #expect(ReportFormat.bytes(999_999) == "1 MB")
+        #expect(ReportFormat.bytes(999_600) == "1 MB")
+        #expect(ReportFormat.bytes(999_499) == "999 kB")
+        #expect(ReportFormat.bytes(999_999_999) == "1 GB")
+        #expect(ReportFormat.bytes(99_999) == "100 kB")
+        #expect(ReportFormat.seconds(59.999) == "1 min 00 s")
+        #expect(ReportFormat.seconds(59.9) == "59.9 s")
         #expect(ReportPageView.change(from: 1000, to: 1120) == "+12 %")
     }
 

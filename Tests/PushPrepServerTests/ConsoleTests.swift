@@ -93,6 +93,12 @@ struct ConsoleTests {
         let style = try await browser.get("/console/style.css")
         #expect(style.header("Content-Type")?.hasPrefix("text/css") == true)
         #expect(style.text.contains(":focus-visible"))
+        // Every page names its icon, so the browser never asks for /favicon.ico (a 401 with keys).
+        #expect(job.text.contains(#"<link rel="icon" href="/console/icon.svg""#))
+        let icon = try await browser.get("/console/icon.svg")
+        #expect(icon.status == 200)
+        #expect(icon.header("Content-Type") == "image/svg+xml")
+        #expect(icon.text.hasPrefix("<svg"))
 
         let live = try await browser.get("/console/live?ids=\(failed),\(queued[0]),999999")
         #expect(live.status == 200)

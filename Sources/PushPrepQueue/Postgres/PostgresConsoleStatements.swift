@@ -50,13 +50,17 @@ struct PostgresJobFilterSQL {
             unsafeSQL: "SELECT count(*) FROM pushprep_jobs WHERE \(sql.whereClause)", binds: sql.bindings)
     }
 
-    /// The newest `limit` matching jobs, locked for a bulk retry: their ids and dedup keys.
+    /// The newest `limit` matching jobs whose dedup key no queued or running job holds (the
+    /// others cannot be retried, and left in they could fill every batch and keep the older jobs
+    /// behind them from ever being reached), locked for a bulk retry: their ids and dedup keys.
     static func retryCandidates(_ filter: JobFilter, limit: Int) -> PostgresQuery {
         var sql = PostgresJobFilterSQL(filter)
         let limit = sql.bind(limit)
         return PostgresQuery(
             unsafeSQL: """
                 SELECT id, dedup_key FROM pushprep_jobs WHERE \(sql.whereClause)
+                AND (dedup_key IS NULL OR NOT EXISTS (SELECT 1 FROM pushprep_jobs AS holder
+                    WHERE holder.dedup_key = pushprep_jobs.dedup_key AND holder.state IN ('queued', 'running')))
                 ORDER BY id DESC LIMIT \(limit) FOR UPDATE
                 """, binds: sql.bindings)
     }

@@ -42,7 +42,8 @@ extension SQLiteJobQueue {
             let candidates = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, dedup_key FROM pushprep_jobs WHERE \(conditions) ORDER BY id DESC LIMIT :limit
+                    SELECT id, dedup_key FROM pushprep_jobs WHERE \(conditions) AND \(ConsoleSQL.keyFree)
+                    ORDER BY id DESC LIMIT :limit
                     """, arguments: all)
             let active = try db.cachedStatement(sql: ConsoleSQL.activeWithKey)
             let retry = try db.cachedStatement(sql: ConsoleSQL.retry)
@@ -172,6 +173,14 @@ extension SQLiteJobQueue {
 
 /// The console's SQL.
 private enum ConsoleSQL {
+    /// A job whose dedup key no queued or running job holds: a bulk retry leaves the others out
+    /// of its batch, so that they cannot fill it and keep the older jobs behind them from ever
+    /// being reached.
+    static let keyFree = """
+        (dedup_key IS NULL OR NOT EXISTS (SELECT 1 FROM pushprep_jobs AS holder
+            WHERE holder.dedup_key = pushprep_jobs.dedup_key AND holder.state IN ('queued', 'running')))
+        """
+
     static let activeWithKey = """
         SELECT EXISTS (SELECT 1 FROM pushprep_jobs WHERE dedup_key = ? AND state IN ('queued', 'running'))
         """

@@ -95,7 +95,7 @@ struct ReportPageView {
     }
 
     private static func article(_ item: BatchReport.Item, index: Int, app: String) -> Article {
-        let name = displayName(item.entry.source)
+        let name = ReportFormat.name(of: item.entry.source)
         switch item.entry {
         case .ok(let attachment):
             var preview = NotificationPreview(
@@ -126,12 +126,6 @@ struct ReportPageView {
                     action: words.action),
                 warnings: [], hasWarnings: false, operations: [], hasOperations: false)
         }
-    }
-
-    /// The last path component of a source (a URL's too), for the notification's title.
-    private static func displayName(_ source: String) -> String {
-        let path = source.split(separator: "?", maxSplits: 1).first.map(String.init) ?? source
-        return path.split(separator: "/").last.map(String.init) ?? source
     }
 
     /// What the output is, for the notification's body: `JPEG 1179×786, 212 kB`.

@@ -46,12 +46,16 @@ enum ConsoleAssets {
         textarea { width: 100%; min-height: 12em; font-family: ui-monospace, monospace; }
         button { cursor: pointer; background: var(--panel); }
         button.primary { background: var(--accent); color: var(--bg); border-color: var(--accent); }
-        form.inline { display: inline; }
-        .actions { display: flex; gap: .4em; flex-wrap: wrap; }
+        form.inline { display: inline-block; margin: 0 .4em .2em 0; }
+        /* A table cell stays a cell (a flex cell loses the row's borders and height). */
+        div.actions { display: flex; gap: .4em; flex-wrap: wrap; }
         .notice { border-left: 4px solid var(--accent); background: var(--panel); padding: .5em 1em; }
         .error { border-left-color: var(--bad); }
         .pager { display: flex; gap: 1em; margin: 1em 0; }
         pre { background: var(--panel); padding: .75em; overflow-x: auto; border-radius: 6px; font-size: .9em; }
+        /* Output names (`wrote img-<40 hex>.jpg`) and sources are single long words: they wrap
+           anywhere rather than run past a phone's screen. */
+        #operations li, dl.facts dd, td.source, td.code { overflow-wrap: anywhere; }
         dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25em 1em; }
         dl.facts dt { font-weight: 600; }
         dl.facts dd { margin: 0; word-break: break-all; }
@@ -77,6 +81,14 @@ enum ConsoleAssets {
     /// Live updates for pages that read without it: every 5 s (while the tab is visible) it asks
     /// `/console/live` for the states of the jobs on the page and the overview's counts, and
     /// updates them in place. Text only (`textContent`), never HTML from the server.
+    /// The console's icon: the brand's initial on its accent colour.
+    static let icon = """
+        <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">\
+        <rect width="32" height="32" rx="7" fill="#0b57d0"/>\
+        <text x="16" y="23" font-family="sans-serif" font-size="20" font-weight="700" fill="#fff" \
+        text-anchor="middle">P</text></svg>
+        """
+
     static let javascript = """
         "use strict";
         (function () {

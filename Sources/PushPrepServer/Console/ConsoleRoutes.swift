@@ -72,6 +72,11 @@ struct ConsoleRoutes {
         router.get("console/app.js") { _, _ in
             Self.asset(ConsoleAssets.javascript, type: "text/javascript; charset=utf-8")
         }
+        // Declared by every page, so the browser does not ask for /favicon.ico (behind the login
+        // when keys are set: a 401 and a console error on every page).
+        router.get("console/icon.svg") { _, _ in
+            Self.asset(ConsoleAssets.icon, type: "image/svg+xml")
+        }
         router.get("console/live") { request, context in
             await handle(request, context, needs: .read) { _, _ in try await live(request) }
         }
@@ -217,7 +222,7 @@ struct ConsoleRoutes {
     }
 
     func jobs(_ request: Request, _ visit: Visit) async throws -> Response {
-        let filter = try ConsoleJobFilter(request.uri.queryParameters)
+        let filter = try ConsoleJobFilter(query: request.uri.query)
         let before = request.uri.queryParameters["before"].flatMap { JobID(String($0)) }.flatMap { $0 > 0 ? $0 : nil }
         let page = try await filter.page(queue, before: before)
         var values = common(visit, title: "Jobs")
@@ -248,14 +253,23 @@ struct ConsoleRoutes {
     }
 
     /// `POST /jobs/bulk-retry`: every failed, dead or cancelled job the filter matches, queued
-    /// again by the queue in batches of ``JobFilter/retryLimit``.
+    /// again by the queue in batches of at most ``JobFilter/retryLimit``.
+    ///
+    /// A batch retries fewer than the limit whenever it leaves some of its jobs alone (a dedup
+    /// key that a queued job or a newer retried one holds), so only a batch that retries nothing
+    /// ends the work. It is bounded by how many jobs matched when the form came: jobs a worker
+    /// fails again meanwhile are not chased round and round.
     func bulkRetry(_ form: [String: String]) async throws -> Response {
         let filter = try ConsoleJobFilter(form: form)
+        let retryable: [JobState] = [.failed, .dead, .cancelled]
+        var matching = filter.queueFilter
+        matching.states = Set(filter.state.map { retryable.contains($0) ? [$0] : [] } ?? retryable)
+        let total = matching.states.isEmpty ? 0 : try await queue.count(filter: matching)
         var retried = 0
-        while true {
+        while retried < total {
             let batch = try await queue.retry(matching: filter.queueFilter)
+            guard batch > 0 else { break }
             retried += batch
-            if batch < JobFilter.retryLimit { break }
         }
         let query = filter.query(before: nil)
         return Self.redirect(

@@ -12,6 +12,7 @@ enum ConsoleTemplates {
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>{{title}} · PushPrep console</title>
+        <link rel="icon" href="/console/icon.svg" type="image/svg+xml">
         <link rel="stylesheet" href="/console/style.css">
         <script src="/console/app.js" defer></script>
         </head>

@@ -24,11 +24,10 @@ struct ConsoleJobFilter {
         self.code = code
     }
 
-    /// From `/jobs`' query.
-    init(_ query: some Sequence<(key: Substring, value: Substring)>) throws {
-        var fields: [String: String] = [:]
-        for (key, value) in query where fields[String(key)] == nil { fields[String(key)] = String(value) }
-        try self.init(form: fields)
+    /// From `/jobs`' query, decoded as the browser's GET form encoded it (`+` is a space, which
+    /// the router's query parameters leave as a `+`).
+    init(query: String?) throws {
+        try self.init(form: FormBody.parse(Array((query ?? "").utf8)))
     }
 
     /// From a form's fields (empty fields are no filter); an unknown state or kind, or a text
@@ -78,14 +77,19 @@ struct ConsoleJobFilter {
         return values
     }
 
-    /// The filter as a query string (percent-encoded), with `before` for a later page.
+    /// The filter as a query string, with `before` for a later page: every character but the
+    /// unreserved ones percent-encoded (a `+` left as it is would read back as a space).
     func query(before: JobID?) -> String {
-        var items = values.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
-        if let before { items.append(URLQueryItem(name: "before", value: String(before))) }
-        var components = URLComponents()
-        components.queryItems = items
-        return components.percentEncodedQuery ?? ""
+        var items = values.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        if let before { items.append(("before", String(before))) }
+        return items.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? "")" }
+            .joined(separator: "&")
     }
+
+    /// RFC 3986's unreserved characters (ASCII only: `CharacterSet.alphanumerics` has every
+    /// script's letters).
+    static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     struct Page {
         var jobs: [JobRecord]
@@ -293,13 +297,6 @@ enum ConsoleFormat {
         return "\(Int(seconds / 86_400)) d"
     }
 
-    /// `950 bytes`, `120 KB`, `4.2 MB` (decimal units, as Apple states its limits).
-    static func bytes(_ count: Int) -> String {
-        if count < 1000 { return "\(count) bytes" }
-        if count < 1_000_000 { return "\(count / 1000) KB" }
-        return String(format: "%.1f MB", Double(count) / 1e6)
-    }
-
     /// `850 ms`, `12.3 s`, `4 min`.
     static func duration(seconds: Double) -> String {
         let seconds = max(0, seconds.isFinite ? seconds : 0)
@@ -340,10 +337,11 @@ enum ConsolePreview {
         guard let attachment = resource.attachment?.attachment else { return nil }
         let url = attachment.kind == .video ? attachment.poster?.url : attachment.url
         let source = url.flatMap { sameOrigin($0, publicURL: publicURL) }
-        var facts = [attachment.mime, ConsoleFormat.bytes(attachment.bytes)]
+        // The report's units (kB and MB of 10^3 and 10^6 bytes, as Apple states its limits).
+        var facts = [attachment.mime, ReportFormat.bytes(attachment.bytes)]
         if let width = attachment.width, let height = attachment.height { facts.insert("\(width)×\(height)", at: 1) }
         let preview = NotificationPreview(
-            attachment: attachment, imageSource: source, title: name(of: attachment.source),
+            attachment: attachment, imageSource: source, title: ReportFormat.name(of: attachment.source),
             body: facts.joined(separator: ", "))
         return preview.html
     }
@@ -353,12 +351,6 @@ enum ConsolePreview {
     static func sameOrigin(_ url: String, publicURL: String?) -> String? {
         guard let publicURL, url.hasPrefix(publicURL + "/") else { return nil }
         return String(url.dropFirst(publicURL.count))
-    }
-
-    /// The last path component of a source, without its query: what the report titles it by.
-    static func name(of source: String) -> String {
-        let path = source.split(separator: "?", maxSplits: 1).first.map(String.init) ?? source
-        return path.split(separator: "/").last.map(String.init) ?? source
     }
 }
 

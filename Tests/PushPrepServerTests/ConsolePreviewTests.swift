@@ -1,0 +1,42 @@
+import Foundation
+import PushPrep
+import PushPrepCore
+import PushPrepQueue
+import Testing
+
+@testable import PushPrepServer
+
+/// The job page's notification preview, built in process from a succeeded job's manifest entry.
+struct ConsolePreviewTests {
+    static func resource(bytes: Int, source: String) -> JobResource {
+        let now = Date()
+        let record = JobRecord(
+            id: 7, state: .succeeded, source: source, payload: "{}", dedupKey: nil, priority: 0, attempt: 1,
+            maxAttempts: 3, timeoutSeconds: nil, runAt: now, createdAt: now, updatedAt: now, finishedAt: now,
+            leaseOwner: nil, leaseToken: 1, leaseExpiresAt: nil, cancelRequested: false, errorCode: nil,
+            errorMessage: nil, result: nil)
+        var resource = JobResource(record)
+        let options = AttachmentOptions(typeHint: "public.jpeg")
+        resource.attachment = .ok(
+            PushPrepCore.Attachment(
+                id: "img-1", source: source, kind: .image, file: "img-1.jpg", uti: options.typeHint,
+                mime: "image/jpeg", bytes: bytes, sha256: "00", width: 1200, height: 800, duration: nil, frames: 1,
+                options: options,
+                input: InputInfo(type: "png", bytes: 5_000_000, width: 1200, height: 800, duration: nil),
+                operations: [], warnings: [], poster: nil))
+        return resource
+    }
+
+    /// The banner's body writes the output's size as the batch report does: decimal kB and MB
+    /// (Apple's limits are 10^6 bytes a MB), rounded, not truncated, into the next unit.
+    @Test func sizesUseTheReportsUnits() throws {
+        let source = "https://cdn.example.com/shop/photo.png?sig=abc"
+        let small = try #require(
+            ConsolePreview.html(for: Self.resource(bytes: 212_345, source: source), publicURL: nil))
+        #expect(small.contains(#"<div class="banner-body">image/jpeg, 1200×800, 212 kB</div>"#), "\(small)")
+        let large = try #require(
+            ConsolePreview.html(for: Self.resource(bytes: 999_999, source: source), publicURL: nil))
+        #expect(large.contains(#"<div class="banner-body">image/jpeg, 1200×800, 1 MB</div>"#), "\(large)")
+        #expect(small.contains(#"<div class="banner-title">photo.png</div>"#), "titled by the source's name")
+    }
+}

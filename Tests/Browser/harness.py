@@ -50,15 +50,6 @@ def run(args: list[str], timeout: float = 120, check: bool = True, **kwargs) -> 
     return result
 
 
-# Console errors of pages not fixed yet. Each has a strict-xfail test of its own that fails (XPASS)
-# once the page is fixed: then delete the entry here and that test's marker.
-KNOWN_CONSOLE_ERRORS = [
-    # The console answers the browser's automatic GET /favicon.ico with 401 (it declares no icon, and
-    # /favicon.ico is behind the login): test_console.py::test_no_page_asks_for_a_missing_icon.
-    re.compile(r"/favicon\.ico - Failed to load resource: the server responded with a status of 401"),
-]
-
-
 # Inputs --------------------------------------------------------------------------------------
 
 def make_inputs(directory: Path) -> dict[str, Path]:
@@ -434,12 +425,9 @@ class Browser:
         time.sleep(0.3)
         self.collect()
 
-    def errors(self, known: bool = False) -> list[str]:
-        """Console messages at error level (SEVERE), which include CSP violations and failed loads;
-        those of KNOWN_CONSOLE_ERRORS only when `known`."""
-        return [f"{entry.get('source')}: {entry['message']}" for entry in self.console
-                if entry["level"] == "SEVERE"
-                and (known or not any(pattern.search(entry["message"]) for pattern in KNOWN_CONSOLE_ERRORS))]
+    def errors(self) -> list[str]:
+        """Console messages at error level (SEVERE), which include CSP violations and failed loads."""
+        return [f"{entry.get('source')}: {entry['message']}" for entry in self.console if entry["level"] == "SEVERE"]
 
     def outside_requests(self, allowed) -> list[str]:
         """Requested URLs for which `allowed(url)` is false (data: URLs are always allowed)."""

@@ -64,7 +64,7 @@ BENCH_APT_PACKAGES := wrk nginx gcc
 bench-deps: deps
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BENCH_APT_PACKAGES)"
 
-## pyenv: the Python packages the tests use (botocore, boto3, moto's server, schemathesis), in .build/pyenv; once
+## pyenv: the Python packages the tests use (botocore, boto3, moto's server, schemathesis, selenium, pytest), in .build/pyenv; once
 # Skipped when all import at their pinned versions (moto.server too: it needs the [server]
 # extra's Flask); otherwise pip brings the venv to the pins (19 s from scratch, 368 MB, measured with `time` on a new venv).
 PYENV_CHECK := import sys, importlib.metadata as m, botocore, boto3, moto, moto.server, selenium, pytest; \
@@ -111,7 +111,8 @@ test: build pyenv
 ## test-browser: the batch report and the console pages in a real, headless chromium (Tests/Browser)
 # The tests make their own inputs, run `pushprep process --report` and `pushprep serve` (debug
 # build) on 127.0.0.1, and fail on a console error, a request leaving the page's origin, a blank
-# screenshot or a thumbnail out of place; screenshots and logs land in .build/browser/.
+# screenshot or a thumbnail out of place; screenshots and logs land in .build/browser/. About 90 s
+# with pushprep built (36 tests; `time make test-browser` on the shared 2-core machine: 1m27s-1m50s).
 # `make test-browser BROWSER_ARGS="-k report"` runs a subset.
 test-browser: browser-deps pyenv
 	$(SWIFT) build --product pushprep

@@ -8,7 +8,7 @@ import Testing
 
 /// The job page's notification preview, built in process from a succeeded job's manifest entry.
 struct ConsolePreviewTests {
-    static func resource(bytes: Int, source: String) -> JobResource {
+    static func resource(bytes: Int, source: String, url: String? = nil) -> JobResource {
         let now = Date()
         let record = JobRecord(
             id: 7, state: .succeeded, source: source, payload: "{}", dedupKey: nil, priority: 0, attempt: 1,
@@ -19,7 +19,7 @@ struct ConsolePreviewTests {
         let options = AttachmentOptions(typeHint: "public.jpeg")
         resource.attachment = .ok(
             PushPrepCore.Attachment(
-                id: "img-1", source: source, kind: .image, file: "img-1.jpg", uti: options.typeHint,
+                id: "img-1", source: source, kind: .image, file: "img-1.jpg", url: url, uti: options.typeHint,
                 mime: "image/jpeg", bytes: bytes, sha256: "00", width: 1200, height: 800, duration: nil, frames: 1,
                 options: options,
                 input: InputInfo(type: "png", bytes: 5_000_000, width: 1200, height: 800, duration: nil),
@@ -38,5 +38,27 @@ struct ConsolePreviewTests {
             ConsolePreview.html(for: Self.resource(bytes: 999_999, source: source), publicURL: nil))
         #expect(large.contains(#"<div class="banner-body">image/jpeg, 1200×800, 1 MB</div>"#), "\(large)")
         #expect(small.contains(#"<div class="banner-title">photo.png</div>"#), "titled by the source's name")
+    }
+
+    /// Outputs published under `--base-url` on another origin (a CDN) are drawn from there, as
+    /// the pages' CSP allows that origin; a URL elsewhere (a presigned bucket URL) is not.
+    @Test func picturesFromTheBaseURLsOrigin() throws {
+        let cdn = try #require(ImageOrigin(baseURL: "https://CDN.example.com:8443/push/"))
+        #expect(cdn.origin == "https://cdn.example.com:8443")
+        let published = Self.resource(
+            bytes: 1000, source: "a.png", url: "https://cdn.example.com:8443/push/img-1.jpg")
+        let drawn = try #require(ConsolePreview.html(for: published, publicURL: nil, pictureOrigin: cdn.origin))
+        #expect(drawn.contains(#"src="https://cdn.example.com:8443/push/img-1.jpg""#), "\(drawn)")
+        let withoutOrigin = try #require(ConsolePreview.html(for: published, publicURL: nil))
+        #expect(!withoutOrigin.contains("cdn.example.com"), "no picture from an origin the CSP refuses")
+        let elsewhere = Self.resource(
+            bytes: 1000, source: "a.png", url: "https://cdn.example.com.evil.test/push/img-1.jpg")
+        let refused = try #require(ConsolePreview.html(for: elsewhere, publicURL: nil, pictureOrigin: cdn.origin))
+        #expect(!refused.contains("evil.test"))
+        // Only http(s) hosts a CSP header can carry.
+        #expect(ImageOrigin(baseURL: "ftp://cdn.example.com/") == nil)
+        #expect(ImageOrigin(baseURL: "https://a;b.example/") == nil)
+        #expect(ImageOrigin(baseURL: "/relative") == nil)
+        #expect(ImageOrigin(baseURL: "http://[::1]:8080/x")?.origin == "http://[::1]:8080")
     }
 }

@@ -322,6 +322,19 @@ struct ConsoleTests {
             "/login", form: [("key", Self.writer)], headers: [("Origin", "https://other.example.com")])
         #expect(elsewhere.status == 403)
 
+        // Published files on another origin (`--base-url`, a CDN): the pages may load pictures
+        // from that origin, and from nowhere else outside the server.
+        let withCDN = try await ServeProcess.start(
+            ["--workers", "0", "--base-url", "https://cdn.example.com/push"], in: dir)
+        let cdnBrowser = ConsoleBrowser(baseURL: withCDN.baseURL)
+        let cdnPage = try await cdnBrowser.get("/jobs")
+        try await cdnBrowser.shutdown()
+        #expect(cdnPage.status == 200)
+        #expect(
+            cdnPage.header("Content-Security-Policy")
+                == Self.csp.replacingOccurrences(
+                    of: "img-src 'self' data:;", with: "img-src 'self' data: https://cdn.example.com;"))
+
         try "too short\n".write(toFile: secret, atomically: true, encoding: .utf8)
         let refused = try PushPrepCLI.run(
             [

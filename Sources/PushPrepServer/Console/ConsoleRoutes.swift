@@ -148,7 +148,19 @@ struct ConsoleRoutes {
             response = errorPage(RequestIDMiddleware.problem(for: error), session: sessions.session(of: request))
         }
         if let setCookie { response.headers[.setCookie] = setCookie }
-        return Self.secured(response)
+        return Self.secured(response, policy: pagePolicy)
+    }
+
+    /// The origin of `--base-url` when published files live elsewhere (a CDN or a bucket's
+    /// website): the job page loads an output's picture from it, and the pages' CSP allows
+    /// images from there and nowhere else outside this server.
+    var pictureOrigin: String? { configuration.baseURL.flatMap(ImageOrigin.init(baseURL:))?.origin }
+
+    /// The pages' CSP: ``contentSecurityPolicy`` with ``pictureOrigin`` among the image sources.
+    var pagePolicy: String {
+        guard let pictureOrigin else { return Self.contentSecurityPolicy }
+        return Self.contentSecurityPolicy.replacingOccurrences(
+            of: "img-src 'self' data:;", with: "img-src 'self' data: \(pictureOrigin);")
     }
 
     /// The fixed notices a redirect after a POST may ask for (never text from the URL).
@@ -284,7 +296,10 @@ struct ConsoleRoutes {
         var values = common(visit, title: "Job \(id)")
         values["mainID"] = "job"
         values.merge(view.values) { _, new in new }
-        values.merge(view.detailValues(deliveries: deliveries, attempts: attempts, publicURL: publicURL.url)) {
+        values.merge(
+            view.detailValues(
+                deliveries: deliveries, attempts: attempts, publicURL: publicURL.url, pictureOrigin: pictureOrigin)
+        ) {
             _, new in new
         }
         return html("job", values)
@@ -458,9 +473,9 @@ struct ConsoleRoutes {
 
     /// The console's security headers: a CSP that allows nothing inline and nothing from
     /// elsewhere, no framing, no MIME sniffing, no referrer leaving the server.
-    static func secured(_ response: Response) -> Response {
+    static func secured(_ response: Response, policy: String = contentSecurityPolicy) -> Response {
         var response = response
-        response.headers[.contentSecurityPolicy] = contentSecurityPolicy
+        response.headers[.contentSecurityPolicy] = policy
         response.headers[.xContentTypeOptions] = "nosniff"
         response.headers[.referrerPolicy] = "same-origin"
         response.headers[.xFrameOptions] = "DENY"

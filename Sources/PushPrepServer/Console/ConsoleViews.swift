@@ -142,7 +142,9 @@ struct ConsoleJobView {
     }
 
     /// The job page's sections besides the header.
-    func detailValues(deliveries: [WebhookDelivery], attempts: [JobAttempt], publicURL: String?) -> [String: Any] {
+    func detailValues(
+        deliveries: [WebhookDelivery], attempts: [JobAttempt], publicURL: String?, pictureOrigin: String? = nil
+    ) -> [String: Any] {
         var values: [String: Any] = [:]
         if let finished = record.finishedAt { values["finishedISO"] = ConsoleFormat.iso(finished) }
         if let owner = record.leaseOwner { values["leaseOwner"] = owner }
@@ -160,7 +162,9 @@ struct ConsoleJobView {
         values["hasOperations"] = !operations.isEmpty
         values["warnings"] = warnings
         values["hasWarnings"] = !warnings.isEmpty
-        if let preview = ConsolePreview.html(for: resource, publicURL: publicURL) { values["previewHTML"] = preview }
+        if let preview = ConsolePreview.html(for: resource, publicURL: publicURL, pictureOrigin: pictureOrigin) {
+            values["previewHTML"] = preview
+        }
         values["attemptRows"] = Self.attemptRows(attempts)
         values["deliveries"] = deliveries.map { delivery -> [String: Any] in
             var row: [String: Any] = [
@@ -329,14 +333,16 @@ enum ConsoleAdvice {
 }
 
 /// The notification preview of a job's attachment (PushPrepReport's), with the picture loaded
-/// from this server (the CSP allows images from `'self'` only): the output of an image, the
-/// poster of a movie, when their URL is one of this server's; otherwise the preview draws
-/// without a picture.
+/// from this server or from `--base-url`'s origin (the only image sources the pages' CSP
+/// allows): the output of an image, the poster of a movie; from anywhere else (a presigned
+/// bucket URL) the preview draws without a picture.
 enum ConsolePreview {
-    static func html(for resource: JobResource, publicURL: String?) -> String? {
+    static func html(for resource: JobResource, publicURL: String?, pictureOrigin: String? = nil) -> String? {
         guard let attachment = resource.attachment?.attachment else { return nil }
         let url = attachment.kind == .video ? attachment.poster?.url : attachment.url
-        let source = url.flatMap { sameOrigin($0, publicURL: publicURL) }
+        let source = url.flatMap { url in
+            sameOrigin(url, publicURL: publicURL) ?? pictureOrigin.flatMap { fromOrigin(url, $0) }
+        }
         // The report's units (kB and MB of 10^3 and 10^6 bytes, as Apple states its limits).
         var facts = [attachment.mime, ReportFormat.bytes(attachment.bytes)]
         if let width = attachment.width, let height = attachment.height { facts.insert("\(width)×\(height)", at: 1) }
@@ -346,11 +352,35 @@ enum ConsolePreview {
         return preview.html
     }
 
+    /// `url` itself when it is an address under `origin` (`--base-url`'s), else nil.
+    static func fromOrigin(_ url: String, _ origin: String) -> String? {
+        url.hasPrefix(origin + "/") ? url : nil
+    }
+
     /// `url` as a path of this server when it is one (`/v1/attachments/...`, its query kept for a
     /// signature), else nil.
     static func sameOrigin(_ url: String, publicURL: String?) -> String? {
         guard let publicURL, url.hasPrefix(publicURL + "/") else { return nil }
         return String(url.dropFirst(publicURL.count))
+    }
+}
+
+/// The scheme, host and port of an `http(s)` base URL, as a CSP source expression; nil for
+/// anything else, or a host with characters a CSP header could not carry.
+struct ImageOrigin: Equatable {
+    let origin: String
+
+    init?(baseURL: String) {
+        guard let components = URLComponents(string: baseURL),
+            let scheme = components.scheme?.lowercased(), scheme == "https" || scheme == "http",
+            let host = components.host?.lowercased(), !host.isEmpty,
+            host.unicodeScalars.allSatisfy({
+                $0.isASCII && ($0.properties.isAlphabetic || "0123456789.-[]:".unicodeScalars.contains($0))
+            })
+        else { return nil }
+        let port = components.port.map { ":\($0)" } ?? ""
+        let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        origin = "\(scheme)://\(bracketed)\(port)"
     }
 }
 

@@ -34,7 +34,9 @@ package enum ContentTypeCheck {
         }
 
         /// The manifest's warning: what disagrees and what processing did about it.
-        package var processingWarning: String { "\(description); processed as \(detected.rawValue)" }
+        package var processingWarning: String {
+            ProcessingWarning.contentTypeMismatch(contentType: contentType, detected: detected).message
+        }
     }
 
     /// How `contentType` disagrees with content detected as `detected`; nil when it agrees or

@@ -33,6 +33,77 @@ extension Explanation {
     package init(_ code: PreflightCode) {
         self = PreflightTopic(code).explanation
     }
+
+    /// The explanation of a processing warning's code: the attachment was made, and this is
+    /// what it says about the input or the output.
+    package init(_ code: ProcessingWarning.Code) {
+        switch code {
+        case .extensionMismatch:
+            self.init(
+                meaning:
+                    "The file's name ends in the extension of another type than its content; PushPrep went by the content.",
+                action:
+                    "Nothing for this attachment; rename the source after its real type so other tools read it right.")
+        case .contentTypeMismatch:
+            self.init(
+                meaning:
+                    "The server's Content-Type names another type than the bytes it sent; PushPrep went by the bytes.",
+                action: "Nothing for this attachment; have the server or bucket send the right Content-Type.")
+        case .animationSentAsStill:
+            self.init(
+                meaning:
+                    "The animation does not fit as a GIF even at its smallest size, so only its first frame was sent.",
+                action:
+                    "To keep the motion, allow a movie (--gif-as-video auto), or send a shorter or smaller animation.")
+        case .animationSentAsMovie:
+            self.init(
+                meaning: "The animation was sent as a silent MP4 movie, which iOS plays in the expanded notification.",
+                action:
+                    "Nothing, unless you need a GIF: then send a shorter or smaller animation, or set --gif-as-video.")
+        case .damagedInput:
+            self.init(
+                meaning: "The sound is damaged or cut off: the preview stops where the readable audio ends.",
+                action: "Check that the source plays to its end; upload it again if it was cut off on the way.")
+        case .inputShorterThanDeclared:
+            self.init(
+                meaning: "The sound ends before the length its header declares: the file is probably truncated.",
+                action: "Check that the source plays to its end; upload it again if it was cut off on the way.")
+        case .damagedAudioPacketsSkipped:
+            self.init(
+                meaning:
+                    "Some audio packets could not be decoded and were skipped: the preview may have gaps or clicks.",
+                action: "Listen to the preview; if it sounds wrong, export or encode the source again.")
+        case .damagedPacketsSkipped:
+            self.init(
+                meaning: "Some of the movie's packets could not be decoded and were skipped: the preview may stutter.",
+                action: "Watch the preview; if it looks wrong, export or encode the source again.")
+        case .audioDropped:
+            self.init(
+                meaning: "The movie's sound could not be decoded, so the preview is silent.",
+                action:
+                    "If the sound matters, encode the movie's audio as AAC (or another common codec) and send it again."
+            )
+        case .copyTooLarge:
+            self.init(
+                meaning: "The movie's streams copied as they are would be over the size limit, so it was re-encoded.",
+                action: "Nothing; for the faster copy, send a shorter or lower bit-rate H.264 movie.")
+        case .copyFailed:
+            self.init(
+                meaning: "The movie's streams could not be copied as they are, so it was re-encoded instead.",
+                action: "Nothing; the message says why the copy failed, if the re-encoding is a surprise.")
+        case .startMovedToKeyframe:
+            self.init(
+                meaning:
+                    "A copied movie starts at a keyframe: the preview starts more than a second before --video-start.",
+                action:
+                    "If the start matters, pick a --video-start at a keyframe, or encode the source with more keyframes."
+            )
+        case .videoStartPastEnd:
+            self.init(
+                meaning: "--video-start is at or past the movie's end, so the preview starts at the beginning.",
+                action: "Give a --video-start within the movie's length.")
+        }
+    }
 }
 
 /// Every ``PushPrepError/Code``, as an enum: `Code` is an open struct (a manifest may carry a

@@ -126,6 +126,30 @@ final class ReportCLITests {
         #expect(page.select("div", classes: ["banner-title"]).contains { page[$0].text == Self.hostileName })
     }
 
+    /// A PNG named `.jpg` is processed with the extension-mismatch warning, which the report lists
+    /// with its code, its meaning and what to do, as it does a failure.
+    @Test func processReportExplainsAWarning() throws {
+        try TestTools.vips("black", path("alpha.v"), "300", "200", "--bands", "4")
+        try TestTools.vips("copy", path("alpha.v"), path("logo.png"))
+        try FileManager.default.moveItem(atPath: path("logo.png"), toPath: path("logo.jpg"))
+        let run = try pushprep(["process", "logo.jpg", "--out", "out", "--report", "report.html"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let attachment = try #require(try manifest().attachments.first?.attachment)
+        let warning = try #require(attachment.warnings.first)
+        #expect(attachment.warnings.count == 1 && warning.hasPrefix("the extension .jpg does not match"), "\(warning)")
+
+        let page = try ParsedHTML.parse(String(contentsOfFile: path("report.html"), encoding: .utf8))
+        let article = try page.one("article", attribute: ("data-source", "logo.jpg"))
+        let item = try page.one("li", classes: ["problem-warning"], within: article)
+        #expect(page[item].attrs["data-code"] == "extension_mismatch")
+        let code = try page.one(classes: ["problem-code"], within: item)
+        #expect(page[code].text == "extension_mismatch")
+        let words = Explanation(ProcessingWarning.Code.extensionMismatch)
+        #expect(page[try page.one(classes: ["meaning"], within: item)].text == words.meaning)
+        #expect(page[try page.one(classes: ["advice"], within: item)].text == "What to do: " + words.action)
+        #expect(page[item].text.contains(warning), "the message as the manifest has it")
+    }
+
     /// The preview of a successful input: banner with app, title, body and (for pictures) a
     /// thumbnail box whose image is a small JPEG; expanded view by kind.
     private func checkPreview(_ page: ParsedHTML, article: Int, attachment: PushPrepCore.Attachment) throws {

@@ -62,3 +62,18 @@ struct ConsolePreviewTests {
         #expect(ImageOrigin(baseURL: "http://[::1]:8080/x")?.origin == "http://[::1]:8080")
     }
 }
+
+/// The job page's warnings: a kind this version writes with its code and advice, an older text
+/// as it is.
+struct ConsoleWarningTests {
+    @Test func aKnownWarningHasItsCodeAndAdvice() {
+        let message = ProcessingWarning.audioDropped(reason: "no decoder").message
+        let row = ConsoleJobView.warningRow(message)
+        #expect(row["message"] as? String == message)
+        #expect(row["warningCode"] as? String == "audio_dropped")
+        #expect(row["warningAdvice"] as? String == ConsoleAdvice.text(for: ProcessingWarning.Code.audioDropped))
+        let old = ConsoleJobView.warningRow("an older PushPrep's warning")
+        #expect(old["warningCode"] == nil && old["warningAdvice"] == nil)
+        #expect(old["message"] as? String == "an older PushPrep's warning")
+    }
+}

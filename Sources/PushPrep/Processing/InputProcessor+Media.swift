@@ -52,7 +52,7 @@ extension InputProcessor {
             "decoded \(image.type.rawValue) \(header.uprightWidth)x\(header.uprightHeight), \(header.frames) frames"
         return try movieAttachment(
             builder, temporary: temporary, video: video, input: input, operations: [decoded] + video.operations,
-            warnings: warnings + ["sent as a silent MP4 movie: \(reason)"])
+            warnings: warnings + [ProcessingWarning.animationSentAsMovie(reason: reason).message])
     }
 
     private func movieAttachment(

@@ -5,8 +5,6 @@ package enum ExtensionCheck {
         guard !ext.isEmpty, MediaType.allKnownExtensions.contains(ext), !detected.knownExtensions.contains(ext) else {
             return []
         }
-        return [
-            "the extension .\(ext) does not match the content, which is \(detected.rawValue); processed as \(detected.rawValue)"
-        ]
+        return [ProcessingWarning.extensionMismatch(extension: ext, detected: detected).message]
     }
 }

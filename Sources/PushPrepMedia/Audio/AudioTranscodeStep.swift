@@ -88,14 +88,17 @@ enum AudioTranscodeStep {
         var warnings: [String] = []
         let duration = transcoder.duration
         if let damage = reader.damage {
-            warnings.append("the input is damaged or cut off after \(AudioPipeline.seconds(duration)) s (\(damage))")
+            warnings.append(
+                ProcessingWarning.damagedInput(after: AudioPipeline.seconds(duration), damage: "\(damage)").message)
         } else if let declared = input.duration, duration + 0.5 < min(declared, seconds) {
             warnings.append(
-                "the input ends at \(AudioPipeline.seconds(duration)) s although its header declares "
-                    + "\(AudioPipeline.seconds(declared)) s (truncated?)")
+                ProcessingWarning.inputShorterThanDeclared(
+                    ends: AudioPipeline.seconds(duration), declared: AudioPipeline.seconds(declared)
+                ).message)
         }
         if decoding.damaged > 0 {
-            warnings.append("skipped \(decoding.damaged) damaged audio packets of \(decoding.sent)")
+            warnings.append(
+                ProcessingWarning.damagedAudioPacketsSkipped(skipped: decoding.damaged, sent: decoding.sent).message)
         }
         // Decoding stops at the frame that crosses the cut: more decoded than kept means cut.
         let decodedSeconds = inputRate > 0 ? Double(decoding.samples) / Double(inputRate) : 0

@@ -116,9 +116,7 @@ package enum ImagePipeline {
                     keepEvery = 1
                     width = startWidth
                     reductions = []
-                    warnings.append(
-                        "the animation does not fit in \(missed.goal) even reduced; sent its first frame as a still image"
-                    )
+                    warnings.append(ProcessingWarning.animationSentAsStill(goal: missed.goal).message)
                 }
             } else if smaller >= plan.minimumWidth {
                 width = smaller

@@ -196,8 +196,9 @@ package enum RemuxStep {
         var warnings: [String] = []
         if start - keyTime > 1 {
             warnings.append(
-                "the preview starts at the keyframe at \(secondsText(keyTime)) s, \(secondsText(start - keyTime)) s before --video-start"
-            )
+                ProcessingWarning.startMovedToKeyframe(
+                    keyframe: secondsText(keyTime), early: secondsText(start - keyTime)
+                ).message)
         }
         if keyTime > 0.001 || (expectedEnd.map { $0 > keyTime + duration + 0.5 } ?? false) {
             operations.insert("trimmed \(secondsText(keyTime))-\(secondsText(keyTime + duration)) s", at: 0)

@@ -78,13 +78,12 @@ package enum VideoPipeline {
                         poster: poster.map { ($0.jpeg, $0.width, $0.height) }, thumbnailTime: poster?.time ?? 0,
                         operations: ["remux"] + copied.operations, warnings: warnings + copied.warnings, plan: plan)
                 }
-                warnings.append(
-                    "copying the streams as they are gives \(bytes) bytes, more than \(limit): transcoded instead")
+                warnings.append(ProcessingWarning.copyTooLarge(bytes: bytes, limit: limit).message)
             } catch {
                 // A damaged or hostile file fails the same way when transcoded; anything else
                 // (a seek the demuxer refuses, a stream the muxer cannot copy) is worth a transcode.
                 if error.stopsProcessing || [.corruptInput, .tooManyPixels].contains(error.code) { throw error }
-                warnings.append("could not copy the streams (\(error.message)): transcoded instead")
+                warnings.append(ProcessingWarning.copyFailed(reason: error.message).message)
             }
             try? FileManager.default.removeItem(atPath: outputPath)
         }

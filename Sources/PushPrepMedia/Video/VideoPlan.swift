@@ -78,8 +78,11 @@ package struct VideoPlan: Equatable {
     /// What the settings asked that the source does not allow, for the output's warnings.
     package var warnings: [String] {
         guard let ignoredStart else { return [] }
-        let length = window.sourceDuration.map { " of the \(secondsText($0)) s video" } ?? ""
-        return ["--video-start \(secondsText(ignoredStart)) s is past the end\(length); started at 0"]
+        return [
+            ProcessingWarning.videoStartPastEnd(
+                start: secondsText(ignoredStart), duration: window.sourceDuration.map(secondsText)
+            ).message
+        ]
     }
 
     /// Whether the streams are copied first.

@@ -79,7 +79,7 @@ enum VideoTranscodeStep {
                 transcoder = audio
             } catch {
                 if error.stopsProcessing { throw error }
-                warnings.append("dropped the audio track: \(error.message)")
+                warnings.append(ProcessingWarning.audioDropped(reason: error.message).message)
             }
         }
         let parameters = videoIn.pointee.codecpar.pointee
@@ -219,7 +219,7 @@ enum VideoTranscodeStep {
                 "the video stops at \(secondsText(lastVideoTime)) s but its header says \(secondsText(expectedEnd)) s: the file is truncated"
             )
         }
-        if damaged > 0 { warnings.append("skipped \(damaged) damaged packets") }
+        if damaged > 0 { warnings.append(ProcessingWarning.damagedPacketsSkipped(skipped: damaged).message) }
         let result = try writer.finish()
         return Output(
             frames: result.frames, duration: result.duration, hasAudio: transcoder != nil, warnings: warnings,

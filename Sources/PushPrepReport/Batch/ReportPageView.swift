@@ -105,7 +105,7 @@ struct ReportPageView {
             if preview.picture == nil, let note = item.imageNote, attachment.kind != .audio {
                 preview.placeholder = note
             }
-            let warnings = attachment.warnings.map { Problem(code: nil, message: $0, meaning: nil, action: nil) }
+            let warnings = attachment.warnings.map(Problem.init(warning:))
             return Article(
                 anchor: "input-\(index + 1)", source: attachment.source, status: "ok", statusText: "Ready",
                 kind: attachment.kind.rawValue, code: nil, bytesBefore: attachment.input.bytes,
@@ -173,5 +173,18 @@ struct ReportPageView {
             aria-label="\(HTML.escape(label))"><rect class="limit-track" width="100" height="6"/>\
             <rect class="limit-used" width="\(ThumbnailCrop.number(width))" height="6"/></svg>
             """
+    }
+}
+
+extension ReportPageView.Problem {
+    /// A manifest's warning, with its code and words when it is a kind this version writes; a
+    /// text it does not know (an older PushPrep's) as it is, without them.
+    init(warning: String) {
+        guard let code = ProcessingWarning.Code(message: warning) else {
+            self.init(code: nil, message: warning, meaning: nil, action: nil)
+            return
+        }
+        let words = Explanation(code)
+        self.init(code: code.rawValue, message: warning, meaning: words.meaning, action: words.action)
     }
 }

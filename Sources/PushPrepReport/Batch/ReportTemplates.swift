@@ -54,8 +54,10 @@ enum ReportTemplates {
         {{#failure}}<ul class="problems"><li class="problem problem-failure"><span class="problem-code">{{code}}</span>: \
         {{message}}<span class="meaning">{{meaning}}</span><span class="advice">What to do: {{action}}</span></li></ul>\
         {{/failure}}
-        {{#hasWarnings}}<h3>Warnings</h3><ul class="problems">{{#warnings}}<li class="problem problem-warning">\
-        {{message}}</li>{{/warnings}}</ul>{{/hasWarnings}}
+        {{#hasWarnings}}<h3>Warnings</h3><ul class="problems">{{#warnings}}<li class="problem problem-warning"\
+        {{#code}} data-code="{{code}}"{{/code}}>{{#code}}<span class="problem-code">{{code}}</span>: {{/code}}\
+        {{message}}{{#meaning}}<span class="meaning">{{meaning}}</span>{{/meaning}}\
+        {{#action}}<span class="advice">What to do: {{action}}</span>{{/action}}</li>{{/warnings}}</ul>{{/hasWarnings}}
         {{#hasOperations}}<details><summary>What was done</summary><ol class="operations">{{#operations}}\
         <li>{{.}}</li>{{/operations}}</ol></details>{{/hasOperations}}
         </div>

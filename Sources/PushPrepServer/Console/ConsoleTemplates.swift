@@ -184,7 +184,7 @@ enum ConsoleTemplates {
         <h2 id="operations-title">Operations</h2>
         {{#hasOperations}}<ol>{{#operations}}<li>{{.}}</li>{{/operations}}</ol>{{/hasOperations}}
         {{^hasOperations}}<p>None recorded.</p>{{/hasOperations}}
-        {{#hasWarnings}}<h3>Warnings</h3><ul>{{#warnings}}<li>{{.}}</li>{{/warnings}}</ul>{{/hasWarnings}}
+        {{#hasWarnings}}<h3>Warnings</h3><ul>{{#warnings}}<li class="warning"{{#warningCode}} data-code="{{warningCode}}"{{/warningCode}}>{{#warningCode}}<code class="code">{{warningCode}}</code> {{/warningCode}}{{message}}{{#warningAdvice}}<br><span class="advice">{{warningAdvice}}</span>{{/warningAdvice}}</li>{{/warnings}}</ul>{{/hasWarnings}}
         </section>
         <section id="attempts" aria-labelledby="attempts-title">
         <h2 id="attempts-title">Attempts</h2>

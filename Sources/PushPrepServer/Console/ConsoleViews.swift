@@ -160,7 +160,7 @@ struct ConsoleJobView {
         let warnings = resource.attachment?.attachment?.warnings ?? []
         values["operations"] = operations
         values["hasOperations"] = !operations.isEmpty
-        values["warnings"] = warnings
+        values["warnings"] = warnings.map(Self.warningRow)
         values["hasWarnings"] = !warnings.isEmpty
         if let preview = ConsolePreview.html(for: resource, publicURL: publicURL, pictureOrigin: pictureOrigin) {
             values["previewHTML"] = preview
@@ -176,6 +176,17 @@ struct ConsoleJobView {
             return row
         }
         return values
+    }
+
+    /// A manifest's warning as the job page lists it: with its code and advice when it is a kind
+    /// this version writes, as it is otherwise (an older PushPrep's text).
+    static func warningRow(_ message: String) -> [String: Any] {
+        var row: [String: Any] = ["message": message]
+        if let code = ProcessingWarning.Code(message: message) {
+            row["warningCode"] = code.rawValue
+            row["warningAdvice"] = ConsoleAdvice.text(for: code)
+        }
+        return row
     }
 
     /// The attempts the queue recorded, oldest first.
@@ -321,6 +332,12 @@ enum ConsoleFormat {
 /// What to do about a failure code, in plain words: PushPrepReport's texts, shared with the
 /// batch report.
 enum ConsoleAdvice {
+    /// A processing warning's words: what it means and what to do.
+    static func text(for code: ProcessingWarning.Code) -> String {
+        let explanation = Explanation(code)
+        return "\(explanation.meaning) \(explanation.action)"
+    }
+
     static func text(for code: PushPrepError.Code) -> String {
         let explanation = Explanation(code)
         return "\(explanation.meaning) \(explanation.action)"

@@ -156,24 +156,73 @@ struct PreflightCommand: AsyncParsableCommand {
         return options
     }
 
+    /// A checked payload as `--report` previews it.
+    private struct Checked {
+        var report: PreflightReport
+        /// The payload the preview draws: the one read, or the corrected one after `--fix`.
+        var payload: [UInt8]
+        /// With `--fetch --report`: the pictures of the attachment the preview shows.
+        var picture: AttachmentPicture? = nil
+        /// Why a downloaded attachment has no picture, when the report says so.
+        var pictureNote: String? = nil
+
+        init(
+            report: PreflightReport, payload: [UInt8], picture: AttachmentPicture? = nil, pictureNote: String? = nil
+        ) {
+            self.report = report
+            self.payload = payload
+            self.picture = picture
+            self.pictureNote = pictureNote
+        }
+
+        /// The report of a fix with its corrected payload: what the preview draws.
+        init(_ fixed: PreflightSession.Fixed) {
+            self.init(report: fixed.report, payload: fixed.payload, picture: fixed.picture)
+        }
+    }
+
     func run() async throws {
         let inputs = try payloads.map { path in (path, Array(try PayloadFiles.read(path, what: "payload"))) }
         let logger = logging.makeLogger()
-        let reports: [PreflightReport]
+        // Only a report draws pictures, within the batch report's budget.
+        let pictures =
+            report == nil ? nil : PreflightPictures(payloads: inputs.count, maxPixels: options.settings.maxPixels)
+        let checked: [Checked]
         if let fix {
-            reports = [try await fixed(inputs[0], writeTo: fix, logger: logger)]
+            checked = [try await fixed(inputs[0], writeTo: fix, pictures: pictures, logger: logger)]
         } else if fetch {
-            reports = try await withSession(logger: logger) { session in
-                var reports: [PreflightReport] = []
-                for (path, bytes) in inputs { reports.append(await session.check(bytes, file: path)) }
-                return reports
+            checked = try await withSession(logger: logger) { session in
+                var checked: [Checked] = []
+                var spent = 0
+                for (path, bytes) in inputs {
+                    guard let pictures else {
+                        checked.append(Checked(report: await session.check(bytes, file: path), payload: bytes))
+                        continue
+                    }
+                    guard spent < pictures.budgetBytes else {
+                        checked.append(
+                            Checked(
+                                report: await session.check(bytes, file: path), payload: bytes,
+                                pictureNote: pictures.budgetNote))
+                        continue
+                    }
+                    let (report, picture) = await session.check(bytes, file: path, picturing: pictures)
+                    spent += picture?.bytes ?? 0
+                    checked.append(Checked(report: report, payload: bytes, picture: picture))
+                }
+                return checked
             }
         } else {
-            reports = inputs.map { Preflight.check($0.1, file: $0.0, options: preflightOptions) }
+            checked = inputs.map {
+                Checked(report: Preflight.check($0.1, file: $0.0, options: preflightOptions), payload: $0.1)
+            }
         }
+        let reports = checked.map(\.report)
         if let report {
-            let views = zip(reports, inputs).map { checked, input in
-                PreflightView(report: checked, payload: input.1, options: preflightOptions)
+            let views = checked.map { checked in
+                PreflightView(
+                    report: checked.report, payload: checked.payload, options: preflightOptions,
+                    picture: checked.picture, pictureNote: checked.pictureNote)
             }
             let page = PreflightReportPage(views: views).html()
             try ManifestWriter.write(Data(page.utf8), to: report, what: "the report")
@@ -188,8 +237,8 @@ struct PreflightCommand: AsyncParsableCommand {
     }
 
     private func fixed(
-        _ input: (String, [UInt8]), writeTo path: String, logger: Logger
-    ) async throws -> PreflightReport {
+        _ input: (String, [UInt8]), writeTo path: String, pictures: PreflightPictures?, logger: Logger
+    ) async throws -> Checked {
         var settings = options.settings
         settings.baseURL = baseURL
         let s3: S3Location
@@ -199,7 +248,9 @@ struct PreflightCommand: AsyncParsableCommand {
                 settings: settings, outputDirectory: directory, logger: logger, remote: remote.settings)
             return try await withSession(logger: logger) { session in
                 do throws(PushPrepError) {
-                    return try await session.fix(input.1, file: input.0, writeTo: path, processing: processor)
+                    return Checked(
+                        try await session.fixed(
+                            input.1, file: input.0, writeTo: path, processing: processor, picturing: pictures))
                 } catch {
                     throw CommandFailure(message: error.description)
                 }
@@ -217,11 +268,13 @@ struct PreflightCommand: AsyncParsableCommand {
             do throws(PushPrepError) {
                 let urls = try storage.urls(baseURL: baseURL)
                 return try await S3Client.withClient(try storage.configuration(for: s3), logger: logger) {
-                    client throws(PushPrepError) -> PreflightReport in
+                    client throws(PushPrepError) -> Checked in
                     let publishing = PublishingProcessor(
                         processing: processor, store: S3AttachmentStore(client: client, location: s3), urls: urls,
                         concurrency: 4)
-                    return try await session.fix(input.1, file: input.0, writeTo: path, processing: publishing)
+                    return Checked(
+                        try await session.fixed(
+                            input.1, file: input.0, writeTo: path, processing: publishing, picturing: pictures))
                 }
             } catch {
                 throw CommandFailure(message: error.description)

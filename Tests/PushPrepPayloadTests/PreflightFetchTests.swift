@@ -203,6 +203,61 @@ final class PreflightFetchTests {
         }
     }
 
+    /// Records what it is asked to picture (and whether the file was still there) and answers
+    /// with a made-up picture.
+    private final class RecordingPicturer: AttachmentPicturing {
+        let asked = Mutex<[(type: MediaType, frame: Int, bytes: Int?)]>([])
+
+        func picture(ofImageAt path: String, type: MediaType, frame: Int) async -> AttachmentPicture? {
+            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int
+            asked.withLock { $0.append((type, frame, size)) }
+            return AttachmentPicture(width: 4, height: 3, expanded: "data:e", banner: "data:b", bytes: 2)
+        }
+    }
+
+    @Test("--report's pictures: only the shown attachment, only an image iOS accepts, while its download exists")
+    func picturesOfTheShownAttachment() async throws {
+        try await withServer { server in
+            let picturer = RecordingPicturer()
+            let session = try session()
+            func attachments(_ entries: [(String, String)]) -> [UInt8] {
+                let list = entries.map { name, options in
+                    #"{"id":"\#(name)","url":"\#(server.url("/files/" + name))","options":{\#(options)}}"#
+                }
+                return Array(
+                    #"{"aps":{"alert":"B","mutable-content":1},"attachments":[\#(list.joined(separator: ","))]}"#.utf8)
+            }
+            let time = #""UNNotificationAttachmentOptionsThumbnailTimeKey":"#
+            // The photo is shown; the GIF after it is downloaded but never pictured.
+            let photo = await session.check(
+                attachments([("photo.jpg", ""), ("medium.gif", "")]), file: "p.json", picturing: picturer)
+            // The shown GIF's ThumbnailTime is its frame; a time no Int holds is frame 0.
+            let gif = await session.check(
+                attachments([("medium.gif", time + "3.7")]), file: "p.json", picturing: picturer)
+            let hostile = await session.check(
+                attachments([("medium.gif", time + "1e300")]), file: "p.json", picturing: picturer)
+            // Not pictured: a WebP (iOS refuses it), a movie, a JPEG over Apple's limit.
+            var none: [AttachmentPicture?] = []
+            for name in ["banner.webp", "clip.mp4", "huge.jpg"] {
+                none.append(await session.check(attachments([(name, "")]), file: "p.json", picturing: picturer).picture)
+            }
+            await session.shutdown()
+
+            #expect(photo.picture?.expanded == "data:e" && gif.picture != nil && hostile.picture != nil)
+            #expect(none == [nil, nil, nil])
+            #expect(photo.report.attachments.map { $0.fetched?.type } == ["jpeg", "gif"], "both downloaded")
+            let asked = picturer.asked.withLock { $0 }
+            let served = try Self.fixtures.get()
+            #expect(asked.map(\.type) == [.jpeg, .gif, .gif], "\(asked)")
+            #expect(asked.map(\.frame) == [0, 3, 0])
+            #expect(
+                asked.map(\.bytes) == [
+                    served["photo.jpg"]?.count, served["medium.gif"]?.count, served["medium.gif"]?.count,
+                ],
+                "each picture is made while the download is on disk, whole")
+        }
+    }
+
     @Test("an inspector's extreme numbers are an error finding, never an overflow trap")
     func extremeImageFramesDoNotTrap() async throws {
         #expect(AppleLimits.decodedBytes(width: .max, height: 3, frames: 2) == .max)
@@ -329,6 +384,39 @@ final class PreflightFetchTests {
             #expect(report.findings.contains { $0.code == .contentNotAccepted }, "the findings are the original's")
             #expect(report.remaining == [], "\(report.remaining ?? [])")
             #expect(report.exitStatus(strict: true) == 0)
+        }
+    }
+
+    @Test(
+        "--fix for a report: the corrected payload's bytes, and the picture of the processed file that replaced the WebP"
+    )
+    func fixedForAReport() async throws {
+        try await withServer { server in
+            let source = server.url("/files/banner.webp")
+            let bytes = Array(#"{"aps":{"alert":"B"},"attachments":[{"id":"a","url":"\#(source)"}]}"#.utf8)
+            let out = directory.appendingPathComponent("out-report")
+            let written = directory.appendingPathComponent("fixed-report.json")
+            var settings = ProcessingSettings()
+            settings.jobs = 1
+            settings.baseURL = "https://cdn.example.com/push"
+            var remote = RemoteSettings()
+            remote.allowedHosts = ["127.0.0.1"]
+            let processor = Processor(settings: settings, outputDirectory: out.path, logger: .quiet, remote: remote)
+            let picturer = RecordingPicturer()
+            let session = try session()
+            let fixed = try await session.fixed(
+                bytes, file: "p.json", writeTo: written.path, processing: processor, picturing: picturer)
+            await session.shutdown()
+            #expect(fixed.payload == Array(try Data(contentsOf: written)))
+            #expect(fixed.report.remaining == [])
+            let payload = try JSONValue.parse(fixed.payload).value
+            #expect(payload[path("/aps/mutable-content")] == JSONValue(1))
+            let url = try #require(payload[path("/attachments/0/url")]?.stringValue)
+            let file = out.appendingPathComponent(String(url.split(separator: "/").last ?? ""))
+            let asked = picturer.asked.withLock { $0 }
+            let size = try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int
+            #expect(asked.count == 1 && asked.first?.type == .jpeg && asked.first?.bytes == size, "\(asked)")
+            #expect(fixed.picture != nil)
         }
     }
 

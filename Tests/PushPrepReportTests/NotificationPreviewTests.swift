@@ -196,6 +196,23 @@ import Testing
         #expect(presentation?.attachments.first?.optionsPointer == "/attachments/0/options")
     }
 
+    @Test func fetchedPictureFillsTheBannerAndTheExpandedView() {
+        let payload = Array(
+            #"""
+            {"aps": {"alert": "There", "mutable-content": 1},
+             "attachments": [{"id": "a", "url": "https://cdn.example.com/a.jpg"}]}
+            """#.utf8)
+        let report = Preflight.check(payload, file: "p.json", options: PreflightOptions())
+        let picture = AttachmentPicture(
+            width: 1200, height: 800, expanded: "data:image/jpeg;base64,RQ==", banner: "data:image/jpeg;base64,Qg==",
+            bytes: 2)
+        let preview = NotificationPreview(preflight: report, payload: payload, picture: picture)
+        #expect(preview.picture?.width == 1200 && preview.picture?.height == 800 && preview.placeholder == nil)
+        let html = preview.html
+        #expect(html.contains(#"<image href="data:image/jpeg;base64,Qg==""#), "the banner's copy in the box")
+        #expect(html.contains(#"<img src="data:image/jpeg;base64,RQ==" width="320" height="213""#), "\(html)")
+    }
+
     @Test func airshipCropAndOneSignalHeadings() {
         let airship = Array(
             #"""

@@ -241,3 +241,108 @@ final class ReportCLITests {
         #expect(page[try page.one("div", classes: ["expanded"])].text.contains("--fetch"))
     }
 }
+
+/// `preflight --fetch --report` and `--fix --report` against a real HTTP server on 127.0.0.1
+/// (allowed with `--allow-host`), serving files made with `vips`.
+extension ReportCLITests {
+    /// Runs `body` with a server of a 300×200 JPEG (`photo.jpg`) and a 64×48 WebP (`banner.webp`).
+    private func withServedImages(_ body: (TestHTTPServer) async throws -> Void) async throws {
+        try TestTools.vips("gaussnoise", path("served.jpg"), "300", "200")
+        try TestTools.vips("gaussnoise", path("served.webp"), "64", "48")
+        let files = [
+            "photo.jpg": Array(try Data(contentsOf: URL(fileURLWithPath: path("served.jpg")))),
+            "banner.webp": Array(try Data(contentsOf: URL(fileURLWithPath: path("served.webp")))),
+        ]
+        try await TestHTTPServer.with(files: files, body)
+    }
+
+    /// The page's one notification: its thumbnail's `<image>` and its expanded `<img>`, each
+    /// with its JPEG's size.
+    private func pictures(
+        _ page: ParsedHTML
+    ) throws -> (thumb: Int, banner: (width: Int, height: Int), expanded: (width: Int, height: Int)) {
+        let notification = try page.one("div", classes: ["notification"])
+        let box = try page.one("div", classes: ["banner-thumb"], within: notification)
+        let thumb = try page.one("image", within: box)
+        let expanded = try page.one("div", classes: ["expanded"], within: notification)
+        let picture = try page.one("img", within: expanded)
+        return (thumb, try jpeg(page[thumb].attrs["href"]), try jpeg(page[picture].attrs["src"]))
+    }
+
+    @Test func preflightFetchReportDrawsTheDownloadedPicture() async throws {
+        try await withServedImages { server in
+            let payload = #"""
+                {"aps": {"alert": {"title": "Spring sale", "body": "Half off today"}, "mutable-content": 1},
+                 "attachments": [{"id": "hero", "url": "\#(server.url("/files/photo.jpg"))",
+                   "options": {"UNNotificationAttachmentOptionsThumbnailClippingRectKey":
+                     {"X": 0.5, "Y": 0, "Width": 0.5, "Height": 1}}}]}
+                """#
+            try Data(payload.utf8).write(to: URL(fileURLWithPath: path("fetched.json")))
+            let run = try pushprep([
+                "preflight", "fetched.json", "--fetch", "--allow-http", "--allow-host", "127.0.0.1", "--report",
+                "fetched.html",
+            ])
+            #expect(run.status == 0, "only the http warning: \(run.stderr)")
+            let page = try ParsedHTML.parse(try String(contentsOfFile: path("fetched.html"), encoding: .utf8))
+            #expect(page.mismatched.isEmpty && page.unclosed.isEmpty, "\(page.mismatched) \(page.unclosed)")
+            let (thumb, banner, expanded) = try pictures(page)
+            // The batch report's sizes: within 320 × 320 (never enlarged), a short side of 76.
+            #expect(expanded.width == 300 && expanded.height == 200, "\(expanded)")
+            #expect(banner.height == 2 * NotificationPreview.thumbnailSide, "\(banner)")
+            #expect(abs(Double(banner.width) / Double(banner.height) - 1.5) < 0.02, "\(banner)")
+            // The thumbnail shows the clipping rectangle's right half of the 300 × 200 picture.
+            let crop = try #require(
+                ThumbnailCrop(
+                    imageWidth: 300, imageHeight: 200, clip: ClippingRect(x: 0.5, y: 0, width: 0.5, height: 1)))
+            let attrs = page[thumb].attrs
+            #expect(
+                [attrs["x"], attrs["y"], attrs["width"], attrs["height"]]
+                    == [
+                        crop.svgAttributes.x, crop.svgAttributes.y, crop.svgAttributes.width, crop.svgAttributes.height,
+                    ])
+            #expect(attrs["x"] == "-100" && attrs["width"] == "200")
+            let img = try page.one("img")
+            #expect(page[img].attrs["width"] == "300" && page[img].attrs["height"] == "200")
+            let meta = try page.one("meta", attribute: ("http-equiv", "Content-Security-Policy"))
+            #expect(page[meta].attrs["content"]?.contains("img-src data:") == true)
+        }
+    }
+
+    @Test func preflightFixReportPreviewsTheCorrectedPayload() async throws {
+        try await withServedImages { server in
+            // No mutable-content, and a WebP: the fix adds the flag and re-hosts a JPEG of it.
+            let payload = #"""
+                {"aps": {"alert": {"title": "Spring sale", "body": "Half off today"}},
+                 "attachments": [{"id": "hero", "url": "\#(server.url("/files/banner.webp"))"}]}
+                """#
+            try Data(payload.utf8).write(to: URL(fileURLWithPath: path("broken.json")))
+            let before = try pushprep([
+                "preflight", "broken.json", "--fetch", "--allow-http", "--allow-host", "127.0.0.1", "--report",
+                "before.html",
+            ])
+            #expect(before.status == 1)
+            let original = try ParsedHTML.parse(try String(contentsOfFile: path("before.html"), encoding: .utf8))
+            let codes = Set(original.select("li", classes: ["finding"]).compactMap { original[$0].attrs["data-code"] })
+            #expect(codes.contains("missing_mutable_content") && codes.contains("content_not_accepted"), "\(codes)")
+            #expect(original.select("img").isEmpty, "iOS refuses the WebP: no picture of it")
+
+            let run = try pushprep([
+                "preflight", "broken.json", "--fix", "fixed.json", "--out", "fix-out", "--base-url",
+                "https://cdn.example.com/push", "--allow-http", "--allow-host", "127.0.0.1", "--report", "fixed.html",
+            ])
+            #expect(run.status == 0, "\(run.stderr)")
+            let page = try ParsedHTML.parse(try String(contentsOfFile: path("fixed.html"), encoding: .utf8))
+            #expect(page.select("li", classes: ["finding"]).isEmpty, "nothing is left after the fix")
+            #expect(page[try page.one("p", classes: ["fixed-note"])].text.contains("fixed.json"))
+            let banner = try page.one("div", classes: ["banner"])
+            #expect(page[try page.one("div", classes: ["banner-title"], within: banner)].text == "Spring sale")
+            #expect(page[try page.one("div", classes: ["banner-body"], within: banner)].text == "Half off today")
+            // The corrected payload's attachment: the JPEG the fix made of the 64 × 48 WebP.
+            let (_, thumb, expanded) = try pictures(page)
+            #expect(expanded.width == 64 && expanded.height == 48, "\(expanded)")
+            #expect(thumb.width == 64 && thumb.height == 48, "smaller than the banner's copy: as it is")
+            let written = try String(contentsOfFile: path("fixed.json"), encoding: .utf8)
+            #expect(written.contains("\"mutable-content\"") && written.contains("https://cdn.example.com/push/img-"))
+        }
+    }
+}

@@ -110,22 +110,29 @@ package struct ReportThumbnails: Sendable {
         of source: (file: String, width: Int, height: Int, page: Int), in outputDirectory: String
     ) async -> Outcome {
         let path = outputDirectory.hasSuffix("/") ? outputDirectory + source.file : outputDirectory + "/" + source.file
+        return await thumbnails(
+            ofImageAt: path, width: source.width, height: source.height, page: source.page, name: source.file)
+    }
+
+    /// Both copies of the image at `path` (`width` × `height` as shown, page `page` within its
+    /// pages), made on the thread pool; `name` is what a note calls the file.
+    package func thumbnails(
+        ofImageAt path: String, width: Int, height: Int, page: Int, name: String
+    ) async -> Outcome {
         let policy = policy
-        let banner = Self.bannerBox(width: source.width, height: source.height, shortSide: policy.thumbnailSide)
+        let banner = Self.bannerBox(width: width, height: height, shortSide: policy.thumbnailSide)
         do {
             let (large, small) = try await NIOThreadPool.singleton.runIfActive {
                 let large = try PreviewThumbnail.jpeg(
-                    ofImageAt: path, width: policy.side, height: policy.side, page: source.page,
-                    quality: policy.quality)
+                    ofImageAt: path, width: policy.side, height: policy.side, page: page, quality: policy.quality)
                 let small = try PreviewThumbnail.jpeg(
-                    ofImageAt: path, width: banner.width, height: banner.height, page: source.page,
-                    quality: policy.quality)
+                    ofImageAt: path, width: banner.width, height: banner.height, page: page, quality: policy.quality)
                 return (large, small)
             }
             return .pictures(expanded: Self.picture(large), banner: Self.picture(small))
         } catch {
             let code = (error as? PushPrepError)?.code.rawValue ?? "io_error"
-            return .note("No thumbnail: \(source.file) could not be read (\(code))")
+            return .note("No thumbnail: \(name) could not be read (\(code))")
         }
     }
 

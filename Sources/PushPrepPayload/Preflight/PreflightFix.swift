@@ -13,7 +13,26 @@ extension PreflightSession {
     public func fix(
         _ bytes: [UInt8], file: String, writeTo path: String, processing: any AttachmentProcessing
     ) async throws(PushPrepError) -> PreflightReport {
-        let (analysis, downloads) = await checkWithDownloads(bytes, file: file, keep: true)
+        try await fixed(bytes, file: file, writeTo: path, processing: processing).report
+    }
+
+    /// What ``fixed(_:file:writeTo:processing:picturing:)`` did: the report, the corrected
+    /// payload's bytes as written, and the picture of the attachment its preview shows.
+    public struct Fixed: Sendable {
+        public var report: PreflightReport
+        /// The corrected payload, as written to the report's ``PreflightReport/fixedPayload``.
+        public var payload: [UInt8]
+        /// With `picturing`: the picture of the corrected payload's first attachment (its
+        /// download when the URL is unchanged, else the processed file that replaced it).
+        public var picture: AttachmentPicture?
+    }
+
+    /// ``fix(_:file:writeTo:processing:)`` for a page that previews the corrected payload.
+    public func fixed(
+        _ bytes: [UInt8], file: String, writeTo path: String, processing: any AttachmentProcessing,
+        picturing: (any AttachmentPicturing)? = nil
+    ) async throws(PushPrepError) -> Fixed {
+        let (analysis, downloads, _) = await checkWithDownloads(bytes, file: file, keep: true)
         defer { for download in downloads.values { download.remove() } }
         var report = analysis.report
         guard var payload = analysis.payload, let layout = analysis.layout else {
@@ -31,7 +50,20 @@ extension PreflightSession {
         report.fixedPayload = path
         report.remaining = remainingFindings(
             of: serialized, file: path, fetchFindings: fixer.unreplacedFetchFindings)
-        return report
+        var picture: AttachmentPicture? = nil
+        if let request = PictureRequest(picturing, bytes: serialized, options: options) {
+            if let download = downloads[request.url], let type = download.picturable {
+                picture = await request.picture(ofImageAt: download.download.path, type: type)
+            } else if let shown = Preflight.presentation(of: serialized, options: options)?.attachments.first,
+                let output = fixer.replacements[shown.pointer], output.type.kind == .image
+            {
+                let directory = processing.outputDirectory
+                picture = await request.picture(
+                    ofImageAt: directory.hasSuffix("/") ? directory + output.file : directory + "/" + output.file,
+                    type: output.type)
+            }
+        }
+        return Fixed(report: report, payload: serialized, picture: picture)
     }
 
     /// The fixed payload's own findings, plus the byte findings of attachments left as they were.
@@ -51,6 +83,9 @@ struct PayloadFixer {
     private(set) var changes: [PreflightChange] = []
     /// Byte findings of attachments that were not replaced: they still hold after the fix.
     private(set) var unreplacedFetchFindings: [PreflightFinding] = []
+    /// The processed file (in the processing's output directory) and its type that each
+    /// replaced attachment's URL (by JSON Pointer) now names.
+    private(set) var replacements: [String: (file: String, type: MediaType)] = [:]
 
     init(payload: JSONValue, layout: PayloadLayout, findings: [PreflightFinding]) {
         self.payload = payload
@@ -135,6 +170,7 @@ struct PayloadFixer {
                 {
                     // As `payload` does for a provider that carries images only: the movie's poster.
                     payload[attachment.path] = .string(posterURL)
+                    replacements[attachment.path.pointer] = (poster.file, .jpeg)
                     change(
                         attachment.path,
                         "processed \(output.input.type) into \(output.file); \(layout.dialect.displayName) carries"
@@ -164,6 +200,7 @@ struct PayloadFixer {
             change(attachment.path, "\(summary); URL replaced by \(url)")
             if let type = MediaType.allCases.first(where: { $0.uti == output.uti }) {
                 setDeclaredTypes(of: attachment, to: type)
+                replacements[attachment.path.pointer] = (output.file, type)
             }
         }
     }

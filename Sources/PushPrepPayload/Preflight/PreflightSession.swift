@@ -68,7 +68,17 @@ public final class PreflightSession: Sendable {
     /// Checks a payload and the bytes of the attachments it names, within the budget; each
     /// download is deleted as soon as it is checked.
     public func check(_ bytes: [UInt8], file: String) async -> PreflightReport {
-        await checkWithDownloads(bytes, file: file, keep: false).0.report
+        await checkWithDownloads(bytes, file: file, keep: false).analysis.report
+    }
+
+    /// ``check(_:file:)`` for a page that previews the notification: the attachment the preview
+    /// shows (the payload's first), when its download is an image iOS accepts within Apple's
+    /// limit, is also pictured by `picturing` before the download is deleted.
+    public func check(
+        _ bytes: [UInt8], file: String, picturing: any AttachmentPicturing
+    ) async -> (report: PreflightReport, picture: AttachmentPicture?) {
+        let checked = await checkWithDownloads(bytes, file: file, keep: false, picturing: picturing)
+        return (checked.analysis.report, checked.picture)
     }
 
     /// A downloaded attachment, kept for `--fix`.
@@ -80,15 +90,61 @@ public final class PreflightSession: Sendable {
         var gif: ImageFrames?
 
         func remove() { unlink(download.path) }
+
+        /// The type of a download a preview may draw: an image iOS accepts, within Apple's
+        /// limit (the phone shows nothing of one over it); nil for anything else.
+        var picturable: MediaType? {
+            guard let type, type.acceptedByApple, type.kind == .image,
+                download.size <= AppleLimits.maxBytes(for: .image)
+            else { return nil }
+            return type
+        }
+    }
+
+    /// Which download a report's preview pictures, and how.
+    struct PictureRequest: Sendable {
+        var picturing: any AttachmentPicturing
+        /// The URL of the attachment the preview shows.
+        var url: String
+        /// Its `ThumbnailTime` as a frame of an animation.
+        var frame: Int
+
+        /// The request for the first attachment of `bytes` (the one the preview shows), or nil
+        /// when there is none.
+        init?(_ picturing: (any AttachmentPicturing)?, bytes: [UInt8], options: PreflightOptions) {
+            guard let picturing, let shown = Preflight.presentation(of: bytes, options: options)?.attachments.first
+            else { return nil }
+            self.picturing = picturing
+            url = shown.url
+            // Outside data: a time of 1e300 must not trap in the conversion.
+            let time = shown.thumbnailTime ?? 0
+            frame = time.isFinite && time > 0 && time < 1_000_000 ? Int(time.rounded(.down)) : 0
+        }
+
+        /// The picture of `result` when it is the shown attachment's download and picturable.
+        func picture(of url: String, _ result: Result<Downloaded, PushPrepError>) async -> AttachmentPicture? {
+            guard url == self.url, case .success(let downloaded) = result, let type = downloaded.picturable else {
+                return nil
+            }
+            return await picture(ofImageAt: downloaded.download.path, type: type)
+        }
+
+        /// The picture of the image file at `path`, of `type`.
+        func picture(ofImageAt path: String, type: MediaType) async -> AttachmentPicture? {
+            await picturing.picture(ofImageAt: path, type: type, frame: frame)
+        }
     }
 
     /// The static analysis plus the fetch findings. With `keep`, the downloads (by URL) are
-    /// returned for the caller to remove; without, each is deleted once checked.
+    /// returned for the caller to remove; without, each is deleted once checked. With
+    /// `picturing`, the shown attachment's download is pictured (``PictureRequest``) first.
     func checkWithDownloads(
-        _ bytes: [UInt8], file: String, keep: Bool
-    ) async -> (Preflight.Analysis, [String: Downloaded]) {
+        _ bytes: [UInt8], file: String, keep: Bool, picturing: (any AttachmentPicturing)? = nil
+    ) async -> (analysis: Preflight.Analysis, downloads: [String: Downloaded], picture: AttachmentPicture?) {
         var analysis = Preflight.analyze(bytes, file: file, options: options)
-        guard let layout = analysis.layout else { return (analysis, [:]) }
+        guard let layout = analysis.layout else { return (analysis, [:], nil) }
+        let request = PictureRequest(picturing, bytes: bytes, options: options)
+        var picture: AttachmentPicture? = nil
         let invalid = Set(analysis.report.findings.filter { $0.code == .invalidURL }.map(\.pointer))
         // Each URL once, in payload order, with the attachments that name it.
         var urls: [String] = []
@@ -103,7 +159,7 @@ public final class PreflightSession: Sendable {
         var fetched = 0
         var total = 0
         var skipReason: String? = nil
-        await withTaskGroup(of: (String, Result<Downloaded, PushPrepError>).self) { group in
+        await withTaskGroup(of: (String, Result<Downloaded, PushPrepError>, AttachmentPicture?).self) { group in
             var next = 0
             /// Starts the next download when the budget allows; false when none was started.
             func startNext() -> Bool {
@@ -120,11 +176,15 @@ public final class PreflightSession: Sendable {
                 let url = urls[next]
                 next += 1
                 fetched += 1
-                group.addTask { (url, await self.fetch(url)) }
+                group.addTask {
+                    let result = await self.fetch(url)
+                    return (url, result, await request?.picture(of: url, result))
+                }
                 return true
             }
             for _ in 0..<Self.window where !startNext() { break }
-            for await (url, result) in group {
+            for await (url, result, pictured) in group {
+                if let pictured { picture = pictured }
                 for index in attachmentsOf[url] ?? [] {
                     let attachment = layout.attachments[index]
                     switch result {
@@ -155,7 +215,7 @@ public final class PreflightSession: Sendable {
             }
         }
         analysis.report.findings = Preflight.sorted(findings)
-        return (analysis, downloads)
+        return (analysis, downloads, picture)
     }
 
     private static func fetchFinding(

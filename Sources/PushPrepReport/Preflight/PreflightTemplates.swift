@@ -9,6 +9,8 @@ enum PreflightTemplates {
         <div class="details">
         <h2><code>{{file}}</code></h2>
         <p class="muted">{{dialect}}{{#size}}, {{size}}{{/size}}: {{totals}}</p>
+        {{#fixedPayload}}<p class="muted fixed-note">The preview shows the corrected payload, \
+        <code>{{fixedPayload}}</code>; the findings are what is left after the fix.</p>{{/fixedPayload}}
         {{#clean}}<p class="status status-ok">Nothing to fix.</p>{{/clean}}
         {{#groups}}<div class="findings-part" data-part="{{part}}"><h3>{{heading}}</h3><ul class="findings">\
         {{#findings}}<li class="finding" data-code="{{code}}" data-severity="{{severity}}" data-pointer="{{pointer}}">\

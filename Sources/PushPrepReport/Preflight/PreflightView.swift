@@ -27,18 +27,22 @@ package struct PreflightView: Sendable {
     package var preview: NotificationPreview
     private var presentation: PreflightPresentation?
 
-    /// The view of `report`, the check of `payload` with `options`; `imageSource` loads the
-    /// attachment's picture when the caller has one (else the preview says why there is none).
+    /// The view of `report`, the check of `payload` with `options` (after `--fix`, the corrected
+    /// payload); `imageSource` loads the attachment's picture when the caller has one, and
+    /// `picture` holds the ones `--fetch` made (else the preview says why there is none, with
+    /// `pictureNote` when given).
     package init(
         report: PreflightReport, payload: [UInt8], options: PreflightOptions = PreflightOptions(),
-        imageSource: String? = nil, appName: String = NotificationPreview.defaultAppName
+        imageSource: String? = nil, picture: AttachmentPicture? = nil, pictureNote: String? = nil,
+        appName: String = NotificationPreview.defaultAppName
     ) {
         self.report = report
         var options = options
         options.dialect = report.dialect ?? options.dialect
         presentation = Preflight.presentation(of: payload, options: options)
         preview = NotificationPreview(
-            preflight: report, payload: payload, options: options, imageSource: imageSource, appName: appName)
+            preflight: report, payload: payload, options: options, imageSource: imageSource, picture: picture,
+            pictureNote: pictureNote, appName: appName)
     }
 
     /// The part of the notification `pointer` names.
@@ -81,6 +85,8 @@ struct PreflightSectionView {
     var file: String
     var dialect: String
     var size: String?
+    /// Where `--fix` wrote the corrected payload, which the preview then draws.
+    var fixedPayload: String?
     var preview: String
     var clean: Bool
     var totals: String
@@ -106,6 +112,7 @@ struct PreflightSectionView {
         file = report.file
         dialect = report.dialect?.displayName ?? "not a JSON object"
         size = report.bytes.flatMap { bytes in report.limit.map { "\(bytes) of \($0) bytes" } }
+        fixedPayload = report.fixedPayload
         preview = view.preview.html
         let outcome = report.outcome
         clean = outcome.isEmpty

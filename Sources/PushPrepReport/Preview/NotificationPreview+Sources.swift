@@ -59,9 +59,13 @@ extension NotificationPreview {
     ///   - options: the options the payload was checked with (its dialect).
     ///   - imageSource: what loads the attachment's picture, when the caller has one (a downloaded
     ///     image); without it the preview shows a placeholder that says why.
+    ///   - picture: the pictures `--fetch` made of the attachment while it held the download (see
+    ///     ``AttachmentPicture``); they take the place of `imageSource`.
+    ///   - pictureNote: why a downloaded attachment has no picture (a spent budget), for the placeholder.
     package init(
         preflight report: PreflightReport, payload: [UInt8], options: PreflightOptions = PreflightOptions(),
-        attachmentIndex: Int = 0, imageSource: String? = nil, appName: String = NotificationPreview.defaultAppName
+        attachmentIndex: Int = 0, imageSource: String? = nil, picture fetchedPicture: AttachmentPicture? = nil,
+        pictureNote: String? = nil, appName: String = NotificationPreview.defaultAppName
     ) {
         var options = options
         options.dialect = report.dialect ?? options.dialect
@@ -76,12 +80,21 @@ extension NotificationPreview {
         var placeholder: String?
         if shown == nil {
             placeholder = "No attachment in this payload"
+        } else if let fetchedPicture {
+            let frames = fetched?.frames ?? 1
+            picture = Picture(
+                source: fetchedPicture.expanded, width: fetchedPicture.width, height: fetchedPicture.height,
+                caption: frames > 1
+                    ? "Animated, \(frames) frames; the thumbnail is frame"
+                        + " \(Self.frameNumber(shown?.thumbnailTime)) (ThumbnailTime)" : nil,
+                thumbnailSource: fetchedPicture.banner)
         } else if let imageSource, let width = fetched?.width, let height = fetched?.height {
             picture = Picture(source: imageSource, width: width, height: height)
         } else if let fetched {
             let size = fetched.width.flatMap { w in fetched.height.map { "\(w)×\($0), " } } ?? ""
             placeholder =
-                "Downloaded (\(fetched.type ?? "unrecognised type"), \(size)\(fetched.bytes) bytes); not drawn here"
+                "Downloaded (\(fetched.type ?? "unrecognised type"), \(size)\(fetched.bytes) bytes); "
+                + (pictureNote ?? "not drawn here")
         } else {
             placeholder = "Not downloaded: check with --fetch to see the attachment"
         }

@@ -1,6 +1,6 @@
-public import Foundation
+import Foundation
 import NIOPosix
-public import PushPrepCore
+package import PushPrepCore
 import PushPrepMedia
 
 /// The small JPEGs the batch report inlines as `data:` URLs, made with libvips from what the

@@ -1,6 +1,6 @@
 import Crypto
-public import Foundation
-public import PushPrepCore
+package import Foundation
+package import PushPrepCore
 
 /// The batch report of `pushprep process … --report`: one self-contained HTML page (no request
 /// leaves it: thumbnails are `data:` URLs, the stylesheet is inline under a hash in a strict

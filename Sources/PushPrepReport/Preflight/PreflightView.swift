@@ -1,4 +1,4 @@
-public import PushPrepPayload
+package import PushPrepPayload
 
 /// A checked payload as the pre-flight pages show it: the notification preview, and beside it
 /// the findings grouped by the part of the notification their JSON Pointer names (the title,

@@ -1,5 +1,5 @@
-public import PushPrepCore
-public import PushPrepPayload
+package import PushPrepCore
+package import PushPrepPayload
 
 extension NotificationPreview {
     /// The preview of a processed attachment (a manifest entry).

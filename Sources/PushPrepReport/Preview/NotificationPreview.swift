@@ -1,4 +1,4 @@
-public import PushPrepCore
+package import PushPrepCore
 
 /// One attachment as the phone shows it in a notification, drawn with plain HTML and CSS (the
 /// classes of ``ReportStyle/css``): the collapsed banner (app name, title, body and, at the

@@ -125,9 +125,9 @@ demo: deps
 	$(SWIFT) build --product pushprep
 	@rm -rf $(DEMO_OUT)
 	@echo
-	@echo "$$ pushprep process samples --out $(DEMO_OUT) --base-url https://cdn.example.com/push --list"
+	@echo "$$ pushprep process samples --out $(DEMO_OUT) --base-url https://cdn.example.com/push --list --report $(DEMO_OUT)/report.html"
 	@$$($(SWIFT) build --show-bin-path)/pushprep process samples --out $(DEMO_OUT) \
-		--base-url https://cdn.example.com/push --list
+		--base-url https://cdn.example.com/push --list --report $(DEMO_OUT)/report.html
 	@echo
 	@echo "$$ pushprep payload $(DEMO_OUT)/manifest.json --title 'PushPrep demo' --body 'The samples, ready to push' > $(DEMO_OUT)/payload.json"
 	@$$($(SWIFT) build --show-bin-path)/pushprep payload $(DEMO_OUT)/manifest.json --title 'PushPrep demo' \
@@ -137,6 +137,7 @@ demo: deps
 	@$$($(SWIFT) build --show-bin-path)/pushprep preflight $(DEMO_OUT)/payload.json
 	@echo
 	@echo "Outputs and manifest: $(DEMO_OUT)/ (manifest: $(DEMO_OUT)/manifest.json, APNs payload: $(DEMO_OUT)/payload.json)"
+	@echo "The batch report, to open in a browser: $(DEMO_OUT)/report.html"
 
 ## lint: check formatting with swift format (the toolchain's) and .swift-format
 lint:

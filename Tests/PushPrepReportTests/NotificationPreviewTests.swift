@@ -213,6 +213,32 @@ import Testing
         #expect(html.contains(#"<img src="data:image/jpeg;base64,RQ==" width="320" height="213""#), "\(html)")
     }
 
+    /// A fetched animated GIF's preview names the frame its picture was made of: the payload's
+    /// `ThumbnailTime` clamped to the frames there are, and a time no `Int` holds as frame 0
+    /// (it trapped in the conversion before).
+    @Test(arguments: [("1e300", "0"), ("7.9", "2"), ("1.5", "1"), ("-4", "0")])
+    func fetchedAnimationsCaptionNamesThePicturedFrame(time: String, frame: String) throws {
+        let payload = Array(
+            #"""
+            {"aps": {"alert": "There", "mutable-content": 1},
+             "attachments": [{"id": "a", "url": "https://cdn.example.com/a.gif",
+                              "options": {"UNNotificationAttachmentOptionsThumbnailTimeKey": \#(time)}}]}
+            """#.utf8)
+        var report = Preflight.check(payload, file: "p.json", options: PreflightOptions())
+        report.attachments[0].fetched = try JSONDecoder().decode(
+            FetchedAttachment.self,
+            from: Data(
+                #"""
+                {"finalURL": "https://cdn.example.com/a.gif", "status": 200, "bytes": 900, "type": "gif",
+                 "kind": "image", "width": 40, "height": 30, "frames": 3, "seconds": 0.1, "slowLinkSeconds": 0.2}
+                """#.utf8))
+        let picture = AttachmentPicture(
+            width: 40, height: 30, expanded: "data:image/jpeg;base64,RQ==", banner: "data:image/jpeg;base64,Qg==",
+            bytes: 2)
+        let preview = NotificationPreview(preflight: report, payload: payload, picture: picture)
+        #expect(preview.picture?.caption == "Animated, 3 frames; the thumbnail is frame \(frame) (ThumbnailTime)")
+    }
+
     @Test func airshipCropAndOneSignalHeadings() {
         let airship = Array(
             #"""

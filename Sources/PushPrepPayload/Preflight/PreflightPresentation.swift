@@ -32,6 +32,15 @@ package struct PreflightPresentation: Sendable, Equatable {
         package var thumbnailHidden: Bool?
         /// `ThumbnailClippingRect` (Airship's `crop`), unchecked.
         package var clip: Rect?
+
+        /// The frame of an animation `thumbnailTime` names (its whole part), before clamping to
+        /// the frames there are; 0 when absent, negative, or too large for a frame number (a
+        /// payload's 1e300 must not trap in the conversion to `Int`). A report's picture and its
+        /// caption both take this frame.
+        package var thumbnailFrame: Int {
+            let time = thumbnailTime ?? 0
+            return time.isFinite && time > 0 && time < 1_000_000 ? Int(time.rounded(.down)) : 0
+        }
     }
 
     /// A normalised rectangle as the payload gives it.

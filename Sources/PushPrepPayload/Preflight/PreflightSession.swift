@@ -116,9 +116,7 @@ public final class PreflightSession: Sendable {
             else { return nil }
             self.picturing = picturing
             url = shown.url
-            // Outside data: a time of 1e300 must not trap in the conversion.
-            let time = shown.thumbnailTime ?? 0
-            frame = time.isFinite && time > 0 && time < 1_000_000 ? Int(time.rounded(.down)) : 0
+            frame = shown.thumbnailFrame
         }
 
         /// The picture of `result` when it is the shown attachment's download and picturable.

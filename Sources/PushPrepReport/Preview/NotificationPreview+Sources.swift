@@ -84,9 +84,10 @@ extension NotificationPreview {
             let frames = fetched?.frames ?? 1
             picture = Picture(
                 source: fetchedPicture.expanded, width: fetchedPicture.width, height: fetchedPicture.height,
+                // The frame the picture was made of: the payload's time, clamped as the picture is.
                 caption: frames > 1
                     ? "Animated, \(frames) frames; the thumbnail is frame"
-                        + " \(Self.frameNumber(shown?.thumbnailTime)) (ThumbnailTime)" : nil,
+                        + " \(min(frames - 1, shown?.thumbnailFrame ?? 0)) (ThumbnailTime)" : nil,
                 thumbnailSource: fetchedPicture.banner)
         } else if let imageSource, let width = fetched?.width, let height = fetched?.height {
             picture = Picture(source: imageSource, width: width, height: height)

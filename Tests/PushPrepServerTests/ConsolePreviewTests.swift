@@ -61,6 +61,24 @@ struct ConsolePreviewTests {
         #expect(ImageOrigin(baseURL: "/relative") == nil)
         #expect(ImageOrigin(baseURL: "http://[::1]:8080/x")?.origin == "http://[::1]:8080")
     }
+
+    /// The outputs' URLs keep `--base-url` as written, while the origin the CSP names is
+    /// lowercased: a base with capitals still draws its pictures, and the origin's end still
+    /// holds whatever the case (no `@` or longer host after it).
+    @Test func picturesFromABaseURLWrittenWithCapitals() throws {
+        let base = "https://CDN.Example.com/push"
+        let origin = try #require(ImageOrigin(baseURL: base)?.origin)
+        let url = URLJoin.join(base, "img-1.jpg")
+        let published = Self.resource(bytes: 1000, source: "a.png", url: url)
+        let drawn = try #require(ConsolePreview.html(for: published, publicURL: nil, pictureOrigin: origin))
+        #expect(drawn.contains(#"src="https://CDN.Example.com/push/img-1.jpg""#), "\(drawn)")
+        for hostile in [
+            "HTTPS://CDN.Example.com@evil.test/img-1.jpg", "https://cdn.example.com.evil.test/img-1.jpg",
+            "https://cdn.example.co/", "https://cdn.example.com", "javascript:https://cdn.example.com/",
+        ] {
+            #expect(ConsolePreview.fromOrigin(hostile, origin) == nil, "\(hostile)")
+        }
+    }
 }
 
 /// The job page's warnings: a kind this version writes with its code and advice, an older text

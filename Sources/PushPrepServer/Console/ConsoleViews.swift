@@ -369,9 +369,17 @@ enum ConsolePreview {
         return preview.html
     }
 
-    /// `url` itself when it is an address under `origin` (`--base-url`'s), else nil.
+    /// `url` itself when it is an address under `origin` (`--base-url`'s), else nil. The scheme
+    /// and host compare without regard to ASCII case: `origin` is lowercased, while the outputs'
+    /// URLs keep `--base-url` as it was written (`https://CDN.example.com/push/...`). The `/`
+    /// right after the origin ends the authority, so `origin.evil/` or `origin@evil/` never match.
     static func fromOrigin(_ url: String, _ origin: String) -> String? {
-        url.hasPrefix(origin + "/") ? url : nil
+        let expected = Array((origin + "/").utf8)
+        let head = url.utf8.prefix(expected.count)
+        guard head.count == expected.count,
+            zip(head, expected).allSatisfy({ (65...90).contains($0) ? $0 + 32 == $1 : $0 == $1 })
+        else { return nil }
+        return url
     }
 
     /// `url` as a path of this server when it is one (`/v1/attachments/...`, its query kept for a

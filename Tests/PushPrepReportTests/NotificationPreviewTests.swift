@@ -234,9 +234,37 @@ import Testing
                 """#.utf8))
         let picture = AttachmentPicture(
             width: 40, height: 30, expanded: "data:image/jpeg;base64,RQ==", banner: "data:image/jpeg;base64,Qg==",
-            bytes: 2)
+            bytes: 2, frames: 3)
         let preview = NotificationPreview(preflight: report, payload: payload, picture: picture)
         #expect(preview.picture?.caption == "Animated, 3 frames; the thumbnail is frame \(frame) (ThumbnailTime)")
+    }
+
+    /// After `--fix` for a provider that carries images only, the payload names the movie's
+    /// poster while the report still describes the MP4 downloaded: the preview draws the poster
+    /// as the image it is (no play badge), and an animation made a still gets no frame caption.
+    @Test(arguments: [("video", "mp4", "null"), ("image", "webp", "20")])
+    func fixedPictureIsDrawnAsTheImageItIs(kind: String, type: String, frames: String) throws {
+        let payload = Array(
+            #"""
+            {"message": {"token": "t", "notification": {"title": "There", "image": "https://cdn.example.com/push/poster.jpg"}}}
+            """#.utf8)
+        var report = Preflight.check(payload, file: "p.json", options: PreflightOptions())
+        try #require(report.attachments.count == 1, "\(report)")
+        report.attachments[0].fetched = try JSONDecoder().decode(
+            FetchedAttachment.self,
+            from: Data(
+                #"""
+                {"finalURL": "https://cdn.example.com/a", "status": 200, "bytes": 900000, "type": "\#(type)",
+                 "kind": "\#(kind)", "width": 640, "height": 360, "frames": \#(frames), "seconds": 0.1,
+                 "slowLinkSeconds": 0.2}
+                """#.utf8))
+        let picture = AttachmentPicture(
+            width: 640, height: 360, expanded: "data:image/jpeg;base64,RQ==", banner: "data:image/jpeg;base64,Qg==",
+            bytes: 2)
+        let preview = NotificationPreview(preflight: report, payload: payload, picture: picture)
+        #expect(preview.kind == .image)
+        #expect(preview.picture?.caption == nil)
+        #expect(!preview.html.contains("play-badge"), "\(preview.html)")
     }
 
     @Test func airshipCropAndOneSignalHeadings() {

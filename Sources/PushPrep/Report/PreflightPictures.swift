@@ -41,6 +41,6 @@ public struct PreflightPictures: AttachmentPicturing {
         else { return nil }
         return AttachmentPicture(
             width: header.width, height: header.height, expanded: expanded.dataURL, banner: banner.dataURL,
-            bytes: expanded.bytes + banner.bytes)
+            bytes: expanded.bytes + banner.bytes, frames: max(1, header.frames))
     }
 }

@@ -12,13 +12,18 @@ public struct AttachmentPicture: Sendable, Equatable {
     public var banner: String
     /// The JPEG bytes of both copies: what counts against a page's budget.
     public var bytes: Int
+    /// The frames of the pictured file (1 for a still). After `--fix` the file may be the
+    /// processed output rather than the download (a still or a poster in place of an animation
+    /// or a movie), so the preview reads the frames, and the kind (an image), from here.
+    public var frames: Int
 
-    public init(width: Int, height: Int, expanded: String, banner: String, bytes: Int) {
+    public init(width: Int, height: Int, expanded: String, banner: String, bytes: Int, frames: Int = 1) {
         self.width = width
         self.height = height
         self.expanded = expanded
         self.banner = banner
         self.bytes = bytes
+        self.frames = frames
     }
 }
 

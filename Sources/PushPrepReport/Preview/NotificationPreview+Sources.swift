@@ -75,13 +75,15 @@ extension NotificationPreview {
             ? presentation?.attachments[attachmentIndex] : nil
         let checked = report.attachments.first { $0.pointer == shown?.pointer }
         let fetched = checked?.fetched
-        let kind = fetched?.kind ?? shown.flatMap { Self.kind(of: $0) }
+        // A picture is of an image: after `--fix`, maybe the poster or still that replaced the
+        // movie or animation downloaded.
+        let kind = fetchedPicture != nil ? .image : fetched?.kind ?? shown.flatMap { Self.kind(of: $0) }
         var picture: Picture?
         var placeholder: String?
         if shown == nil {
             placeholder = "No attachment in this payload"
         } else if let fetchedPicture {
-            let frames = fetched?.frames ?? 1
+            let frames = fetchedPicture.frames
             picture = Picture(
                 source: fetchedPicture.expanded, width: fetchedPicture.width, height: fetchedPicture.height,
                 // The frame the picture was made of: the payload's time, clamped as the picture is.

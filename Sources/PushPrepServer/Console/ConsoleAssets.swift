@@ -78,9 +78,6 @@ enum ConsoleAssets {
         @media (prefers-reduced-motion: reduce) { * { transition: none !important; animation: none !important; } }
         """
 
-    /// Live updates for pages that read without it: every 5 s (while the tab is visible) it asks
-    /// `/console/live` for the states of the jobs on the page and the overview's counts, and
-    /// updates them in place. Text only (`textContent`), never HTML from the server.
     /// The console's icon: the brand's initial on its accent colour.
     static let icon = """
         <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">\
@@ -89,6 +86,9 @@ enum ConsoleAssets {
         text-anchor="middle">P</text></svg>
         """
 
+    /// Live updates for pages that read without it: every 5 s (while the tab is visible) it asks
+    /// `/console/live` for the states of the jobs on the page and the overview's counts, and
+    /// updates them in place. Text only (`textContent`), never HTML from the server.
     static let javascript = """
         "use strict";
         (function () {

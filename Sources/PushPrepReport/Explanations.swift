@@ -1,6 +1,6 @@
 import Foundation
-public import PushPrepCore
-public import PushPrepPayload
+package import PushPrepCore
+package import PushPrepPayload
 
 /// A code in plain words: what it means, and what to do about it. The report and the console
 /// show both next to the code.

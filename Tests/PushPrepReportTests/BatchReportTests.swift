@@ -169,7 +169,8 @@ final class ReportThumbnailsTests {
         let gif = directory.appendingPathComponent("anim.gif").path
         try TestTools.ffmpeg("-f", "lavfi", "-i", "testsrc=size=320x240:rate=2", "-frames:v", "8", gif)
         let thumbnails = ReportThumbnails(policy: .init(side: 160, budgetBytes: 10_000_000))
-        let times: [Double?] = [nil, 5, 7, 99]
+        // 1e300 and infinity (a hand-edited manifest) must not trap the conversion to a frame.
+        let times: [Double?] = [nil, 5, 7, 99, 1e300, .infinity]
         let outcomes = await thumbnails.make(
             for: manifest(times.map { attachment("anim.gif", frames: 8, time: $0) }), outputDirectory: directory.path)
         let urls = outcomes.map { outcome -> String? in
@@ -179,5 +180,7 @@ final class ReportThumbnailsTests {
         try #require(urls.allSatisfy { $0 != nil }, "\(outcomes)")
         #expect(urls[0] != urls[1], "frame 5 is not frame 0")
         #expect(urls[2] == urls[3], "a time past the last frame takes the last frame")
+        #expect(urls[4] == urls[3], "a huge time takes the last frame")
+        #expect(urls[5] == urls[0], "a time that is no number takes the first")
     }
 }

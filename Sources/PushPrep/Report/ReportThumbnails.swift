@@ -157,7 +157,9 @@ package struct ReportThumbnails: Sendable {
             guard let width = attachment.width, let height = attachment.height else { return nil }
             let frames = max(1, attachment.frames ?? 1)
             let time = attachment.options.thumbnailTime ?? 0
-            let page = time.isFinite ? min(frames - 1, max(0, Int(time.rounded(.down)))) : 0
+            // Clamped before the conversion: a huge or non-finite time from a hand-edited manifest
+            // must not trap.
+            let page = time.isFinite ? Int(min(Double(frames - 1), max(0, time.rounded(.down)))) : 0
             return (attachment.file, width, height, page)
         case .video:
             return attachment.poster.map { ($0.file, $0.width, $0.height, 0) }

@@ -1,4 +1,4 @@
-public import PushPrepCore
+package import PushPrepCore
 import PushPrepJSON
 
 /// What the phone would show for a payload: the alert's title and body and each attachment's

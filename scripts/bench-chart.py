@@ -20,6 +20,7 @@ no bench summary line, 2 on a usage or I/O error.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import shutil
 import subprocess

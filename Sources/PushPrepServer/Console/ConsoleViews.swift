@@ -409,9 +409,10 @@ struct ImageOrigin: Equatable {
     }
 }
 
-/// The report's shared stylesheet (the preview's look), served before the console's own.
+/// `/console/style.css`: the report's shared stylesheet (the preview's look), then the
+/// console's own, joined once rather than on every request.
 enum ConsoleStyle {
-    static let shared = ReportStyle.css
+    static let stylesheet = ReportStyle.css + ConsoleAssets.css
 }
 
 extension HTTPField.Name {

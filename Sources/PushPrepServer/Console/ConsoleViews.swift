@@ -303,9 +303,13 @@ enum ConsoleFormat {
         date.formatted(.iso8601)
     }
 
+    /// The longest age written (about 31,700 years): a date from a damaged queue row lies
+    /// further off, and `Int(_:)` traps past `Int.max`.
+    static let maxAgeSeconds = 1e12
+
     /// `42 s`, `5 min`, `3 h`, `2 d`.
     static func age(seconds: Double) -> String {
-        let seconds = max(0, seconds.isFinite ? seconds : 0)
+        let seconds = min(max(0, seconds.isFinite ? seconds : 0), maxAgeSeconds)
         if seconds < 60 { return "\(Int(seconds)) s" }
         if seconds < 3600 { return "\(Int(seconds / 60)) min" }
         if seconds < 86_400 { return "\(Int(seconds / 3600)) h" }

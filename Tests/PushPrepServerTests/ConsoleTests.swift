@@ -106,6 +106,10 @@ struct ConsoleTests {
         let states = (body["jobs"] as? [[String: Any]] ?? []).compactMap { $0["state"] as? String }
         #expect(states == ["failed", "queued"])
         #expect((body["counts"] as? [String: Int])?["queued"] == 2)
+        // An id repeated is looked up and answered once.
+        let repeated = try await browser.get("/console/live?ids=\(failed),\(failed),\(failed)")
+        let repeatedJobs = try repeated.json()["jobs"] as? [[String: Any]] ?? []
+        #expect(repeatedJobs.compactMap { $0["state"] as? String } == ["failed"])
         // The API is untouched: still problem JSON.
         #expect(try await browser.get("/v1/jobs/999999").header("Content-Type") == "application/problem+json")
     }

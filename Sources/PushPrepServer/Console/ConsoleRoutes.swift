@@ -23,6 +23,31 @@ struct ConsoleRoutes {
     let renderer: JobRenderer
     let publicURL: PublicURL
     let sessions: ConsoleSessions
+    /// The origin of `--base-url` when published files live elsewhere (a CDN or a bucket's
+    /// website): the job page loads an output's picture from it, and the pages' CSP allows
+    /// images from there and nowhere else outside this server.
+    let pictureOrigin: String?
+    /// The pages' CSP: ``contentSecurityPolicy`` with ``pictureOrigin`` among the image sources.
+    /// Both are worked out once here, not on every page.
+    let pagePolicy: String
+
+    init(
+        queue: any JobQueue, configuration: ServerConfiguration, renderer: JobRenderer, publicURL: PublicURL,
+        sessions: ConsoleSessions
+    ) {
+        self.queue = queue
+        self.configuration = configuration
+        self.renderer = renderer
+        self.publicURL = publicURL
+        self.sessions = sessions
+        let pictureOrigin = configuration.baseURL.flatMap(ImageOrigin.init(baseURL:))?.origin
+        self.pictureOrigin = pictureOrigin
+        pagePolicy =
+            pictureOrigin.map {
+                Self.contentSecurityPolicy.replacingOccurrences(
+                    of: "img-src 'self' data:;", with: "img-src 'self' data: \($0);")
+            } ?? Self.contentSecurityPolicy
+    }
 
     /// The paths the console answers, which the API's bearer check leaves to it.
     static func owns(_ path: String) -> Bool {
@@ -67,7 +92,7 @@ struct ConsoleRoutes {
         router.post("login") { request, context in await login(request, context) }
         router.post("logout") { request, context in await logout(request, context) }
         router.get("console/style.css") { _, _ in
-            Self.asset(ConsoleStyle.shared + ConsoleAssets.css, type: "text/css; charset=utf-8")
+            Self.asset(ConsoleStyle.stylesheet, type: "text/css; charset=utf-8")
         }
         router.get("console/app.js") { _, _ in
             Self.asset(ConsoleAssets.javascript, type: "text/javascript; charset=utf-8")
@@ -149,18 +174,6 @@ struct ConsoleRoutes {
         }
         if let setCookie { response.headers[.setCookie] = setCookie }
         return Self.secured(response, policy: pagePolicy)
-    }
-
-    /// The origin of `--base-url` when published files live elsewhere (a CDN or a bucket's
-    /// website): the job page loads an output's picture from it, and the pages' CSP allows
-    /// images from there and nowhere else outside this server.
-    var pictureOrigin: String? { configuration.baseURL.flatMap(ImageOrigin.init(baseURL:))?.origin }
-
-    /// The pages' CSP: ``contentSecurityPolicy`` with ``pictureOrigin`` among the image sources.
-    var pagePolicy: String {
-        guard let pictureOrigin else { return Self.contentSecurityPolicy }
-        return Self.contentSecurityPolicy.replacingOccurrences(
-            of: "img-src 'self' data:;", with: "img-src 'self' data: \(pictureOrigin);")
     }
 
     /// The fixed notices a redirect after a POST may ask for (never text from the URL).
@@ -334,11 +347,19 @@ struct ConsoleRoutes {
         return html("preflight", values)
     }
 
-    /// `GET /console/live?ids=1,2,3`: the states of those jobs (at most 200) and the counts by
-    /// state, for the script's live updates.
+    /// The most jobs one `/console/live` request asks about (a page of the table shows 50).
+    static let maxLiveIDs = 200
+
+    /// `GET /console/live?ids=1,2,3`: the states of those jobs (the first ``maxLiveIDs``
+    /// distinct ones) and the counts by state, for the script's live updates. A longer list is
+    /// not split to its end, and an id repeated is looked up once.
     func live(_ request: Request) async throws -> Response {
-        let ids = (request.uri.queryParameters["ids"].map(String.init) ?? "").split(separator: ",")
-            .compactMap { JobID($0) }.filter { $0 > 0 }.prefix(200)
+        let text = request.uri.queryParameters["ids"] ?? ""
+        var ids: [JobID] = []
+        var seen: Set<JobID> = []
+        for part in text.split(separator: ",", maxSplits: Self.maxLiveIDs) where ids.count < Self.maxLiveIDs {
+            if let id = JobID(part), id > 0, seen.insert(id).inserted { ids.append(id) }
+        }
         var jobs: [ConsoleLive.Job] = []
         for id in ids {
             if let record = try await queue.job(id) {

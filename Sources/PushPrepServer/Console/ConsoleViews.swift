@@ -303,9 +303,13 @@ enum ConsoleFormat {
         date.formatted(.iso8601)
     }
 
+    /// The longest age written (about 31,700 years): a date from a damaged queue row lies
+    /// further off, and `Int(_:)` traps past `Int.max`.
+    static let maxAgeSeconds = 1e12
+
     /// `42 s`, `5 min`, `3 h`, `2 d`.
     static func age(seconds: Double) -> String {
-        let seconds = max(0, seconds.isFinite ? seconds : 0)
+        let seconds = min(max(0, seconds.isFinite ? seconds : 0), maxAgeSeconds)
         if seconds < 60 { return "\(Int(seconds)) s" }
         if seconds < 3600 { return "\(Int(seconds / 60)) min" }
         if seconds < 86_400 { return "\(Int(seconds / 3600)) h" }
@@ -409,9 +413,10 @@ struct ImageOrigin: Equatable {
     }
 }
 
-/// The report's shared stylesheet (the preview's look), served before the console's own.
+/// `/console/style.css`: the report's shared stylesheet (the preview's look), then the
+/// console's own, joined once rather than on every request.
 enum ConsoleStyle {
-    static let shared = ReportStyle.css
+    static let stylesheet = ReportStyle.css + ConsoleAssets.css
 }
 
 extension HTTPField.Name {

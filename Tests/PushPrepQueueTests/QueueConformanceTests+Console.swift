@@ -229,6 +229,11 @@ extension QueueConformanceTests {
             #expect(long.count == 1440)
             #expect(long.map(\.succeeded).reduce(0, +) == 2)
             if let last = long.last { #expect(abs(last.start.timeIntervalSinceNow) <= 61) }
+            // Any finite date back: the same newest buckets (the count of all of them is past `Int`).
+            let ancient = try await queue.activity(since: Date(timeIntervalSince1970: -1e300), bucket: .seconds(60))
+            #expect(ancient.count == 1440)
+            #expect(ancient.map(\.succeeded).reduce(0, +) == 2)
+            if let last = ancient.last { #expect(abs(last.start.timeIntervalSinceNow) <= 61) }
             // A width under a second is a second.
             let fine = try await queue.activity(since: Date().addingTimeInterval(-5), bucket: .milliseconds(10))
             #expect((5...6).contains(fine.count))

@@ -30,9 +30,13 @@ public struct ActivityBucket: Sendable, Equatable, Codable {
         let seconds = min(max(width.seconds, widthSeconds.lowerBound), widthSeconds.upperBound)
         let span = now.timeIntervalSince(since)
         guard span > 0, span.isFinite else { return (since, seconds, 0) }
-        let needed = Int((span / seconds).rounded(.up))
-        let dropped = max(needed - maximumCount, 0)
-        return (since.addingTimeInterval(Double(dropped) * seconds), seconds, needed - dropped)
+        let needed = (span / seconds).rounded(.up)
+        guard needed > Double(maximumCount) else { return (since, seconds, Int(needed)) }
+        // Only the newest: their first start is measured back from `now` (still on the grid of
+        // `since`), so a `since` far in the past (1e300 seconds back) never reaches `Int(_:)`.
+        let remainder = span.truncatingRemainder(dividingBy: seconds)
+        let gap = remainder == 0 ? 0 : seconds - remainder
+        return (now.addingTimeInterval(gap - Double(maximumCount) * seconds), seconds, maximumCount)
     }
 
     /// Every bucket of the grid, filled with the `counts` found by bucket index (missing ones

@@ -1,4 +1,5 @@
 public import Foundation
+import PushPrep
 
 /// One claim of a job and how it ended, written by the database in the transaction of the claim
 /// and of the end (triggers on the jobs table, schema version 3), so no path can skip it.
@@ -14,6 +15,15 @@ public struct JobAttempt: Sendable, Equatable, Codable {
         case expired
         /// The worker gave the job back without counting the attempt (a drain's end).
         case released
+
+        /// An outcome read back from a queue's storage: one no PushPrep writes is
+        /// `queue_unavailable`, never a crash (both backends read outcomes here).
+        init(stored text: String) throws(PushPrepError) {
+            guard let outcome = Outcome(rawValue: text) else {
+                throw PushPrepError(.queueUnavailable, "the queue holds an attempt with an unknown outcome '\(text)'")
+            }
+            self = outcome
+        }
     }
 
     public var jobID: JobID

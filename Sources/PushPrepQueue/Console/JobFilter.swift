@@ -87,10 +87,13 @@ public struct JobFilter: Sendable, Equatable {
         }
     }
 
-    /// The states a bulk retry takes: those of the filter that can be retried, or all three.
-    var retryableStates: [JobState] {
-        let retryable: [JobState] = [.failed, .dead, .cancelled]
-        return states.isEmpty ? retryable : retryable.filter(states.contains)
+    /// The filter a bulk retry runs: its states narrowed to those that can be retried (all three
+    /// when it names none), or nil when it names only states that cannot be.
+    var retryable: JobFilter? {
+        let retryable: Set<JobState> = [.failed, .dead, .cancelled]
+        var filter = self
+        filter.states = states.isEmpty ? retryable : states.intersection(retryable)
+        return filter.states.isEmpty ? nil : filter
     }
 
     /// The states in a fixed order, for statements.

@@ -27,10 +27,7 @@ extension PostgresJobQueue {
 
     public func retry(matching filter: JobFilter) async throws(PushPrepError) -> Int {
         try filter.validate()
-        let states = filter.retryableStates
-        guard !states.isEmpty else { return 0 }
-        var retryable = filter
-        retryable.states = Set(states)
+        guard let retryable = filter.retryable else { return 0 }
         do {
             return try await perform("retry jobs") {
                 try await client.withConnection { connection in
@@ -51,11 +48,8 @@ extension PostgresJobQueue {
     public func activity(since: Date, bucket: Duration) async throws(PushPrepError) -> [ActivityBucket] {
         let (first, width, count) = ActivityBucket.grid(since: since, until: Date(), width: bucket)
         guard count > 0 else { return [] }
-        var bindings = PostgresBindings()
-        bindings.append(first)
-        bindings.append(width)
-        bindings.append(first.addingTimeInterval(width * Double(count)))
-        let query = PostgresQuery(unsafeSQL: PostgresConsoleSQL.activity, binds: bindings)
+        let query = Self.query(
+            PostgresConsoleSQL.activity, first, width, first.addingTimeInterval(width * Double(count)))
         return try await perform("count finished jobs") {
             var counts: [Int: (succeeded: Int, failed: Int, cancelled: Int)] = [:]
             for try await (index, succeeded, failed, cancelled) in try await client.query(query, logger: logger)
@@ -68,13 +62,10 @@ extension PostgresJobQueue {
     }
 
     public func recordWorker(_ worker: WorkerRegistration) async throws(PushPrepError) {
-        var bindings = PostgresBindings()
-        bindings.append(WorkerRegistration.bounded(worker.id))
-        bindings.append(WorkerRegistration.bounded(worker.host))
-        bindings.append(worker.pid)
-        bindings.append(worker.concurrency)
-        bindings.append(WorkerRecord.forgottenAfter.seconds)
-        let query = PostgresQuery(unsafeSQL: PostgresConsoleSQL.recordWorker, binds: bindings)
+        let query = Self.query(
+            PostgresConsoleSQL.recordWorker, WorkerRegistration.bounded(worker.id),
+            WorkerRegistration.bounded(worker.host), worker.pid, worker.concurrency, WorkerRecord.forgottenAfter.seconds
+        )
         try await perform("register worker \(worker.id)") { _ = try await client.query(query, logger: logger) }
     }
 
@@ -84,10 +75,7 @@ extension PostgresJobQueue {
     }
 
     public func workers(seenSince date: Date) async throws(PushPrepError) -> [WorkerRecord] {
-        var bindings = PostgresBindings()
-        bindings.append(date)
-        bindings.append(WorkerRecord.listLimit)
-        let query = PostgresQuery(unsafeSQL: PostgresConsoleSQL.workers, binds: bindings)
+        let query = Self.query(PostgresConsoleSQL.workers, date, WorkerRecord.listLimit)
         return try await perform("list workers") {
             var workers: [WorkerRecord] = []
             for try await (id, host, pid, concurrency, startedAt, lastSeenAt) in try await client.query(
@@ -111,10 +99,7 @@ extension PostgresJobQueue {
     }
 
     public func attempts(job: JobID) async throws(PushPrepError) -> [JobAttempt] {
-        var bindings = PostgresBindings()
-        bindings.append(job)
-        bindings.append(JobAttempt.listLimit)
-        let query = PostgresQuery(unsafeSQL: PostgresConsoleSQL.attempts, binds: bindings)
+        let query = Self.query(PostgresConsoleSQL.attempts, job, JobAttempt.listLimit)
         return try await perform("read the attempts of job \(job)") {
             var attempts: [JobAttempt] = []
             for try await row in try await client.query(query, logger: logger) {
@@ -123,7 +108,7 @@ extension PostgresJobQueue {
                 attempts.append(
                     JobAttempt(
                         jobID: jobID, attempt: attempt, leaseToken: token, worker: worker, startedAt: startedAt,
-                        endedAt: endedAt, outcome: try outcome.map(Self.outcome), errorCode: code,
+                        endedAt: endedAt, outcome: try outcome.map(JobAttempt.Outcome.init(stored:)), errorCode: code,
                         errorMessage: message))
             }
             return attempts.reversed()
@@ -166,13 +151,6 @@ extension PostgresJobQueue {
             try await connection.query(PostgresQuery(unsafeSQL: PostgresSQL.notify), logger: logger)
         }
         return retried
-    }
-
-    private static func outcome(_ text: String) throws(PushPrepError) -> JobAttempt.Outcome {
-        guard let outcome = JobAttempt.Outcome(rawValue: text) else {
-            throw PushPrepError(.queueUnavailable, "the queue holds an attempt with an unknown outcome '\(text)'")
-        }
-        return outcome
     }
 
     /// The error a transaction's closure threw, which PostgresNIO wraps.

@@ -345,11 +345,12 @@ public final class PostgresJobQueue: JobQueue {
         }
     }
 
-    static func query(_ sql: String, _ value: some PostgresNonThrowingEncodable & PostgresDynamicTypeEncodable)
-        -> PostgresQuery
-    {
+    /// `sql` with `values` bound to `$1`, `$2`, … in order.
+    static func query<each Value: PostgresNonThrowingEncodable & PostgresDynamicTypeEncodable>(
+        _ sql: String, _ values: repeat each Value
+    ) -> PostgresQuery {
         var bindings = PostgresBindings()
-        bindings.append(value)
+        for value in repeat each values { bindings.append(value) }
         return PostgresQuery(unsafeSQL: sql, binds: bindings)
     }
 

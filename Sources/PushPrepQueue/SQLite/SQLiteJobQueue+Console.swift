@@ -31,10 +31,7 @@ extension SQLiteJobQueue {
 
     public func retry(matching filter: JobFilter) async throws(PushPrepError) -> Int {
         try filter.validate()
-        let states = filter.retryableStates
-        guard !states.isEmpty else { return 0 }
-        var retryable = filter
-        retryable.states = Set(states)
+        guard let retryable = filter.retryable else { return 0 }
         let (conditions, arguments) = Self.conditions(retryable, before: nil)
         return try await write("retry jobs") { db in
             var all = arguments
@@ -122,13 +119,7 @@ extension SQLiteJobQueue {
         try await read("read the attempts of job \(job)") { db in
             try Row.fetchAll(db, sql: ConsoleSQL.attempts, arguments: [job, JobAttempt.listLimit]).reversed().map {
                 row in
-                let outcome = try (row[6] as String?).map { text in
-                    guard let outcome = JobAttempt.Outcome(rawValue: text) else {
-                        throw PushPrepError(
-                            .queueUnavailable, "the queue holds an attempt with an unknown outcome '\(text)'")
-                    }
-                    return outcome
-                }
+                let outcome = try (row[6] as String?).map(JobAttempt.Outcome.init(stored:))
                 return JobAttempt(
                     jobID: row[0], attempt: row[2], leaseToken: row[1], worker: row[3],
                     startedAt: Date(timeIntervalSince1970: row[4]),

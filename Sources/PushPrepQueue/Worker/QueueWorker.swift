@@ -53,13 +53,17 @@ public final class QueueWorker<Handler: JobHandler>: Service {
                 "queue": "\(queue.description)", "concurrency": "\(configuration.concurrency)",
                 "lease": "\(configuration.lease)",
             ])
-        await announce(on: queue)
+        // Built once: the host name can take a resolver's round trip, not one per heartbeat.
+        let registration = WorkerRegistration(
+            id: configuration.workerID, host: ProcessInfo.processInfo.hostName,
+            pid: Int(ProcessInfo.processInfo.processIdentifier), concurrency: configuration.concurrency)
+        await announce(registration, on: queue)
         let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         state.withLock { $0.wake = wake }
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.listen(queue, wake: wake) }
-                group.addTask { await self.heartbeatLoop(queue) }
+                group.addTask { await self.heartbeatLoop(queue, registration: registration) }
                 group.addTask { await self.maintenanceLoop(queue) }
                 var wakeup = wakeups.makeAsyncIterator()
                 await self.claimLoop(queue, group: &group, wake: wake, wakeup: &wakeup)
@@ -227,49 +231,54 @@ public final class QueueWorker<Handler: JobHandler>: Service {
 
     // MARK: - Leases
 
-    private func heartbeatLoop(_ queue: any JobQueue) async {
+    /// Renews the leases, then refreshes the registration: a slow registry write never holds up
+    /// a renewal.
+    private func heartbeatLoop(_ queue: any JobQueue, registration: WorkerRegistration) async {
         while true {
             do { try await Task.sleep(for: configuration.heartbeatInterval) } catch { return }
-            await announce(on: queue)
-            let leases = state.withLock { state in state.running.values.filter { !$0.released }.map(\.lease) }
-            guard !leases.isEmpty else { continue }
-            do {
-                let result = try await queue.heartbeat(leases, lease: configuration.lease)
-                // Only jobs still running under the same lease: one that finished while the
-                // heartbeat was on its way is not held any more, yet was not lost.
-                let (lost, stopped) = state.withLock { state -> ([Lease], [ProcessingControl]) in
-                    var lost: [Lease] = []
-                    var controls: [ProcessingControl] = []
-                    for lease in leases where !result.held.contains(lease) && state.running[lease.id]?.lease == lease {
-                        state.running[lease.id]?.lost = true
-                        lost.append(lease)
-                        if let control = state.running[lease.id]?.control { controls.append(control) }
-                    }
-                    for lease in result.cancelRequested where state.running[lease.id]?.lease == lease {
-                        if let control = state.running[lease.id]?.control { controls.append(control) }
-                    }
-                    return (lost, controls)
+            await renewLeases(on: queue)
+            await announce(registration, on: queue)
+        }
+    }
+
+    /// Heartbeats the held leases; stops the jobs whose lease is lost or whose cancellation was
+    /// requested.
+    private func renewLeases(on queue: any JobQueue) async {
+        let leases = state.withLock { state in state.running.values.filter { !$0.released }.map(\.lease) }
+        guard !leases.isEmpty else { return }
+        do {
+            let result = try await queue.heartbeat(leases, lease: configuration.lease)
+            // Only jobs still running under the same lease: one that finished while the
+            // heartbeat was on its way is not held any more, yet was not lost.
+            let (lost, stopped) = state.withLock { state -> ([Lease], [ProcessingControl]) in
+                var lost: [Lease] = []
+                var controls: [ProcessingControl] = []
+                for lease in leases where !result.held.contains(lease) && state.running[lease.id]?.lease == lease {
+                    state.running[lease.id]?.lost = true
+                    lost.append(lease)
+                    if let control = state.running[lease.id]?.control { controls.append(control) }
                 }
-                for lease in lost {
-                    logger.warning("lease lost: stopping the job", metadata: ["job": "\(lease.id)"])
+                for lease in result.cancelRequested where state.running[lease.id]?.lease == lease {
+                    if let control = state.running[lease.id]?.control { controls.append(control) }
                 }
-                for lease in result.cancelRequested {
-                    logger.info("cancellation requested: stopping the job", metadata: ["job": "\(lease.id)"])
-                }
-                for control in stopped { control.stop(.cancelled) }
-            } catch {
-                logger.warning("heartbeat failed", metadata: ["code": "\(error.code)", "error": "\(error.message)"])
+                return (lost, controls)
             }
+            for lease in lost {
+                logger.warning("lease lost: stopping the job", metadata: ["job": "\(lease.id)"])
+            }
+            for lease in result.cancelRequested {
+                logger.info("cancellation requested: stopping the job", metadata: ["job": "\(lease.id)"])
+            }
+            for control in stopped { control.stop(.cancelled) }
+        } catch {
+            logger.warning("heartbeat failed", metadata: ["code": "\(error.code)", "error": "\(error.message)"])
         }
     }
 
     /// Registers this worker for the console's list of workers alive, or refreshes its last-seen
     /// time (at the start and at every heartbeat, busy or idle). A failure is only logged: the
     /// registry is for people, not for the jobs.
-    private func announce(on queue: any JobQueue) async {
-        let registration = WorkerRegistration(
-            id: configuration.workerID, host: ProcessInfo.processInfo.hostName,
-            pid: Int(ProcessInfo.processInfo.processIdentifier), concurrency: configuration.concurrency)
+    private func announce(_ registration: WorkerRegistration, on queue: any JobQueue) async {
         do {
             try await queue.recordWorker(registration)
         } catch {

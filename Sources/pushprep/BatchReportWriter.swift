@@ -26,7 +26,7 @@ enum BatchReportWriter {
             return item
         }
         let bytes = BatchReport(items: items, seconds: seconds).bytes()
-        try ManifestWriter.write(Data(bytes), to: path, what: "the report")
+        try ManifestWriter.write(bytes, to: path, what: "the report")
         return bytes.count
     }
 

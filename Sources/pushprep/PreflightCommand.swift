@@ -225,7 +225,7 @@ struct PreflightCommand: AsyncParsableCommand {
                     picture: checked.picture, pictureNote: checked.pictureNote)
             }
             let page = PreflightReportPage(views: views).html()
-            try ManifestWriter.write(Data(page.utf8), to: report, what: "the report")
+            try ManifestWriter.write(Array(page.utf8), to: report, what: "the report")
         }
         if json {
             try JSONOutputOptions.print(PreflightOutput(reports: reports))

@@ -153,6 +153,21 @@ import Testing
         #expect(preview.picture?.caption == "Animated, 12 frames; the thumbnail is frame 3 (ThumbnailTime)")
     }
 
+    /// A processed animation's caption names the frame its picture is made of
+    /// (``ReportThumbnails`` takes the same page): a time past the end is the last frame, and
+    /// 1e300, NaN or a frame count near `Int.max` from a hand-edited manifest do not trap.
+    @Test(arguments: [
+        (12, 99.0, "11"), (12, 1e300, "11"), (12, .nan, "0"), (12, -.infinity, "0"), (Int.max, 1e300, "1000000000"),
+        (Int.max, 2.5, "2"),
+    ])
+    func animatedImagesCaptionIsClampedToItsFrames(frames: Int, time: Double, frame: String) {
+        let options = AttachmentOptions(typeHint: "com.compuserve.gif", thumbnailTime: time)
+        let gif = Self.attachment(kind: .image, frames: frames, options: options)
+        let preview = NotificationPreview(attachment: gif, imageSource: "g.jpg")
+        #expect(
+            preview.picture?.caption == "Animated, \(frames) frames; the thumbnail is frame \(frame) (ThumbnailTime)")
+    }
+
     @Test func textIsEscaped() {
         let preview = NotificationPreview(
             appName: "<b>App</b>", title: #""><script>alert(1)</script>"#, body: "a & b", kind: .image,

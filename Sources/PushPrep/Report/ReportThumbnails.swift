@@ -2,6 +2,7 @@ import Foundation
 import NIOPosix
 package import PushPrepCore
 import PushPrepMedia
+import PushPrepPayload
 
 /// The small JPEGs the batch report inlines as `data:` URLs, made with libvips from what the
 /// run wrote: an image's output (an animation's frame at its `ThumbnailTime`), a movie's poster
@@ -155,12 +156,7 @@ package struct ReportThumbnails: Sendable {
         switch attachment.kind {
         case .image:
             guard let width = attachment.width, let height = attachment.height else { return nil }
-            let frames = max(1, attachment.frames ?? 1)
-            let time = attachment.options.thumbnailTime ?? 0
-            // Clamped before the conversion: a huge or non-finite time from a hand-edited manifest
-            // must not trap.
-            let page = time.isFinite ? Int(min(Double(frames - 1), max(0, time.rounded(.down)))) : 0
-            return (attachment.file, width, height, page)
+            return (attachment.file, width, height, attachment.thumbnailFrame)
         case .video:
             return attachment.poster.map { ($0.file, $0.width, $0.height, 0) }
         case .audio:

@@ -54,9 +54,7 @@ extension PreflightSession {
         if let request = PictureRequest(picturing, bytes: serialized, options: options) {
             if let download = downloads[request.url], let type = download.picturable {
                 picture = await request.picture(ofImageAt: download.download.path, type: type)
-            } else if let shown = Preflight.presentation(of: serialized, options: options)?.attachments.first,
-                let output = fixer.replacements[shown.pointer], output.type.kind == .image
-            {
+            } else if let output = fixer.replacements[request.pointer], output.type.kind == .image {
                 let directory = processing.outputDirectory
                 picture = await request.picture(
                     ofImageAt: directory.hasSuffix("/") ? directory + output.file : directory + "/" + output.file,

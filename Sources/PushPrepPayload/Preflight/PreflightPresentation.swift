@@ -142,3 +142,16 @@ extension PreflightPresentation.Attachment {
         }
     }
 }
+
+extension PushPrepCore.Attachment {
+    /// The page of a processed animation its `ThumbnailTime` names, as the batch report pictures
+    /// and captions it: the time's whole part, at most the last of ``frames`` (a time past the
+    /// end takes the last frame); 0 when absent, negative or not finite. Bounded before the
+    /// conversion to `Int`: 1e300, or a frame count near `Int.max`, from a hand-edited manifest
+    /// must not trap. (A payload's time is read as ``PreflightPresentation/Attachment/thumbnailFrame``.)
+    package var thumbnailFrame: Int {
+        let last = max(1, frames ?? 1) - 1
+        guard let time = options.thumbnailTime, time.isFinite, time > 0 else { return 0 }
+        return min(last, Int(min(time, 1e9).rounded(.down)))
+    }
+}

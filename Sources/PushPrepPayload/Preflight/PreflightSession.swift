@@ -104,8 +104,9 @@ public final class PreflightSession: Sendable {
     /// Which download a report's preview pictures, and how.
     struct PictureRequest: Sendable {
         var picturing: any AttachmentPicturing
-        /// The URL of the attachment the preview shows.
+        /// The URL of the attachment the preview shows, and the JSON Pointer of that URL.
         var url: String
+        var pointer: String
         /// Its `ThumbnailTime` as a frame of an animation.
         var frame: Int
 
@@ -116,6 +117,7 @@ public final class PreflightSession: Sendable {
             else { return nil }
             self.picturing = picturing
             url = shown.url
+            pointer = shown.pointer
             frame = shown.thumbnailFrame
         }
 

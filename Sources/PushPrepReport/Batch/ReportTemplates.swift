@@ -4,17 +4,10 @@ import Mustache
 /// `{{{…}}}` is used only for the stylesheet (a constant), and for the preview, the chart and the
 /// limit bars, which are built in Swift with every outside text escaped.
 enum ReportTemplates {
-    static let page = """
-        <!DOCTYPE html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta http-equiv="Content-Security-Policy" content="{{csp}}">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="referrer" content="no-referrer">
-        <title>PushPrep batch report</title>
-        <style>{{{style}}}</style>
-        </head>
+    static let page = head(title: "PushPrep batch report") + body
+
+    /// The page after its ``head(title:)``.
+    private static let body = """
         <body>
         <main id="report">
         <h1>Batch report</h1>
@@ -68,6 +61,25 @@ enum ReportTemplates {
         </html>
 
         """
+
+    /// The head of both report pages (this one and ``PreflightTemplates/page``), up to `<body>`:
+    /// one place for the Content-Security-Policy (`csp`) and the inline stylesheet (`style`)
+    /// their templates fill, so the two pages cannot drift apart.
+    static func head(title: String) -> String {
+        """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta http-equiv="Content-Security-Policy" content="{{csp}}">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="referrer" content="no-referrer">
+        <title>\(title)</title>
+        <style>{{{style}}}</style>
+        </head>
+
+        """
+    }
 
     /// What the page template reads: the policy, the stylesheet and the view.
     private struct Page {

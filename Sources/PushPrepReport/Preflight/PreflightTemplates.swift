@@ -21,17 +21,10 @@ enum PreflightTemplates {
         </section>
         """
 
-    static let page = """
-        <!DOCTYPE html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta http-equiv="Content-Security-Policy" content="{{csp}}">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="referrer" content="no-referrer">
-        <title>PushPrep pre-flight report</title>
-        <style>{{{style}}}</style>
-        </head>
+    static let page = ReportTemplates.head(title: "PushPrep pre-flight report") + body
+
+    /// The page after its head.
+    private static let body = """
         <body>
         <main id="preflight">
         <h1>Pre-flight report</h1>

@@ -26,7 +26,7 @@ extension NotificationPreview {
                 let frames = attachment.frames ?? 1
                 let caption =
                     frames > 1
-                    ? "Animated, \(frames) frames; the thumbnail is frame \(Self.frameNumber(options.thumbnailTime))"
+                    ? "Animated, \(frames) frames; the thumbnail is frame \(attachment.thumbnailFrame)"
                         + " (ThumbnailTime)" : nil
                 picture = Picture(
                     source: imageSource, width: width, height: height, caption: caption,
@@ -114,11 +114,6 @@ extension NotificationPreview {
         let path = attachment.url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? attachment.url
         let ext = PathName.lowercasedExtension(of: path)
         return MediaType.allCases.first { $0.knownExtensions.contains(ext) }?.kind
-    }
-
-    /// A frame number as `ThumbnailTime` gives it for an animation (the frame's index).
-    private static func frameNumber(_ time: Double?) -> String {
-        String(Int(max(0, (time ?? 0).rounded(.down))))
     }
 
     /// Seconds with at most two decimals: `1.5 s`, `0 s`.

@@ -20,7 +20,8 @@ struct BenchChartTests {
         """.write(to: summary, atomically: true, encoding: .utf8)
         let svg = directory.appendingPathComponent("bench.svg").path
         let result = try TestTools.run(
-            "python3", [Self.script, summary.path, "--out", svg, "--png", directory.appendingPathComponent("b.png").path])
+            "python3",
+            [Self.script, summary.path, "--out", svg, "--png", directory.appendingPathComponent("b.png").path])
         #expect(result.status == 0, "\(String(decoding: result.stderr, as: UTF8.self))")
         let drawn = try String(contentsOfFile: svg, encoding: .utf8)
         for label in ["vipsthumbnail", "bare libvips loop", "ffmpeg", "pushprep serve", "--memory-limit"] {

@@ -211,11 +211,26 @@ package enum TestTools {
 
     // MARK: - The built CLI
 
-    /// The `pushprep` executable built next to the test bundle, or nil when none is found.
-    /// Looks beside the running test binary, then in the package's `.build/debug` and
-    /// `.build/<triple>/debug`.
+    /// The environment variable naming the `pushprep` the end-to-end tests run instead of the one
+    /// built beside them: `make test` runs the CLI, queue and server suites a second time with it
+    /// set to the release build, so that a defect only the optimiser shows fails a test.
+    package static let binaryVariable = "PUSHPREP_BINARY"
+
+    /// True when the tests run a `pushprep` named by ``binaryVariable`` (the release pass).
+    package static var runsNamedBinary: Bool {
+        ProcessInfo.processInfo.environment[binaryVariable].map { !$0.isEmpty } ?? false
+    }
+
+    /// The `pushprep` executable the end-to-end tests run, or nil when none is found: the one
+    /// ``binaryVariable`` names when it is set (nil when that is not an executable, so the test
+    /// fails rather than silently running another build); otherwise the one built next to the test
+    /// bundle, then the package's `.build/debug` and `.build/<triple>/debug`.
     package static func pushprepBinary() -> URL? {
         let fm = FileManager.default
+        if let named = ProcessInfo.processInfo.environment[binaryVariable], !named.isEmpty {
+            let url = URL(fileURLWithPath: named)
+            return fm.isExecutableFile(atPath: url.path) ? url : nil
+        }
         var candidates: [URL] = []
         if let first = CommandLine.arguments.first {
             let here = URL(fileURLWithPath: first).deletingLastPathComponent()

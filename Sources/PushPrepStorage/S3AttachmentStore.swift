@@ -127,11 +127,16 @@ package struct S3AttachmentStore: Sendable {
                 let index = next
                 next += 1
                 group.addTask {
+                    // The entry is bound before the tuple is built: `(index, .ok(try await …))`
+                    // lost its index in release builds (Swift 6.3's optimiser; every entry came
+                    // back for index 0, issue 26 §0). `make lint` refuses that shape.
+                    let entry: ManifestEntry
                     do throws(PushPrepError) {
-                        return (index, .ok(try await publish(attachment, from: directory, urls: urls)))
+                        entry = .ok(try await publish(attachment, from: directory, urls: urls))
                     } catch {
-                        return (index, .failed(Failure(source: attachment.source, error: error)))
+                        entry = .failed(Failure(source: attachment.source, error: error))
                     }
+                    return (index, entry)
                 }
             }
             for _ in 0..<max(1, concurrency) { submit() }

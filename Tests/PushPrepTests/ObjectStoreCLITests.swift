@@ -111,6 +111,45 @@ struct ObjectStoreCLITests {
         }
     }
 
+    /// Issue 26 §0: in release builds every run of this wrote 7 entries for 4 or 5 distinct
+    /// sources, 3 to 5 of them without a URL. The child task built its `(index, entry)` result
+    /// around a throwing `try await`, and Swift 6.3's optimiser lost the index across that
+    /// suspension (every result came back for index 0). `make test` runs this suite against the
+    /// release build too (PUSHPREP_BINARY), which is the build that failed.
+    @Test(
+        "every entry of a published manifest is its own input's, with its own URL, at any --jobs",
+        arguments: [1, 3])
+    func entriesKeepTheirInputs(jobs: Int) async throws {
+        let server = MotoS3Server.shared
+        let bucket = try await server.makeBucket()
+        let store = try await server.storeURL(prefix: "order", bucket: bucket)
+        let environment = try await server.pushprepEnvironment()
+        let samples = TestTools.packageRoot.appendingPathComponent("samples")
+        let inputs = try FileManager.default.contentsOfDirectory(atPath: samples.path).sorted()
+            .map { samples.appendingPathComponent($0).path }
+        try #require(inputs.count >= 7, "samples/ holds the 7 inputs of `make demo`")
+        try await Self.inTemporaryDirectory { directory in
+            let run = try Self.pushprep(
+                ["process"] + inputs + ["--store", store, "--jobs", "\(jobs)"], in: directory,
+                environment: environment)
+            #expect(run.status == 0, "\(run.stderr)")
+            let manifest = try Self.manifest(run)
+            #expect(manifest.attachments.map(\.source) == inputs, "entries in the inputs' order, each once")
+            let endpoint = try await server.endpoint.absoluteString
+            for entry in manifest.attachments {
+                let attachment = try #require(
+                    entry.attachment, "\(entry.source) failed: \(String(describing: entry.failure))")
+                // The attachment in the entry was made from that entry's own input.
+                #expect(attachment.source == entry.source)
+                let url = try #require(attachment.url, "\(entry.source) has no url")
+                #expect(url == "\(endpoint)/\(bucket)/order/\(attachment.file)")
+                let stored = try #require(try await server.readBack("order/\(attachment.file)", bucket: bucket))
+                #expect(SHA256.hash(data: stored.body).hexString == attachment.sha256)
+            }
+            #expect(Set(manifest.attachments.compactMap(\.attachment?.file)).count == inputs.count)
+        }
+    }
+
     @Test("--base-url names each URL as the base joined with the object's key, the poster's too")
     func baseURL() async throws {
         let server = MotoS3Server.shared

@@ -86,6 +86,25 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("rate-burst"), help: "Requests a key may send at once above its rate.")
     var rateBurst: Double = 100
 
+    @Option(
+        name: .customLong("allowed-host"),
+        help: ArgumentHelp(
+            "A name clients reach this server by (NAME for any port, NAME:PORT; repeatable).",
+            discussion:
+                "Requests whose Host is not the bound address, localhost, --public-url's host or one of these get 421."
+        ))
+    var allowedHosts: [String] = []
+
+    @Option(
+        name: .customLong("auth-failure-limit"),
+        help: "Failed API keys and console logins a client address may make at once before 429 (0: no limit).")
+    var authFailureLimit: Int = 20
+
+    @Option(
+        name: .customLong("auth-failure-window"),
+        help: "Seconds in which --auth-failure-limit failures are forgiven again.")
+    var authFailureWindow: Double = 60
+
     @Option(name: .customLong("max-queued"), help: "Refuse new jobs with 429 while more than this many are queued.")
     var maxQueued: Int = 50_000
 
@@ -173,6 +192,9 @@ struct ServeCommand: AsyncParsableCommand {
             acceptsCallbacks: webhookSecretFile != nil)
         configuration.remote = remote.settings
         configuration.requestTimeoutSeconds = requestTimeout
+        configuration.allowedHosts = allowedHosts
+        configuration.authFailureLimit = authFailureLimit
+        configuration.authFailureWindowSeconds = authFailureWindow
         return configuration
     }
 

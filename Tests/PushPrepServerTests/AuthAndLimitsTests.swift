@@ -201,7 +201,7 @@ struct AuthAndLimitsTests {
         let script = """
             import socket, sys, time
             s = socket.create_connection(("127.0.0.1", \(port)))
-            s.sendall(b"POST /v1/uploads HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/octet-stream\\r\\n"
+            s.sendall(b"POST /v1/uploads HTTP/1.1\\r\\nHost: \(server.host)\\r\\nContent-Type: application/octet-stream\\r\\n"
                       b"Content-Length: 100000\\r\\n\\r\\n\\xff\\xd8\\xff")
             start = time.monotonic()
             s.settimeout(0.2)

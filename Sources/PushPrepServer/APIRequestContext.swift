@@ -1,7 +1,7 @@
 public import Foundation
 public import Hummingbird
-public import NIOCore
 import Logging
+public import NIOCore
 import PushPrepQueue
 import Synchronization
 

@@ -147,7 +147,8 @@ public struct ServerConfiguration: Sendable {
                 "--allowed-host takes a host name or IP address, optionally with :PORT (IPv6 in brackets), not \(name)")
         }
         if let publicURL, ServerNames.origin(publicURL) == nil {
-            throw PushPrepError(.invalidSettings, "--public-url must be an http or https URL with a host, not \(publicURL)")
+            throw PushPrepError(
+                .invalidSettings, "--public-url must be an http or https URL with a host, not \(publicURL)")
         }
         guard (0...1_000_000).contains(authFailureLimit) else {
             throw PushPrepError(.invalidSettings, "--auth-failure-limit must be in 0...1000000 (0: no limit)")

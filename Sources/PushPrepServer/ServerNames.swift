@@ -156,7 +156,8 @@ final class ServerNames: Sendable {
         switch IPAddress(host) {
         case .v4(0)?: return .anyAddress(ipv6: false)
         case .v6(let address)? where address.high == 0 && address.low == 0: return .anyAddress(ipv6: true)
-        default: return HostAuthority(host.hasPrefix("[") || !host.contains(":") ? host : "[\(host)]").map { .host($0.host) }
+        default:
+            return HostAuthority(host.hasPrefix("[") || !host.contains(":") ? host : "[\(host)]").map { .host($0.host) }
         }
     }
 

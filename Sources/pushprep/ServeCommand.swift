@@ -26,7 +26,9 @@ struct ServeCommand: AsyncParsableCommand {
 
             Without --api-keys-file the server listens on loopback only. With it, requests need \
             Authorization: Bearer KEY (read or write scope); the published attachments stay \
-            public (phones cannot send keys).
+            public (phones cannot send keys). Every request must name the server in its Host \
+            (its address and port, localhost, --public-url's host or an --allowed-host); writes \
+            without a key from another site's page (Origin, Sec-Fetch-Site) are refused.
 
             Webhooks (callback_url, --webhook-url) are signed per Standard Webhooks with \
             --webhook-secret-file, kept in the queue's database until delivered, and retried \

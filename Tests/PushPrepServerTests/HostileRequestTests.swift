@@ -169,16 +169,23 @@ struct HostileRequestTests {
             var fields: HTTPFields = [:]
             if let origin { fields[.origin] = origin }
             return Request(
-                head: HTTPRequest(method: .post, scheme: "http", authority: host, path: "/jobs/1/cancel", headerFields: fields),
+                head: HTTPRequest(
+                    method: .post, scheme: "http", authority: host, path: "/jobs/1/cancel", headerFields: fields),
                 body: .init(buffer: ByteBuffer()))
         }
-        #expect(!RequestOrigin.isSameOrigin(
-            request(host: "rebind.evil.example:8080", origin: "http://rebind.evil.example:8080"), names: names))
-        #expect(RequestOrigin.isSameOrigin(request(host: "127.0.0.1:8080", origin: "http://127.0.0.1:8080"), names: names))
-        #expect(RequestOrigin.isSameOrigin(request(host: "localhost:8080", origin: "http://localhost:8080"), names: names))
-        #expect(!RequestOrigin.isSameOrigin(request(host: "127.0.0.1:8080", origin: "http://localhost:8080"), names: names))
+        #expect(
+            !RequestOrigin.isSameOrigin(
+                request(host: "rebind.evil.example:8080", origin: "http://rebind.evil.example:8080"), names: names))
+        #expect(
+            RequestOrigin.isSameOrigin(request(host: "127.0.0.1:8080", origin: "http://127.0.0.1:8080"), names: names))
+        #expect(
+            RequestOrigin.isSameOrigin(request(host: "localhost:8080", origin: "http://localhost:8080"), names: names))
+        #expect(
+            !RequestOrigin.isSameOrigin(request(host: "127.0.0.1:8080", origin: "http://localhost:8080"), names: names))
         #expect(!RequestOrigin.isSameOrigin(request(host: "127.0.0.1:8080", origin: "null"), names: names))
-        #expect(!RequestOrigin.isSameOrigin(request(host: "127.0.0.1:8080", origin: "http://127.0.0.1:8080/x"), names: names))
+        #expect(
+            !RequestOrigin.isSameOrigin(
+                request(host: "127.0.0.1:8080", origin: "http://127.0.0.1:8080/x"), names: names))
         #expect(RequestOrigin.isSameOrigin(request(host: "127.0.0.1:8080", origin: nil), names: names))
     }
 
@@ -213,29 +220,35 @@ struct HostileRequestTests {
                 [.contentType: "application/json", .origin: "http://localhost:\(port + 1)"],
                 [.contentType: "application/json", .origin: "http://rebind.evil.example:\(port)"],
             ] {
-                let answer = try await client.execute(uri: "/v1/jobs", method: .post, headers: headers, body: Self.jobBody)
+                let answer = try await client.execute(
+                    uri: "/v1/jobs", method: .post, headers: headers, body: Self.jobBody)
                 #expect(answer.status == .forbidden, "\(headers)")
             }
             let cancel = try await client.execute(
                 uri: "/v1/jobs/1", method: .delete, headers: [.origin: "https://evil.example"])
             #expect(cancel.status == .forbidden)
             #expect(try await Self.jobCount(client) == 0, "nothing was queued")
-            let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("uploads").path)
+            let leftovers = try FileManager.default.contentsOfDirectory(
+                atPath: dir.appendingPathComponent("uploads").path)
             #expect(leftovers.isEmpty, "\(leftovers)")
 
             for headers: HTTPFields in [
                 [.contentType: "application/json"],
                 [.contentType: "application/json", .origin: "http://localhost:\(port)", .secFetchSite: "same-origin"],
             ] {
-                let answer = try await client.execute(uri: "/v1/jobs", method: .post, headers: headers, body: Self.jobBody)
+                let answer = try await client.execute(
+                    uri: "/v1/jobs", method: .post, headers: headers, body: Self.jobBody)
                 #expect(answer.status == .accepted, "\(headers)")
             }
             let sameOrigin = try await client.execute(
                 uri: "/v1/jobs", method: .post,
-                headers: [.contentType: "application/json", .host: "127.0.0.1:\(port)", .origin: "http://127.0.0.1:\(port)"],
+                headers: [
+                    .contentType: "application/json", .host: "127.0.0.1:\(port)", .origin: "http://127.0.0.1:\(port)",
+                ],
                 body: Self.jobBody)
             #expect(sameOrigin.status == .accepted)
-            let read = try await client.execute(uri: "/v1/stats", method: .get, headers: [.origin: "https://evil.example"])
+            let read = try await client.execute(
+                uri: "/v1/stats", method: .get, headers: [.origin: "https://evil.example"])
             #expect(read.status == .ok)
         }
     }
@@ -245,12 +258,14 @@ struct HostileRequestTests {
     @Test func aKeyIsNotRefusedForItsOrigin() async throws {
         try await Self.withServer(keys: true) { client, _, _ in
             let headers: HTTPFields = [
-                .contentType: "application/json", .origin: "https://tools.example", .authorization: "Bearer \(Self.writer)",
+                .contentType: "application/json", .origin: "https://tools.example",
+                .authorization: "Bearer \(Self.writer)",
             ]
             let created = try await client.execute(uri: "/v1/jobs", method: .post, headers: headers, body: Self.jobBody)
             #expect(created.status == .accepted)
             let anonymous = try await client.execute(
-                uri: "/v1/jobs", method: .post, headers: [.contentType: "application/json", .origin: "https://evil.example"],
+                uri: "/v1/jobs", method: .post,
+                headers: [.contentType: "application/json", .origin: "https://evil.example"],
                 body: Self.jobBody)
             #expect(anonymous.status == .unauthorized)
         }
@@ -265,7 +280,8 @@ struct HostileRequestTests {
         try await Self.withServer { client, port, _ in
             let body = #"{"sources": ["https://media.example.com/a.jpg"]}"#
             let chunk = String(body.utf8.count, radix: 16) + "\r\n" + body + "\r\n0\r\n\r\n"
-            for (coding, payload) in [("identity", body), ("gzip", body), ("gzip, chunked", chunk), ("IDENTITY", body)] {
+            for (coding, payload) in [("identity", body), ("gzip", body), ("gzip, chunked", chunk), ("IDENTITY", body)]
+            {
                 let answer = try await RawHTTP.exchange(
                     port: port,
                     "POST /v1/jobs HTTP/1.1\r\nHost: localhost:\(port)\r\nContent-Type: application/json\r\n"
@@ -291,9 +307,11 @@ struct HostileRequestTests {
         try await Self.withServer { client, port, _ in
             let host = "Host: localhost:\(port)\r\n"
             let big = "GET /healthz HTTP/1.1\r\n\(host)X-Big: \(String(repeating: "a", count: 20_000))\r\n\r\n"
-            let many = "GET /healthz HTTP/1.1\r\n\(host)"
+            let many =
+                "GET /healthz HTTP/1.1\r\n\(host)"
                 + (0..<150).map { "X-H\($0): v\r\n" }.joined() + "\r\n"
-            let total = "GET /healthz HTTP/1.1\r\n\(host)"
+            let total =
+                "GET /healthz HTTP/1.1\r\n\(host)"
                 + (0..<5).map { "X-H\($0): \(String(repeating: "b", count: 8000))\r\n" }.joined() + "\r\n"
             for request in [big, many, total] {
                 let answer = try await RawHTTP.exchange(port: port, request)
@@ -340,7 +358,9 @@ struct HostileRequestTests {
                         + "Connection: close\r\n\r\n", from: source)
             }
             var statuses: [Int] = []
-            for index in 0..<8 { statuses.append(try await stats(key: "guess-\(index)-0123456789abcdef", from: "127.0.0.2").status) }
+            for index in 0..<8 {
+                statuses.append(try await stats(key: "guess-\(index)-0123456789abcdef", from: "127.0.0.2").status)
+            }
             #expect(statuses == [401, 401, 401, 401, 401, 429, 429, 429])
             let limited = try await stats(key: Self.writer, from: "127.0.0.2")
             #expect(limited.status == 429, "a right key from a limited address is refused too")
@@ -361,8 +381,12 @@ struct HostileRequestTests {
                         + "Content-Length: \(form.utf8.count)\r\nConnection: close\r\n\r\n\(form)", from: source)
             }
             var logins: [Int] = []
-            for index in 0..<3 { logins.append(try await login("wrong-\(index)-0123456789abcdef", from: "127.0.0.3").status) }
-            for index in 0..<2 { logins.append(try await stats(key: "guess-\(index)-0123456789abcdef", from: "127.0.0.3").status) }
+            for index in 0..<3 {
+                logins.append(try await login("wrong-\(index)-0123456789abcdef", from: "127.0.0.3").status)
+            }
+            for index in 0..<2 {
+                logins.append(try await stats(key: "guess-\(index)-0123456789abcdef", from: "127.0.0.3").status)
+            }
             let refusedLogin = try await login(Self.writer, from: "127.0.0.3")
             #expect(logins == [401, 401, 401, 401, 401])
             #expect(refusedLogin.status == 429, "\(refusedLogin.text.prefix(300))")
@@ -396,7 +420,8 @@ struct HostileRequestTests {
 
         var largest = 0
         for index in 0..<(AuthFailureLimiter.maxAddresses * 3) {
-            let address = try SocketAddress(ipAddress: "10.\(index >> 16 & 255).\(index >> 8 & 255).\(index & 255)", port: 1)
+            let address = try SocketAddress(
+                ipAddress: "10.\(index >> 16 & 255).\(index >> 8 & 255).\(index & 255)", port: 1)
             limiter.recordFailure(address, now: start + .milliseconds(index))
             largest = max(largest, limiter.count)
         }

@@ -31,6 +31,7 @@ final class AuthFailureLimiter: Sendable {
     /// Addresses kept at most (about 100 bytes each: under 1 MB).
     static let maxAddresses = 10_000
 
+    /// A limiter of `limit` failures a `window` (`--auth-failure-limit`, `--auth-failure-window`).
     init(limit: Int, window: Duration) {
         self.limit = max(limit, 0)
         self.window = window

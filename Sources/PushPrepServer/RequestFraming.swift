@@ -16,6 +16,7 @@ import PushPrepCore
 struct TransferEncodingMiddleware: RouterMiddleware {
     typealias Context = APIRequestContext
 
+    /// Passes a request with no `Transfer-Encoding` or `chunked` alone; answers any other.
     func handle(
         _ request: Request, context: APIRequestContext, next: (Request, APIRequestContext) async throws -> Response
     ) async throws -> Response {

@@ -21,6 +21,7 @@ struct HostAuthority: Hashable, Sendable {
         case address(IPAddress)
     }
 
+    /// The host.
     var host: Host
     /// The port written after the host, or nil when none was.
     var port: Int?
@@ -82,6 +83,7 @@ struct HostAuthority: Hashable, Sendable {
         }
     }
 
+    /// An authority from its parts.
     init(host: Host, port: Int?) {
         self.host = host
         self.port = port
@@ -120,7 +122,9 @@ final class ServerNames: Sendable {
             case anyAddress(ipv6: Bool)
         }
 
+        /// What the host must be.
         var match: Match
+        /// The port it must come with; nil: any.
         var port: Int?
     }
 

@@ -474,6 +474,8 @@ enum RawHTTP {
         }
     }
 
+    /// Sends `request` to 127.0.0.1:`port` (from the loopback address `source` when given) and
+    /// reads until the server closes, at most 20 s.
     static func exchange(port: Int, _ request: String, from source: String? = nil) async throws -> Answer {
         var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
         if let source { bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: source, port: 0)) }

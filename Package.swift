@@ -37,9 +37,11 @@ let testOnlyDependencies: [String: [Target.Dependency]] = [
         Product.nioHTTP1,
         Product.crypto,
     ],
-    // The webhook dispatcher's tests run it in a ServiceGroup and shut it down gracefully.
+    // The webhook dispatcher's tests run it in a ServiceGroup and shut it down gracefully; the
+    // hostile-request tests run the API in-process (HummingbirdTesting).
     "PushPrepServerTests": [
         .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HummingbirdTesting", package: "hummingbird"),
         Product.nioHTTP1,
         Product.httpClient,
         Product.crypto,

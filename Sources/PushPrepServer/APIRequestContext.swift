@@ -1,6 +1,7 @@
 public import Foundation
 public import Hummingbird
 import Logging
+public import NIOCore
 import PushPrepQueue
 import Synchronization
 
@@ -18,9 +19,13 @@ public struct APIRequestContext: RequestContext {
     /// What inner steps tell outer ones about this request (middleware pass the context down
     /// by value, so a change made inside is not seen outside but through a reference).
     let notes = RequestNotes()
+    /// The address of the connection's peer (the client, or the proxy in front), which failed
+    /// authentications are counted by.
+    public let remoteAddress: SocketAddress?
 
     public init(source: Source) {
         coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
     }
 
     /// Request bodies are read with explicit caps by each endpoint; this is the cap of

@@ -44,50 +44,78 @@ public struct APIServer: Service {
 
     public func run() async throws {
         try await JobQueues.withQueue(queueURL, logger: logger) { queue in
-            let router = Self.router(
+            try await Self.application(
                 configuration: configuration, queue: queue, publicURL: publicURL, registry: registry,
-                readiness: readiness)
-            let application = Application(
-                router: router, server: .http1(configuration: Self.channelConfiguration(configuration)),
-                configuration: ApplicationConfiguration(
-                    address: .hostname(configuration.host, port: configuration.port), serverName: "pushprep"),
-                onServerRunning: { channel in
-                    let port = channel.localAddress?.port ?? configuration.port
-                    let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
-                    let bound = "http://\(host):\(port)"
-                    publicURL.bound(bound)
-                    await onListening?(bound)
-                },
-                logger: logger)
-            try await application.run()
+                readiness: readiness, logger: logger, onListening: onListening
+            ).run()
         }
+    }
+
+    /// The server as it runs: the routes of ``router(configuration:queue:publicURL:registry:readiness:names:)``
+    /// on HTTP/1.1 with ``channelConfiguration(_:)``. Once bound, it records its port with the
+    /// names it answers to (``ServerNames``) and its URL with `publicURL`, then calls
+    /// `onListening` with that URL. The tests run this same application in-process.
+    static func application(
+        configuration: ServerConfiguration, queue: any JobQueue, publicURL: PublicURL,
+        registry: PrometheusCollectorRegistry?, readiness: @escaping @Sendable () async throws -> Void,
+        logger: Logger, onListening: (@Sendable (String) async -> Void)?
+    ) -> Application<RouterResponder<APIRequestContext>> {
+        let names = ServerNames(configuration)
+        let router = Self.router(
+            configuration: configuration, queue: queue, publicURL: publicURL, registry: registry,
+            readiness: readiness, names: names)
+        return Application(
+            router: router, server: .http1(configuration: Self.channelConfiguration(configuration)),
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "pushprep"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? configuration.port
+                names.bound(port: port)
+                let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+                let bound = "http://\(host):\(port)"
+                publicURL.bound(bound)
+                await onListening?(bound)
+            },
+            logger: logger)
     }
 
     /// The connection's limits: headers of at most 16 KiB each, 32 KiB and 100 fields in all
     /// (about nginx's defaults; NIO answers more with an error and closes), and a connection
     /// idle with no request in flight for longer than the longest long poll plus 30 s is closed,
     /// so idle clients cannot hold connections open.
+    /// A request NIO's parser refuses is answered with problem JSON (``ParserErrorHandler``).
     static func channelConfiguration(_ configuration: ServerConfiguration) -> HTTP1Channel.Configuration {
         HTTP1Channel.Configuration(
+            additionalChannelHandlers: [ParserErrorHandler()],
             idleTimeout: .seconds(Int64(configuration.maxWaitSeconds.rounded(.up)) + 30),
             httpDecoderConfiguration: .init(
                 maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100))
     }
 
+    /// The routes and middleware of the API and the console; `names` (made from `configuration`
+    /// when nil) learns the bound port from ``application(configuration:queue:publicURL:registry:readiness:logger:onListening:)``.
     static func router(
         configuration: ServerConfiguration, queue: any JobQueue, publicURL: PublicURL,
-        registry: PrometheusCollectorRegistry?, readiness: @escaping @Sendable () async throws -> Void
+        registry: PrometheusCollectorRegistry?, readiness: @escaping @Sendable () async throws -> Void,
+        names: ServerNames? = nil
     ) -> Router<APIRequestContext> {
+        let names = names ?? ServerNames(configuration)
+        let failures = AuthFailureLimiter(
+            limit: configuration.authFailureLimit, window: .seconds(configuration.authFailureWindowSeconds))
         let router = Router(context: APIRequestContext.self)
         // Outermost first: metrics see the final status of every request, problems included.
         router.add(middleware: MetricsMiddleware())
         let routes = RouteTable()
         router.add(middleware: RequestIDMiddleware(maxURLBytes: configuration.maxURLBytes, routes: routes))
+        // Before anything reads the request: whom it is for, and how its body is framed.
+        router.add(middleware: HostMiddleware(names: names))
+        router.add(middleware: TransferEncodingMiddleware())
         router.add(middleware: DeadlineMiddleware(timeout: .seconds(Int64(configuration.requestTimeoutSeconds))))
         router.add(
             middleware: AuthMiddleware(
                 keys: configuration.apiKeys,
-                rateLimiter: configuration.rateLimit.map { RateLimiter(rate: $0, burst: configuration.rateBurst) }))
+                rateLimiter: configuration.rateLimit.map { RateLimiter(rate: $0, burst: configuration.rateBurst) },
+                names: names, failures: failures))
         router.get("healthz") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
@@ -126,7 +154,8 @@ public struct APIServer: Service {
         PayloadRoutes(queue: queue, configuration: configuration, renderer: renderer).register(on: router)
         ConsoleRoutes(
             queue: queue, configuration: configuration, renderer: renderer, publicURL: publicURL,
-            sessions: ConsoleSessions(secret: configuration.consoleSecret, keys: configuration.apiKeys)
+            sessions: ConsoleSessions(secret: configuration.consoleSecret, keys: configuration.apiKeys),
+            names: names, failures: failures
         ).register(on: router)
         if let directory = configuration.attachmentsDirectory {
             AttachmentRoutes(directory: directory, signer: configuration.attachmentSigner)

@@ -8,7 +8,9 @@ import Synchronization
 
 /// Checks `Authorization: Bearer KEY` against the keys file, the key's scope against the
 /// request, and the key's request rate. Paths in `publicPaths` (health, the contract, the
-/// attachments phones download) pass without a key.
+/// attachments phones download) pass without a key. Failed keys are counted per client address
+/// (``AuthFailureLimiter``), and a write without a key (a server without keys) must not come
+/// from another site's page (``RequestOrigin``).
 struct AuthMiddleware: RouterMiddleware {
     typealias Context = APIRequestContext
 
@@ -16,6 +18,10 @@ struct AuthMiddleware: RouterMiddleware {
     /// scopes.
     let keys: APIKeyStore?
     let rateLimiter: RateLimiter?
+    /// The names this server answers to, for the same-origin check of writes without a key.
+    let names: ServerNames
+    /// Failed keys per client address (shared with the console's logins).
+    let failures: AuthFailureLimiter
 
     func handle(
         _ request: Request, context: APIRequestContext, next: (Request, APIRequestContext) async throws -> Response
@@ -28,12 +34,24 @@ struct AuthMiddleware: RouterMiddleware {
             guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
                 throw Problem(.unauthorized, .unauthorized, "send an API key as Authorization: Bearer KEY")
             }
+            if let wait = failures.retryAfter(context.remoteAddress) {
+                throw Self.tooManyFailures(wait)
+            }
             let presented = header.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces)
             guard let key = keys.authenticate(presented) else {
+                failures.recordFailure(context.remoteAddress)
                 throw Problem(.unauthorized, .unauthorized, "the API key is not known to this server")
             }
             context.apiKey = key
             context.logger[metadataKey: "key"] = "\(key.id)"
+        }
+        // A browser sends no key another site's page could use, but it does send a simple POST
+        // (a text/plain or multipart form) to any address; only its Origin tells it apart.
+        if context.apiKey == nil, !Self.isSafe(request.method), !RequestOrigin.isSameOrigin(request, names: names) {
+            throw Problem(
+                .forbidden, .forbidden,
+                "a request from another site's page is refused; send it from a client (no Origin header) or with an API key"
+            )
         }
         let needed = Self.scope(for: request)
         guard context.scopes.contains(needed) else {
@@ -45,6 +63,18 @@ struct AuthMiddleware: RouterMiddleware {
                 retryAfter: wait)
         }
         return try await next(request, context)
+    }
+
+    /// Methods that change nothing (RFC 9110 §9.2.1).
+    static func isSafe(_ method: HTTPRequest.Method) -> Bool {
+        [.get, .head, .options].contains(method)
+    }
+
+    /// The answer to an address that failed to authenticate too often.
+    static func tooManyFailures(_ wait: Int) -> Problem {
+        Problem(
+            .tooManyRequests, .rateLimited,
+            "too many failed authentications from this address; retry in \(wait) s", retryAfter: wait)
     }
 
     /// Health, readiness, the OpenAPI document and the published attachments (phones cannot

@@ -55,6 +55,14 @@ public struct ServerConfiguration: Sendable {
     /// Whether webhooks can be sent (a signing secret is configured): without one, a request
     /// naming a `callback_url` is refused.
     public var acceptsCallbacks: Bool
+    /// `--allowed-host`: names (`NAME` for any port, `NAME:PORT`) this server answers to besides
+    /// its address, `localhost` and `--public-url`'s host (``ServerNames``).
+    public var allowedHosts: [String] = []
+    /// `--auth-failure-limit`: failed API keys and console logins one client address may make in
+    /// a burst before `429` (``AuthFailureLimiter``); 0 for no limit.
+    public var authFailureLimit: Int = 20
+    /// `--auth-failure-window`: seconds in which that many failures are forgiven again.
+    public var authFailureWindowSeconds: Double = 60
     /// How `POST /v1/preflight` with `fetch` downloads attachments: the address policy, caps
     /// and timeouts of remote sources (`--allow-host`, `--allow-private-networks`, ...).
     public var remote = RemoteSettings()
@@ -127,6 +135,26 @@ public struct ServerConfiguration: Sendable {
         }
         if let rateLimit, !(rateLimit.isFinite && rateLimit > 0) {
             throw PushPrepError(.invalidSettings, "--rate-limit must be a positive number of requests a second")
+        }
+        try validateNames()
+    }
+
+    /// `--allowed-host`, `--public-url` and the failure limits.
+    private func validateNames() throws(PushPrepError) {
+        for name in allowedHosts where HostAuthority(name) == nil {
+            throw PushPrepError(
+                .invalidSettings,
+                "--allowed-host takes a host name or IP address, optionally with :PORT (IPv6 in brackets), not \(name)")
+        }
+        if let publicURL, ServerNames.origin(publicURL) == nil {
+            throw PushPrepError(
+                .invalidSettings, "--public-url must be an http or https URL with a host, not \(publicURL)")
+        }
+        guard (0...1_000_000).contains(authFailureLimit) else {
+            throw PushPrepError(.invalidSettings, "--auth-failure-limit must be in 0...1000000 (0: no limit)")
+        }
+        guard authFailureWindowSeconds.isFinite, (1...86_400).contains(authFailureWindowSeconds) else {
+            throw PushPrepError(.invalidSettings, "--auth-failure-window must be in 1...86400 seconds")
         }
     }
 }

@@ -26,7 +26,9 @@ struct ServeCommand: AsyncParsableCommand {
 
             Without --api-keys-file the server listens on loopback only. With it, requests need \
             Authorization: Bearer KEY (read or write scope); the published attachments stay \
-            public (phones cannot send keys).
+            public (phones cannot send keys). Every request must name the server in its Host \
+            (its address and port, localhost, --public-url's host or an --allowed-host); writes \
+            without a key from another site's page (Origin, Sec-Fetch-Site) are refused.
 
             Webhooks (callback_url, --webhook-url) are signed per Standard Webhooks with \
             --webhook-secret-file, kept in the queue's database until delivered, and retried \
@@ -85,6 +87,25 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("rate-burst"), help: "Requests a key may send at once above its rate.")
     var rateBurst: Double = 100
+
+    @Option(
+        name: .customLong("allowed-host"),
+        help: ArgumentHelp(
+            "A name clients reach this server by (NAME for any port, NAME:PORT; repeatable).",
+            discussion:
+                "Requests whose Host is not the bound address, localhost, --public-url's host or one of these get 421."
+        ))
+    var allowedHosts: [String] = []
+
+    @Option(
+        name: .customLong("auth-failure-limit"),
+        help: "Failed API keys and console logins a client address may make at once before 429 (0: no limit).")
+    var authFailureLimit: Int = 20
+
+    @Option(
+        name: .customLong("auth-failure-window"),
+        help: "Seconds in which --auth-failure-limit failures are forgiven again.")
+    var authFailureWindow: Double = 60
 
     @Option(name: .customLong("max-queued"), help: "Refuse new jobs with 429 while more than this many are queued.")
     var maxQueued: Int = 50_000
@@ -173,6 +194,9 @@ struct ServeCommand: AsyncParsableCommand {
             acceptsCallbacks: webhookSecretFile != nil)
         configuration.remote = remote.settings
         configuration.requestTimeoutSeconds = requestTimeout
+        configuration.allowedHosts = allowedHosts
+        configuration.authFailureLimit = authFailureLimit
+        configuration.authFailureWindowSeconds = authFailureWindow
         return configuration
     }
 

@@ -37,7 +37,8 @@ struct AttachmentRoutesTests {
             #expect(head.status == 200)
             // What the server sent after the head, read off the socket (curl -I would not read it).
             let path = try #require(URLComponents(string: url)?.path)
-            let raw = try Curl.exchange(server.baseURL, "HEAD \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let raw = try Curl.exchange(
+                server.baseURL, "HEAD \(path) HTTP/1.1\r\nHost: \(server.host)\r\nConnection: close\r\n\r\n")
             let separator = try #require(raw.range(of: Data("\r\n\r\n".utf8)))
             #expect(raw.starts(with: Data("HTTP/1.1 200".utf8)))
             #expect(raw[separator.upperBound...].isEmpty, "a HEAD answer has no body")

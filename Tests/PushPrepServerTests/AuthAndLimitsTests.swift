@@ -81,6 +81,43 @@ struct AuthAndLimitsTests {
         #expect(result.stderrText.contains("loopback"))
     }
 
+    /// `serve`'s own options reach the server: `--allowed-host` adds a name the `Host` may
+    /// carry (any other gets `421`), `--auth-failure-limit` bounds failed keys per address, a
+    /// malformed `--allowed-host` is refused before binding; a `Transfer-Encoding` the server does
+    /// not read is a `400` that logs no error.
+    @Test func hostAndFailureOptions() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let refused = try PushPrepCLI.run(
+            ["serve", "--port", "0", "--queue", "sqlite:\(dir.path)/q.db", "--allowed-host", "evil.example/x"], in: dir)
+        #expect(refused.status == 2)
+        #expect(refused.stderrText.contains("--allowed-host"), "\(refused.stderrText)")
+
+        let server = try await ServeProcess.start(
+            [
+                "--workers", "0", "--api-keys-file", try Self.keysFile(in: dir), "--allowed-host", "push.example.com",
+                "--auth-failure-limit", "2",
+            ], in: dir)
+        let reader = APITestClient(baseURL: server.baseURL, apiKey: Self.reader)
+        #expect(try await reader.get("/v1/stats", headers: [("Host", "Push.Example.com.")]).status == 200)
+        let foreign = try await reader.get("/v1/stats", headers: [("Host", "rebind.evil.example")])
+        #expect(foreign.status == 421)
+        #expect(try foreign.json()["code"] as? String == "invalid_request")
+
+        let guesser = APITestClient(baseURL: server.baseURL, apiKey: "not-a-key-of-this-server")
+        var statuses: [Int] = []
+        for _ in 0..<4 { statuses.append(try await guesser.get("/v1/stats").status) }
+        #expect(statuses == [401, 401, 429, 429], "\(statuses)")
+
+        let port = try #require(server.baseURL.split(separator: ":").last.flatMap { Int($0) })
+        let identity = try await RawHTTP.exchange(
+            port: port,
+            "POST /v1/jobs HTTP/1.1\r\nHost: \(server.host)\r\nAuthorization: Bearer \(Self.writer)\r\n"
+                + "Transfer-Encoding: identity\r\nConnection: close\r\n\r\n{\"sources\": []}")
+        #expect(identity.status == 400, "\(identity.text)")
+        #expect(!server.process.stderrText.contains(" error "), "\(server.process.logTail())")
+    }
+
     /// A key over its rate gets 429 `rate_limited` with `Retry-After`.
     @Test func rateLimitPerKey() async throws {
         let dir = try TestTools.temporaryDirectory()
@@ -201,7 +238,7 @@ struct AuthAndLimitsTests {
         let script = """
             import socket, sys, time
             s = socket.create_connection(("127.0.0.1", \(port)))
-            s.sendall(b"POST /v1/uploads HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/octet-stream\\r\\n"
+            s.sendall(b"POST /v1/uploads HTTP/1.1\\r\\nHost: \(server.host)\\r\\nContent-Type: application/octet-stream\\r\\n"
                       b"Content-Length: 100000\\r\\n\\r\\n\\xff\\xd8\\xff")
             start = time.monotonic()
             s.settimeout(0.2)

@@ -10,6 +10,10 @@ package struct ServeProcess: Sendable {
     /// `http://127.0.0.1:PORT`.
     package let baseURL: String
 
+    /// `127.0.0.1:PORT`: the `Host` a raw request to this server sends (the server refuses
+    /// names it does not answer to).
+    package var host: String { String(baseURL.dropFirst("http://".count)) }
+
     /// Starts `pushprep serve --port 0 ARGUMENTS` in `directory` and waits (up to 60 s) for it to
     /// listen. The queue defaults to a SQLite file in `directory`, outputs to `directory/out`,
     /// embedded workers to one; loopback sources are allowed; logs at debug level.

@@ -23,6 +23,10 @@ struct ConsoleRoutes {
     let renderer: JobRenderer
     let publicURL: PublicURL
     let sessions: ConsoleSessions
+    /// The names this server answers to, for the same-origin check of forms.
+    let names: ServerNames
+    /// Failed logins per client address (shared with the API's bearer keys).
+    let failures: AuthFailureLimiter
     /// The origin of `--base-url` when published files live elsewhere (a CDN or a bucket's
     /// website): the job page loads an output's picture from it, and the pages' CSP allows
     /// images from there and nowhere else outside this server.
@@ -33,8 +37,10 @@ struct ConsoleRoutes {
 
     init(
         queue: any JobQueue, configuration: ServerConfiguration, renderer: JobRenderer, publicURL: PublicURL,
-        sessions: ConsoleSessions
+        sessions: ConsoleSessions, names: ServerNames, failures: AuthFailureLimiter
     ) {
+        self.names = names
+        self.failures = failures
         self.queue = queue
         self.configuration = configuration
         self.renderer = renderer
@@ -150,7 +156,7 @@ struct ConsoleRoutes {
             guard let session else { throw Problem(.forbidden, .forbidden, "no session") }
             var form: [String: String] = [:]
             if isPost {
-                guard RequestOrigin.isSameOrigin(request, publicURL: configuration.publicURL) else {
+                guard RequestOrigin.isSameOrigin(request, names: names) else {
                     throw Problem(.forbidden, .forbidden, "this form was sent from another site and is refused")
                 }
                 form = FormBody.parse(try await RequestBody.collect(request, maxBytes: configuration.maxBodyBytes))
@@ -389,10 +395,11 @@ struct ConsoleRoutes {
 
     /// `POST /login`: the key is checked like a bearer key and then forgotten; the answer sets
     /// the session cookie and sends the browser where it was going. A form from another site is
-    /// refused (login CSRF).
+    /// refused (login CSRF); an address that failed too often gets `429` (``AuthFailureLimiter``,
+    /// shared with the API's keys).
     func login(_ request: Request, _ context: APIRequestContext) async -> Response {
         guard let keys = configuration.apiKeys else { return Self.secured(Self.redirect("/")) }
-        guard RequestOrigin.isSameOrigin(request, publicURL: configuration.publicURL) else {
+        guard RequestOrigin.isSameOrigin(request, names: names) else {
             return Self.secured(
                 errorPage(
                     Problem(.forbidden, .forbidden, "this form was sent from another site and is refused"), session: nil
@@ -405,7 +412,13 @@ struct ConsoleRoutes {
             return Self.secured(errorPage(RequestIDMiddleware.problem(for: error), session: nil))
         }
         let next = Self.returnPath(form["next"])
+        if let wait = failures.retryAfter(context.remoteAddress) {
+            var response = errorPage(AuthMiddleware.tooManyFailures(wait), session: nil)
+            response.headers[.retryAfter] = String(wait)
+            return Self.secured(response)
+        }
         guard let presented = form["key"], let key = keys.authenticate(presented) else {
+            failures.recordFailure(context.remoteAddress)
             context.logger.notice("console login refused")
             var values = common(nil, title: "Log in")
             values["failed"] = true
@@ -421,7 +434,7 @@ struct ConsoleRoutes {
 
     /// `POST /logout`: clears the cookie (a form from another site cannot log anyone out).
     func logout(_ request: Request, _ context: APIRequestContext) async -> Response {
-        guard RequestOrigin.isSameOrigin(request, publicURL: configuration.publicURL) else {
+        guard RequestOrigin.isSameOrigin(request, names: names) else {
             return Self.secured(
                 errorPage(
                     Problem(.forbidden, .forbidden, "this form was sent from another site and is refused"), session: nil

@@ -173,24 +173,29 @@ enum Base64URL {
 /// Where a POST came from, by the headers browsers set and pages cannot forge: a request another
 /// site's page made (`Sec-Fetch-Site: cross-site`/`same-site`, an `Origin` naming another host,
 /// or `Origin: null`) is refused before its CSRF token is even looked at. Clients that send
-/// neither header (curl, the tests) still need the token.
+/// neither header (curl, the tests) still need the token. The API's writes without a key go
+/// through the same check (``AuthMiddleware``).
 enum RequestOrigin {
-    /// `Origin` must name the host the request was sent to (its `Host`), or the origin of
-    /// `--public-url` (a proxy in front may send its own `Host`).
-    static func isSameOrigin(_ request: Request, publicURL: String?) -> Bool {
+    /// `Origin` must be `--public-url`'s origin, or the origin the request was sent to (its
+    /// `Host`, over http or https) when that is a name this server answers to (``ServerNames``):
+    /// `Host` alone is not trusted, since a page that had its own name resolve to this server
+    /// sends that name as both `Host` and `Origin`.
+    static func isSameOrigin(_ request: Request, names: ServerNames) -> Bool {
         if let site = request.headers[.secFetchSite], site != "same-origin" { return false }
-        guard let origin = request.headers[.origin]?.lowercased() else { return true }
-        if let publicURL, let configured = Self.origin(of: publicURL), origin == configured { return true }
-        guard let host = (request.headers[.host] ?? request.head.authority)?.lowercased() else { return false }
-        return origin == "http://\(host)" || origin == "https://\(host)"
-    }
-
-    /// `scheme://host[:port]` of a URL, lowercased.
-    static func origin(of url: String) -> String? {
-        guard let components = URLComponents(string: url), let scheme = components.scheme,
-            let host = components.host
-        else { return nil }
-        return "\(scheme)://\(host)\(components.port.map { ":\($0)" } ?? "")".lowercased()
+        guard let text = request.headers[.origin] else { return true }
+        guard let origin = ServerNames.origin(text),
+            // An origin is scheme://host[:port], nothing after it.
+            !text.dropFirst(origin.scheme.count + 3).contains(where: { $0 == "/" || $0 == "?" || $0 == "#" })
+        else { return false }
+        if let configured = names.publicOrigin, configured.scheme == origin.scheme,
+            configured.authority == origin.authority
+        {
+            return true
+        }
+        guard let host = request.head.authority.flatMap({ HostAuthority($0) }), names.allows(host),
+            names.allows(origin.authority)
+        else { return false }
+        return host.host == origin.authority.host && (host.port ?? origin.authority.port) == origin.authority.port
     }
 
     /// Whether the browser reached the server over https: directly (never, today: `serve` speaks

@@ -223,8 +223,8 @@ public final class WebhookDispatcher: Service {
 }
 
 /// The dispatcher's metrics: `pushprep_webhook_deliveries_total{outcome}`, one per send, by
-/// `delivered`, `retry`, `failed`, or `dropped` (the outcome could not be recorded, or the claim
-/// had been superseded).
+/// `delivered`, `retry`, `failed`, or `dropped` (the outcome could not be recorded, the claim
+/// had been superseded, or the send could not start within its claim's start allowance).
 struct WebhookMetrics: Sendable {
     let delivered = Counter(label: "pushprep_webhook_deliveries_total", dimensions: [("outcome", "delivered")])
     let retry = Counter(label: "pushprep_webhook_deliveries_total", dimensions: [("outcome", "retry")])

@@ -250,6 +250,47 @@ struct WebhookDispatcherTests {
         }
     }
 
+    /// A claim that came back later than the start allowance (here another process held the
+    /// database's write lock while the dispatcher claimed) leaves too little of its lease for a
+    /// whole send. The send is not started under it, so it can never run past the claim while the
+    /// next claim sends the same delivery again; the delivery waits for that next claim.
+    @Test(
+        "a delivery whose claim came too late for a whole send is not sent under that claim",
+        .enabled(if: TestTools.programAvailable("sqlite3"), "needs the sqlite3 command-line tool"))
+    func lateClaimIsNotSent() async throws {
+        let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret)
+        let directory = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(directory) }
+        let path = directory.appendingPathComponent("queue.db").path
+        let locked = directory.appendingPathComponent("locked").path
+        try await JobQueues.withQueue(.sqlite(path: path), logger: .quiet) { queue in
+            let ids = try await Self.finishJobs(queue, count: 1, url: receiver.url())
+            var settings = Self.settings()
+            settings.timeout = .seconds(1)
+            // Holds the write lock for 3 s, three times the start allowance; the queue's writes
+            // wait up to 10 s for it.
+            let locker = Process()
+            locker.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            locker.arguments = ["sqlite3", path, "BEGIN IMMEDIATE;", ".shell touch '\(locked)'; sleep 3", "COMMIT;"]
+            locker.standardOutput = FileHandle.nullDevice
+            locker.standardError = FileHandle.nullDevice
+            try locker.run()
+            try await Poll.until("the lock is held", within: .seconds(10)) {
+                FileManager.default.fileExists(atPath: locked)
+            }
+            try await Self.running(try Self.dispatcher(queue, settings)) {
+                try await Poll.until("the delivery is claimed", within: .seconds(20)) {
+                    try await queue.deliveries(job: ids[0]).first?.attempts == 1
+                }
+            }
+            // The dispatcher has stopped: whatever it started has ended.
+            #expect(try receiver.requests.isEmpty, "sent under a claim that could lapse mid-send")
+            let delivery = try #require(try await queue.deliveries(job: ids[0]).first)
+            #expect(delivery.state == .pending && delivery.attempts == 1 && delivery.lastError == nil)
+            try await Poll.until("the locker exits", within: .seconds(20)) { !locker.isRunning }
+        }
+    }
+
     /// Receivers drop duplicates by `webhook-id`: two new databases (two installations, or one
     /// set up again) must not send the same id for different events, and a retry must send the
     /// same id again.

@@ -403,15 +403,21 @@ public protocol JobQueue: Sendable {
 
     // MARK: - Webhook deliveries
 
-    /// Leases up to `limit` due pending deliveries (`nextAttemptAt` passed), oldest first: each
-    /// one's `attempts` is incremented and its `nextAttemptAt` pushed to now + `lease`, so a
-    /// dispatcher that dies while sending has the delivery claimed again after the lease.
-    /// Concurrent claimers (other processes or hosts) never get the same delivery.
-    func claimDeliveries(limit: Int, lease: Duration) async throws(PushPrepError) -> [WebhookDelivery]
+    /// Leases up to `limit` due pending deliveries (`nextAttemptAt` passed), oldest first, at most
+    /// as many per receiver host as `slots` leaves room for (a host without room is skipped, so
+    /// newer deliveries to other hosts are not held up behind it): each one's `attempts` is
+    /// incremented and its `nextAttemptAt` pushed to now + `lease`, so a dispatcher that dies
+    /// while sending has the delivery claimed again after the lease. Concurrent claimers (other
+    /// processes or hosts) never get the same delivery.
+    func claimDeliveries(limit: Int, lease: Duration, slots: ReceiverSlots) async throws(PushPrepError)
+        -> [WebhookDelivery]
 
-    /// Records how the send of claim `attempt` of delivery `id` went. Applies only while
-    /// `attempt` is the delivery's current ``WebhookDelivery/attempts`` and it is pending (a
-    /// claim that outlived its lease was superseded); returns whether it applied.
+    /// Records how the send of claim `attempt` of delivery `id` went, while it is pending. A
+    /// `retry` or `failed` applies only while `attempt` is the delivery's current
+    /// ``WebhookDelivery/attempts`` (a claim that outlived its lease was superseded); `delivered`
+    /// applies for the current claim or an earlier one, since a receiver that answered 2xx has
+    /// the event whichever claim sent it, and sending it again would be a duplicate. Returns
+    /// whether it applied.
     func finishDelivery(_ id: Int64, attempt: Int, outcome: DeliveryOutcome) async throws(PushPrepError) -> Bool
 
     /// The deliveries of one job, oldest first (a job retried by hand that ends again has one
@@ -466,6 +472,11 @@ public protocol JobQueue: Sendable {
 }
 
 extension JobQueue {
+    /// Leases up to `limit` due pending deliveries, oldest first, whatever their receiver host.
+    public func claimDeliveries(limit: Int, lease: Duration) async throws(PushPrepError) -> [WebhookDelivery] {
+        try await claimDeliveries(limit: limit, lease: lease, slots: .unbounded)
+    }
+
     /// The newest `limit` jobs, optionally in one state (the first page of
     /// ``list(state:limit:before:)``).
     public func list(state: JobState?, limit: Int) async throws(PushPrepError) -> [JobRecord] {

@@ -13,14 +13,23 @@ public enum DeliveryState: String, Sendable, Codable, CaseIterable {
 /// A webhook to POST because a job with a callback URL ended: one row of the queue's outbox.
 ///
 /// The queue writes it in the transaction that ends the job, so a crash or a restart never loses
-/// one; a dispatcher claims it with ``JobQueue/claimDeliveries(limit:lease:)`` and reports with
-/// ``JobQueue/finishDelivery(_:attempt:outcome:)``. Delivery is at least once: a dispatcher
+/// one; a dispatcher claims it with ``JobQueue/claimDeliveries(limit:lease:slots:)`` and reports
+/// with ``JobQueue/finishDelivery(_:attempt:outcome:)``. Delivery is at least once: a dispatcher
 /// that dies after sending but before reporting has the delivery sent again after its lease.
 public struct WebhookDelivery: Sendable, Equatable {
+    /// The row's id in this database: for the API and the console, never sent.
     public var id: Int64
+    /// The `webhook-id` header of every attempt: `msg_` and a random UUID, given by the
+    /// database when the row is written (schema version 4; older rows got theirs in the upgrade),
+    /// so it is the same on every retry and never repeats across databases or installations.
+    public var webhookID: String
     public var jobID: JobID
     /// The job's `callbackURL` when it ended.
     public var url: String
+    /// The host part of ``url``, lowercased, without port or user: what the queue groups
+    /// deliveries by for ``ReceiverSlots``. Read by the database from the URL as stored, so it
+    /// is a grouping key, not a checked host name.
+    public var receiverHost: String
     /// `job.succeeded`, `job.failed`, `job.dead` or `job.cancelled` (see ``event(for:)``).
     public var event: String
     /// The job as it ended: a later manual retry of the job does not change what this delivery
@@ -40,12 +49,15 @@ public struct WebhookDelivery: Sendable, Equatable {
     public var deliveredAt: Date?
 
     public init(
-        id: Int64, jobID: JobID, url: String, event: String, job: JobRecord, state: DeliveryState, attempts: Int,
-        nextAttemptAt: Date?, lastStatus: Int?, lastError: String?, createdAt: Date, deliveredAt: Date?
+        id: Int64, webhookID: String, jobID: JobID, url: String, receiverHost: String, event: String, job: JobRecord,
+        state: DeliveryState, attempts: Int, nextAttemptAt: Date?, lastStatus: Int?, lastError: String?,
+        createdAt: Date, deliveredAt: Date?
     ) {
         self.id = id
+        self.webhookID = webhookID
         self.jobID = jobID
         self.url = url
+        self.receiverHost = receiverHost
         self.event = event
         self.job = job
         self.state = state
@@ -61,6 +73,32 @@ public struct WebhookDelivery: Sendable, Equatable {
     /// is not final.
     public static func event(for state: JobState) -> String? {
         state.isFinished ? "job.\(state.rawValue)" : nil
+    }
+}
+
+/// How many deliveries one claim may take per receiver host (``WebhookDelivery/receiverHost``),
+/// so that a dispatcher never fills its send slots with one receiver's deliveries: the claim
+/// takes at most ``free``[host] for a host listed there (0: none, its slots are all busy), at
+/// most ``otherwise`` for any other, and skips the rest for newer deliveries to other hosts.
+public struct ReceiverSlots: Sendable, Equatable {
+    /// The free slots of the hosts that have sends in flight.
+    public var free: [String: Int]
+    /// The slots of a host with nothing in flight.
+    public var otherwise: Int
+
+    public init(free: [String: Int] = [:], otherwise: Int) {
+        self.free = free
+        self.otherwise = otherwise
+    }
+
+    /// No bound per host: the claim takes the oldest due deliveries, whatever their host.
+    public static let unbounded = ReceiverSlots(otherwise: Int(Int32.max))
+
+    /// ``free`` as a JSON object, for the claim statements.
+    package var freeJSON: String {
+        // A dictionary of strings and integers always encodes.
+        let data = (try? JSONEncoder().encode(free.mapValues { max($0, 0) })) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
     }
 }
 

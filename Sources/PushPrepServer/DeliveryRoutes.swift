@@ -32,6 +32,8 @@ struct DeliveryRoutes {
 /// One webhook delivery as the API shows it.
 struct DeliveryResource: Encodable {
     var id: Int64
+    /// The `webhook-id` every attempt of this delivery carries.
+    var webhookID: String
     var jobID: JobID
     var url: String
     var event: String
@@ -46,6 +48,7 @@ struct DeliveryResource: Encodable {
 
     init(_ delivery: WebhookDelivery) {
         id = delivery.id
+        webhookID = delivery.webhookID
         jobID = delivery.jobID
         url = delivery.url
         event = delivery.event
@@ -60,6 +63,7 @@ struct DeliveryResource: Encodable {
 
     enum CodingKeys: String, CodingKey {
         case id, url, event, state, attempts
+        case webhookID = "webhook_id"
         case jobID = "job_id"
         case nextAttemptAt = "next_attempt_at"
         case lastStatus = "last_status"
@@ -72,6 +76,7 @@ struct DeliveryResource: Encodable {
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
+        try container.encode(webhookID, forKey: .webhookID)
         try container.encode(jobID, forKey: .jobID)
         try container.encode(url, forKey: .url)
         try container.encode(event, forKey: .event)

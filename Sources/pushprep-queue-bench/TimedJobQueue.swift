@@ -99,9 +99,11 @@ struct TimedJobQueue: JobQueue {
         }
     }
 
-    func claimDeliveries(limit: Int, lease: Duration) async throws(PushPrepError) -> [WebhookDelivery] {
+    func claimDeliveries(limit: Int, lease: Duration, slots: ReceiverSlots) async throws(PushPrepError)
+        -> [WebhookDelivery]
+    {
         try await timed("claimDeliveries", rows: \.count) { () async throws(PushPrepError) in
-            try await base.claimDeliveries(limit: limit, lease: lease)
+            try await base.claimDeliveries(limit: limit, lease: lease, slots: slots)
         }
     }
 

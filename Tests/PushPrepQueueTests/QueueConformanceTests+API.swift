@@ -386,7 +386,9 @@ extension QueueConformanceTests {
             let reclaimed = try await queue.claimDeliveries(limit: 5, lease: lease)
             #expect(reclaimed.map(\.id) == [second[0].id])
             #expect(reclaimed.first?.attempts == 2)
-            #expect(!(try await queue.finishDelivery(second[0].id, attempt: 1, outcome: .delivered(status: 200))))
+            #expect(
+                !(try await queue.finishDelivery(
+                    second[0].id, attempt: 1, outcome: .retry(status: 503, error: "HTTP 503", after: .zero))))
             #expect(
                 try await queue.finishDelivery(
                     second[0].id, attempt: 2, outcome: .retry(status: nil, error: "timeout", after: .seconds(60))))
@@ -460,7 +462,7 @@ extension QueueConformanceTests {
             """
         try await withOldDatabase(backend, inserting: insert) { url, versions in
             try await JobQueues.withQueue(url, logger: .quiet) { queue in
-                #expect(try await versions() == "1,2,3")
+                #expect(try await versions() == "1,2,3,4")
                 let old = try await queue.list(state: nil, limit: 10)
                 #expect(old.map(\.source) == ["old-done", "old-queued"])
                 #expect(old.map(\.state) == [.succeeded, .queued])

@@ -51,6 +51,8 @@ struct ServeWebhookTests {
             }
             #expect(deliveries.count == 1)
             #expect(deliveries.first?["attempts"] as? Int == 1)
+            #expect(deliveries.first?["webhook_id"] as? String == request.id, "the id the receiver got")
+            #expect(request.id.hasPrefix("msg_") && UUID(uuidString: String(request.id.dropFirst(4))) != nil)
             #expect(deliveries.first?["last_status"] as? Int == 200)
             #expect(deliveries.first?["event"] as? String == "job.succeeded")
         }

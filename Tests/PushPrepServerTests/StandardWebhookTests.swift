@@ -141,6 +141,19 @@ struct StandardWebhookTests {
         settings = WebhookSettings()
         settings.concurrency = 0
         #expect(throws: PushPrepError.self) { try settings.validate() }
-        #expect(WebhookSettings().lease == .seconds(40))
+        settings = WebhookSettings()
+        settings.concurrencyPerHost = 0
+        #expect(throws: PushPrepError.self) { try settings.validate() }
+    }
+
+    /// The claim covers the longest wait before a send starts (the start allowance), the send
+    /// itself (its one deadline) and the recording of its outcome, whatever the timeout.
+    @Test("a claim's lease outlives the longest send", arguments: [Duration.seconds(10), .seconds(1), .seconds(120)])
+    func leaseCoversTheSend(timeout: Duration) {
+        var settings = WebhookSettings()
+        settings.timeout = timeout
+        #expect(settings.startAllowance == timeout)
+        #expect(settings.lease == settings.startAllowance + timeout + WebhookSettings.recordingAllowance)
+        #expect(WebhookSettings().lease == .seconds(50))
     }
 }

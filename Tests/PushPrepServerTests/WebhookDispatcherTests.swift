@@ -100,7 +100,8 @@ struct WebhookDispatcherTests {
                     data["state"] as? String == (body["type"] as? String)?.replacingOccurrences(of: "job.", with: ""))
                 #expect(body["timestamp"] as? String == data["finished_at"] as? String)
                 let delivery = try #require(try await queue.deliveries(job: JobID(id)).first)
-                #expect(request.id == "msg_\(delivery.id)")
+                #expect(request.id == delivery.webhookID)
+                #expect(request.id.hasPrefix("msg_") && UUID(uuidString: String(request.id.dropFirst(4))) != nil)
                 #expect(delivery.lastStatus == 200)
             }
             #expect(events == [ids[0]: "job.succeeded", ids[1]: "job.failed"])
@@ -121,7 +122,7 @@ struct WebhookDispatcherTests {
             }
             let requests = try receiver.requests
             #expect(requests.map(\.status) == [500, 500, 200])
-            #expect(Set(requests.map(\.id)).count == 1)
+            #expect(Set(requests.map(\.id)) == [try #require(try await queue.deliveries(job: ids[0]).first).webhookID])
             #expect(Set(requests.map(\.body)).count == 1)
             #expect(requests.map(\.verified) == [true, true, true])
             #expect(try await queue.deliveries(job: ids[0]).first?.attempts == 3)
@@ -176,6 +177,144 @@ struct WebhookDispatcherTests {
         #expect(requests.count == 4, "each sent once")
         #expect(Set(requests.map(\.id)).count == 4)
         #expect(requests.allSatisfy { $0.verified && $0.status == 200 })
+    }
+
+    /// The duplicates: a receiver that answers 200 and trickles its body for longer
+    /// than a claim lasts. Each delivery must reach it once, and end delivered.
+    @Test(
+        "a receiver that answers 200 and trickles its body gets each delivery once",
+        arguments: QueueBackend.testedBackends)
+    func tricklingReceiverGetsNoDuplicates(_ backend: QueueBackend) async throws {
+        let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret, trickle: 12, trickleInterval: 0.5)
+        try await QueueFixture.withQueue(backend) { queue, _ in
+            var settings = Self.settings(concurrency: 2)
+            settings.connectTimeout = .milliseconds(500)
+            settings.timeout = .seconds(1)
+            let ids = try await Self.finishJobs(queue, count: 2, url: receiver.url())
+            try await Self.running(try Self.dispatcher(queue, settings)) {
+                try await Poll.until(
+                    "both are delivered", within: .seconds(30),
+                    diagnostics: { "requests: \((try? receiver.requests.map(\.id)) ?? [])" }
+                ) {
+                    try await Self.states(queue, ids) == [.delivered, .delivered]
+                }
+            }
+            // The dispatcher has stopped: every send it made has ended and been counted.
+            let requests = try receiver.requests
+            #expect(requests.count == 2, "\(requests.map(\.id))")
+            #expect(Set(requests.map(\.id)).count == 2)
+            for id in ids {
+                let delivery = try #require(try await queue.deliveries(job: id).first)
+                #expect(delivery.attempts == 1 && delivery.lastStatus == 200)
+            }
+        }
+    }
+
+    /// The stall: receivers on one host that hold their sends until the deadline, and
+    /// receivers elsewhere. The slow host gets at most its per-host slots; the others' deliveries,
+    /// newer than every slow one, are sent while the slow sends are still waiting for an answer.
+    @Test(
+        "receivers that hang on one host do not delay the deliveries to other hosts",
+        arguments: QueueBackend.testedBackends)
+    func slowHostDoesNotDelayOthers(_ backend: QueueBackend) async throws {
+        let secret = WebhookSenderTests.secret
+        // Two receivers on 127.0.0.1 (two ports of one host) that answer after a minute.
+        let slowA = try await WebhookReceiver(secret: secret, delay: 60)
+        let slowB = try await WebhookReceiver(secret: secret, delay: 60)
+        let fastV4 = try await WebhookReceiver(secret: secret, host: "127.0.0.2")
+        let fastV6 = try await WebhookReceiver(secret: secret, host: "::1")
+        try await QueueFixture.withQueue(backend) { queue, _ in
+            var settings = Self.settings(concurrency: 4)
+            settings.concurrencyPerHost = 2
+            settings.timeout = .seconds(5)
+            var slow: [JobID] = []
+            for receiver in [slowA, slowB] { slow += try await Self.finishJobs(queue, count: 2, url: receiver.url()) }
+            let fast = [
+                try await Self.finishJobs(queue, count: 1, url: fastV4.url())[0],
+                try await Self.finishJobs(queue, count: 1, url: fastV6.url())[0],
+            ]
+            try await Self.running(try Self.dispatcher(queue, settings)) {
+                try await Poll.until("the fast receivers' deliveries are delivered", within: .seconds(20)) {
+                    try await Self.states(queue, fast) == [.delivered, .delivered]
+                }
+                // Observed then: no slow send has ended (none has an outcome), and the slow host
+                // was given only its two slots.
+                var slowDeliveries: [WebhookDelivery] = []
+                for id in slow { slowDeliveries += try await queue.deliveries(job: id) }
+                #expect(slowDeliveries.allSatisfy { $0.lastError == nil && $0.lastStatus == nil }, "\(slowDeliveries)")
+                #expect(slowDeliveries.map(\.attempts).sorted() == [0, 0, 1, 1], "\(slowDeliveries.map(\.attempts))")
+            }
+            #expect(try fastV4.requests.map(\.status) == [200])
+            #expect(try fastV6.requests.map(\.status) == [200])
+            #expect(try fastV4.requests.allSatisfy { $0.verified })
+        }
+    }
+
+    /// A claim that came back later than the start allowance (here another process held the
+    /// database's write lock while the dispatcher claimed) leaves too little of its lease for a
+    /// whole send. The send is not started under it, so it can never run past the claim while the
+    /// next claim sends the same delivery again; the delivery waits for that next claim.
+    @Test(
+        "a delivery whose claim came too late for a whole send is not sent under that claim",
+        .enabled(if: TestTools.programAvailable("sqlite3"), "needs the sqlite3 command-line tool"))
+    func lateClaimIsNotSent() async throws {
+        let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret)
+        let directory = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(directory) }
+        let path = directory.appendingPathComponent("queue.db").path
+        let locked = directory.appendingPathComponent("locked").path
+        try await JobQueues.withQueue(.sqlite(path: path), logger: .quiet) { queue in
+            let ids = try await Self.finishJobs(queue, count: 1, url: receiver.url())
+            var settings = Self.settings()
+            settings.timeout = .seconds(1)
+            // Holds the write lock for 3 s, three times the start allowance; the queue's writes
+            // wait up to 10 s for it.
+            let locker = Process()
+            locker.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            locker.arguments = ["sqlite3", path, "BEGIN IMMEDIATE;", ".shell touch '\(locked)'; sleep 3", "COMMIT;"]
+            locker.standardOutput = FileHandle.nullDevice
+            locker.standardError = FileHandle.nullDevice
+            try locker.run()
+            try await Poll.until("the lock is held", within: .seconds(10)) {
+                FileManager.default.fileExists(atPath: locked)
+            }
+            try await Self.running(try Self.dispatcher(queue, settings)) {
+                try await Poll.until("the delivery is claimed", within: .seconds(20)) {
+                    try await queue.deliveries(job: ids[0]).first?.attempts == 1
+                }
+            }
+            // The dispatcher has stopped: whatever it started has ended.
+            #expect(try receiver.requests.isEmpty, "sent under a claim that could lapse mid-send")
+            let delivery = try #require(try await queue.deliveries(job: ids[0]).first)
+            #expect(delivery.state == .pending && delivery.attempts == 1 && delivery.lastError == nil)
+            try await Poll.until("the locker exits", within: .seconds(20)) { !locker.isRunning }
+        }
+    }
+
+    /// Receivers drop duplicates by `webhook-id`: two new databases (two installations, or one
+    /// set up again) must not send the same id for different events, and a retry must send the
+    /// same id again.
+    @Test(
+        "webhook-id is unique across two new databases and the same on a retry", arguments: QueueBackend.testedBackends)
+    func webhookIDsAcrossDatabases(_ backend: QueueBackend) async throws {
+        let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret, failFirst: 1)
+        var stored: [String] = []
+        for _ in 0..<2 {
+            try await QueueFixture.withQueue(backend) { queue, _ in
+                let ids = try await Self.finishJobs(queue, count: 1, url: receiver.url())
+                try await Self.running(try Self.dispatcher(queue, Self.settings())) {
+                    try await Poll.until("delivered", within: .seconds(20)) {
+                        try await Self.states(queue, ids) == [.delivered]
+                    }
+                }
+                stored += try await queue.deliveries(job: ids[0]).map(\.webhookID)
+            }
+        }
+        let requests = try receiver.requests
+        #expect(requests.map(\.status) == [500, 200, 200])
+        #expect(requests.map(\.id) == [stored[0], stored[0], stored[1]])
+        #expect(stored[0] != stored[1], "\(stored)")
+        #expect(requests.allSatisfy { $0.verified })
     }
 
     @Test("the outcome of a send: retries by the schedule, then failed")

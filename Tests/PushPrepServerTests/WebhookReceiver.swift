@@ -25,16 +25,34 @@ final class WebhookReceiver: @unchecked Sendable {
         }
     }
 
+    /// How far one trickled answer got (`--trickle`): written once the body is sent or the
+    /// client has gone.
+    struct Response: Decodable, Equatable {
+        var id: String
+        /// Body bytes written (the last one or two may have gone to a connection already closed).
+        var sent: Int
+        /// Whether the whole announced body was written.
+        var complete: Bool
+    }
+
     private let process = Process()
+    /// The address listened on.
+    let host: String
     private let directory: URL
     private let record: URL
     private let log: URL
     /// Where the receiver listens, once it does.
     private(set) var port = 0
 
-    /// Starts a receiver checking signatures with `secret`, answering 500 to the first
-    /// `failFirst` requests and `status` after, each after `delay` seconds.
-    init(secret: String, failFirst: Int = 0, status: Int = 200, delay: Double = 0) async throws {
+    /// Starts a receiver on `host` checking signatures with `secret`, answering 500 to the first
+    /// `failFirst` requests and `status` after, each after `delay` seconds. With `trickle`, the
+    /// answer's head comes at once and its body of `trickle` bytes follows one byte every
+    /// `trickleInterval` seconds.
+    init(
+        secret: String, failFirst: Int = 0, status: Int = 200, delay: Double = 0, host: String = "127.0.0.1",
+        trickle: Int = 0, trickleInterval: Double = 1
+    ) async throws {
+        self.host = host
         directory = try TestTools.temporaryDirectory()
         record = directory.appendingPathComponent("record.jsonl")
         log = directory.appendingPathComponent("receiver.log")
@@ -44,6 +62,7 @@ final class WebhookReceiver: @unchecked Sendable {
         process.arguments = [
             TestTools.packageRoot.appendingPathComponent("scripts/webhook_receiver.py").path, record.path,
             "--secret", secret, "--fail-first", "\(failFirst)", "--status", "\(status)", "--delay", "\(delay)",
+            "--host", host, "--trickle", "\(trickle)", "--trickle-interval", "\(trickleInterval)",
         ]
         let output = try FileHandle(forWritingTo: log)
         process.standardInput = FileHandle.nullDevice
@@ -62,7 +81,9 @@ final class WebhookReceiver: @unchecked Sendable {
     }
 
     /// A URL on this receiver.
-    func url(_ path: String = "/hook") -> String { "http://127.0.0.1:\(port)\(path)" }
+    func url(_ path: String = "/hook") -> String {
+        "http://\(host.contains(":") ? "[\(host)]" : host):\(port)\(path)"
+    }
 
     /// What the receiver printed.
     var output: String { String(decoding: (try? Data(contentsOf: log)) ?? Data(), as: UTF8.self) }
@@ -76,6 +97,15 @@ final class WebhookReceiver: @unchecked Sendable {
         get throws {
             try lines.filter { $0.contains(#""kind": "request""#) }.map {
                 try JSONDecoder().decode(Request.self, from: Data($0.utf8))
+            }
+        }
+    }
+
+    /// The trickled answers that ended so far, in order.
+    var responses: [Response] {
+        get throws {
+            try lines.filter { $0.contains(#""kind": "response""#) }.map {
+                try JSONDecoder().decode(Response.self, from: Data($0.utf8))
             }
         }
     }

@@ -1,9 +1,11 @@
 import Foundation
 import Logging
+import NIOPosix
 import PushPrep
 import PushPrepQueue
 import PushPrepServer
 import PushPrepTestSupport
+import Synchronization
 import Testing
 
 /// Webhooks sent to a real receiver on 127.0.0.1 (`scripts/webhook_receiver.py`), which checks
@@ -48,7 +50,7 @@ struct WebhookSenderTests {
     func signatureVerifies() async throws {
         let receiver = try await WebhookReceiver(secret: Self.secret)
         let sender = Self.sender(Self.localSettings(), signer: try Self.signer(Self.secret))
-        let event = try WebhookEvent(deliveryID: 7, type: "job.succeeded", job: Self.finishedJob())
+        let event = try WebhookEvent(messageID: "msg_7", type: "job.succeeded", job: Self.finishedJob())
         let sentAt = Date(timeIntervalSince1970: 1_780_000_100.9)
         let result = await sender.send(event, to: receiver.url("/hooks/pushprep?x=1"), at: sentAt)
         await sender.shutdown()
@@ -86,7 +88,7 @@ struct WebhookSenderTests {
     func wrongSecretIsDetected() async throws {
         let receiver = try await WebhookReceiver(secret: Self.secret)
         let sender = Self.sender(Self.localSettings(), signer: try Self.signer(Self.otherSecret))
-        let event = try WebhookEvent(deliveryID: 8, type: "job.failed", job: Self.finishedJob(state: .failed))
+        let event = try WebhookEvent(messageID: "msg_8", type: "job.failed", job: Self.finishedJob(state: .failed))
         let result = await sender.send(event, to: receiver.url())
         await sender.shutdown()
 
@@ -99,7 +101,7 @@ struct WebhookSenderTests {
     @Test("while secrets rotate, each is signed with and either one verifies")
     func rotationSignsWithEverySecret() async throws {
         let sender = Self.sender(Self.localSettings(), signer: try Self.signer(Self.otherSecret, Self.secret))
-        let event = try WebhookEvent(deliveryID: 9, type: "job.dead", job: Self.finishedJob(state: .dead))
+        let event = try WebhookEvent(messageID: "msg_9", type: "job.dead", job: Self.finishedJob(state: .dead))
         for secret in [Self.secret, Self.otherSecret] {
             let receiver = try await WebhookReceiver(secret: secret)
             let result = await sender.send(event, to: receiver.url())
@@ -118,7 +120,7 @@ struct WebhookSenderTests {
         let sender = Self.sender(Self.localSettings(), signer: try Self.signer(Self.secret))
         let job = Self.finishedJob()
         let first = await sender.send(
-            try WebhookEvent(deliveryID: 11, type: "job.succeeded", job: job), to: receiver.url(),
+            try WebhookEvent(messageID: "msg_11", type: "job.succeeded", job: job), to: receiver.url(),
             at: Date(timeIntervalSince1970: 1_780_000_200))
         #expect(first.verdict == .retry, "\(first)")
         #expect(first.status == 500)
@@ -126,7 +128,7 @@ struct WebhookSenderTests {
 
         // The dispatcher renders the event again from the stored job for the next claim.
         let second = await sender.send(
-            try WebhookEvent(deliveryID: 11, type: "job.succeeded", job: job), to: receiver.url(),
+            try WebhookEvent(messageID: "msg_11", type: "job.succeeded", job: job), to: receiver.url(),
             at: Date(timeIntervalSince1970: 1_780_000_205))
         await sender.shutdown()
         #expect(second.verdict == .delivered, "\(second)")
@@ -146,7 +148,7 @@ struct WebhookSenderTests {
         let receiver = try await WebhookReceiver(secret: Self.secret, status: 410)
         let sender = Self.sender(Self.localSettings(), signer: try Self.signer(Self.secret))
         let result = await sender.send(
-            try WebhookEvent(deliveryID: 12, type: "job.cancelled", job: Self.finishedJob(state: .cancelled)),
+            try WebhookEvent(messageID: "msg_12", type: "job.cancelled", job: Self.finishedJob(state: .cancelled)),
             to: receiver.url())
         await sender.shutdown()
         #expect(result.verdict == .failed, "\(result)")
@@ -159,7 +161,7 @@ struct WebhookSenderTests {
         let receiver = try await WebhookReceiver(secret: Self.secret, status: 307)
         let sender = Self.sender(Self.localSettings(), signer: try Self.signer(Self.secret))
         let result = await sender.send(
-            try WebhookEvent(deliveryID: 13, type: "job.succeeded", job: Self.finishedJob()), to: receiver.url())
+            try WebhookEvent(messageID: "msg_13", type: "job.succeeded", job: Self.finishedJob()), to: receiver.url())
         await sender.shutdown()
         #expect(result.verdict == .retry, "\(result)")
         #expect(result.status == 307)
@@ -175,7 +177,7 @@ struct WebhookSenderTests {
         settings.allowPrivateNetworks = false
         let sender = Self.sender(settings, signer: try Self.signer(Self.secret))
         let result = await sender.send(
-            try WebhookEvent(deliveryID: 14, type: "job.succeeded", job: Self.finishedJob()),
+            try WebhookEvent(messageID: "msg_14", type: "job.succeeded", job: Self.finishedJob()),
             to: "http://\(host):\(receiver.port)/hook")
         await sender.shutdown()
         #expect(result.verdict == .failed, "\(result)")
@@ -191,7 +193,7 @@ struct WebhookSenderTests {
         let sender = Self.sender(Self.localSettings(timeout: .milliseconds(500)), signer: try Self.signer(Self.secret))
         let start = ContinuousClock.now
         let result = await sender.send(
-            try WebhookEvent(deliveryID: 15, type: "job.succeeded", job: Self.finishedJob()), to: receiver.url())
+            try WebhookEvent(messageID: "msg_15", type: "job.succeeded", job: Self.finishedJob()), to: receiver.url())
         let elapsed = ContinuousClock.now - start
         await sender.shutdown()
         #expect(result.verdict == .retry, "\(result)")
@@ -201,6 +203,44 @@ struct WebhookSenderTests {
         #expect(try receiver.requests.count == 1)
     }
 
+    /// The receiver: `200` at once, then its body one byte at a time, each byte within
+    /// the idle read timeout. The status decides the delivery, so the send ends at the status
+    /// line and closes the connection instead of reading the body to its end.
+    @Test("a receiver that answers 200 and then trickles its body is delivered at its status line")
+    func tricklingBodyIsNotWaitedFor() async throws {
+        let receiver = try await WebhookReceiver(secret: Self.secret, trickle: 20, trickleInterval: 0.5)
+        let sender = Self.sender(Self.localSettings(timeout: .seconds(2)), signer: try Self.signer(Self.secret))
+        let result = await sender.send(
+            try WebhookEvent(messageID: "msg_18", type: "job.succeeded", job: Self.finishedJob()), to: receiver.url())
+        #expect(result.verdict == .delivered, "\(result)")
+        #expect(result.status == 200)
+        // The receiver notes how far its body got once it is written or the client has gone.
+        let responses = try await Poll.value("the receiver to see its answer end", within: .seconds(30)) {
+            try receiver.responses.first
+        }
+        await sender.shutdown()
+        #expect(!responses.complete, "the sender read the trickled body to its end: \(responses)")
+        #expect(try receiver.requests.count == 1)
+    }
+
+    /// The send's deadline holds even for work that cancellation cannot stop (a `getaddrinfo`
+    /// on the thread pool is one): here a thread-pool job that sleeps past the deadline.
+    @Test("the send deadline returns on time even when the work ignores cancellation")
+    func deadlineDoesNotWaitForStuckWork() async throws {
+        let finished = Mutex(false)
+        let value = await WebhookSender.value(before: .now + .milliseconds(200)) { () async -> Int in
+            _ = try? await NIOThreadPool.singleton.runIfActive {
+                usleep(3_000_000)
+                finished.withLock { $0 = true }
+            }
+            return 1
+        }
+        #expect(value == nil)
+        #expect(!finished.withLock { $0 }, "returned only once the stuck work had finished")
+        // Work that ends in time gives its value.
+        #expect(await WebhookSender.value(before: .now + .seconds(30)) { 7 } == 7)
+    }
+
     @Test("a refused connection is an attempt to retry")
     func connectionRefusedIsRetried() async throws {
         let receiver = try await WebhookReceiver(secret: Self.secret)
@@ -208,7 +248,7 @@ struct WebhookSenderTests {
         receiver.stop()
         let sender = Self.sender(Self.localSettings(), signer: try Self.signer(Self.secret))
         let result = await sender.send(
-            try WebhookEvent(deliveryID: 16, type: "job.succeeded", job: Self.finishedJob()), to: url)
+            try WebhookEvent(messageID: "msg_16", type: "job.succeeded", job: Self.finishedJob()), to: url)
         await sender.shutdown()
         #expect(result.verdict == .retry, "\(result)")
         #expect(result.status == nil)
@@ -218,7 +258,7 @@ struct WebhookSenderTests {
     func unusableURLFails(url: String) async throws {
         let sender = Self.sender(Self.localSettings(), signer: try Self.signer(Self.secret))
         let result = await sender.send(
-            try WebhookEvent(deliveryID: 17, type: "job.succeeded", job: Self.finishedJob()), to: url)
+            try WebhookEvent(messageID: "msg_17", type: "job.succeeded", job: Self.finishedJob()), to: url)
         await sender.shutdown()
         #expect(result.verdict == .failed, "\(result)")
         #expect(result.error?.code == .invalidSettings)
@@ -227,15 +267,15 @@ struct WebhookSenderTests {
     @Test("the same job renders the same bytes every time")
     func eventRenderingIsStable() throws {
         let job = Self.finishedJob()
-        let first = try WebhookEvent(deliveryID: 3, type: "job.succeeded", job: job)
+        let first = try WebhookEvent(messageID: "msg_3", type: "job.succeeded", job: job)
         // Foundation on Linux orders an object's keys by hash, differently from one encoding to
         // the next: many renderings must all be the same bytes.
         for _ in 0..<50 {
-            #expect(try WebhookEvent(deliveryID: 3, type: "job.succeeded", job: job) == first)
+            #expect(try WebhookEvent(messageID: "msg_3", type: "job.succeeded", job: job) == first)
         }
         #expect(first.messageID == "msg_3")
         var later = job
         later.finishedAt = job.finishedAt?.addingTimeInterval(1)
-        #expect(try WebhookEvent(deliveryID: 3, type: "job.succeeded", job: later).body != first.body)
+        #expect(try WebhookEvent(messageID: "msg_3", type: "job.succeeded", job: later).body != first.body)
     }
 }

@@ -6,11 +6,15 @@ public import PushPrep
 /// version 2) in the transaction that ends a job; these methods hand them to dispatchers on any
 /// number of hosts.
 extension PostgresJobQueue {
-    public func claimDeliveries(limit: Int, lease: Duration) async throws(PushPrepError) -> [WebhookDelivery] {
+    public func claimDeliveries(limit: Int, lease: Duration, slots: ReceiverSlots) async throws(PushPrepError)
+        -> [WebhookDelivery]
+    {
         guard limit > 0 else { return [] }
         var bindings = PostgresBindings()
         bindings.append(limit)
         bindings.append(max(lease.seconds, 0))
+        bindings.append(slots.freeJSON)
+        bindings.append(max(slots.otherwise, 0))
         let claimed = try await deliveries(
             "claim webhook deliveries", PostgresQuery(unsafeSQL: DeliverySQL.claim, binds: bindings))
         // `RETURNING` leaves the order of its rows unspecified.
@@ -70,16 +74,17 @@ extension PostgresJobQueue {
 
     /// A row selected with ``DeliverySQL/columns``.
     private static func delivery(_ row: PostgresRow) throws -> WebhookDelivery {
-        let (id, jobID, url, event, snapshot, stateText, attempts) = try row.decode(
-            (Int64, JobID, String, String, String, String, Int).self)
+        let (id, webhookID, jobID, url, receiverHost, event, snapshot, stateText, attempts) = try row.decode(
+            (Int64, String, JobID, String, String?, String, String, String, Int).self)
         guard let state = DeliveryState(rawValue: stateText) else {
             throw PushPrepError(
                 .queueUnavailable, "the queue holds a webhook delivery in an unknown state '\(stateText)'")
         }
         let columns = row.makeRandomAccess()
         return WebhookDelivery(
-            id: id, jobID: jobID, url: url, event: event, job: try JobSnapshot.record(from: snapshot), state: state,
-            attempts: attempts, nextAttemptAt: try columns["next_attempt_at"].decode(Date?.self),
+            id: id, webhookID: webhookID, jobID: jobID, url: url, receiverHost: receiverHost ?? "", event: event,
+            job: try JobSnapshot.record(from: snapshot), state: state, attempts: attempts,
+            nextAttemptAt: try columns["next_attempt_at"].decode(Date?.self),
             lastStatus: try columns["last_status"].decode(Int?.self),
             lastError: try columns["last_error"].decode(String?.self),
             createdAt: try columns["created_at"].decode(Date.self),
@@ -89,36 +94,55 @@ extension PostgresJobQueue {
 
 /// The outbox's SQL.
 private enum DeliverySQL {
+    /// The receiver host of the row's `url`, as ``WebhookDelivery/receiverHost`` describes it:
+    /// after `://` and a user part's `@`, an IPv6 literal with its brackets or else up to the
+    /// first `:`, `/`, `?` or `#`, lowercased (NULL for text that is no URL).
+    static let receiverHost = #"lower(substring(url from '^[^:/?#]+://(?:[^@/?#]*@)?(\[[^]/?#]*\]|[^:/?#]*)'))"#
+
     static let columns = """
-        id, job_id, url, event, job, state, attempts, next_attempt_at, last_status, last_error, created_at, \
-        delivered_at
+        id, webhook_id, job_id, url, \(receiverHost) AS receiver_host, event, job, state, attempts, next_attempt_at, \
+        last_status, last_error, created_at, delivered_at
         """
 
-    /// `$1`: the limit, `$2`: the lease in seconds. Oldest due first; `SKIP LOCKED` lets
-    /// concurrent dispatchers take different deliveries, and the claim moves `next_attempt_at`
-    /// to the end of its lease.
+    /// `$1`: the limit, `$2`: the lease in seconds, `$3`: the free slots of busy receiver hosts
+    /// (a JSON object), `$4`: the slots of any other host. Oldest due first, at most that many
+    /// per host; the window is taken before the rows are locked (PostgreSQL locks no rows of a
+    /// window query), and `SKIP LOCKED` then leaves out those a concurrent dispatcher is
+    /// claiming, whose `next_attempt_at` is checked again once locked. The claim moves
+    /// `next_attempt_at` to the end of its lease.
     static let claim = """
-        WITH due AS (
-            SELECT id FROM pushprep_webhook_deliveries
-            WHERE state = 'pending' AND next_attempt_at <= now()
+        WITH ranked AS (
+            SELECT id, host, row_number() OVER (PARTITION BY host ORDER BY id) AS place
+            FROM (
+                SELECT id, \(receiverHost) AS host FROM pushprep_webhook_deliveries
+                WHERE state = 'pending' AND next_attempt_at <= now()
+            ) AS due
+        ), wanted AS (
+            SELECT id FROM ranked
+            WHERE place <= coalesce(($3::jsonb ->> host)::integer, $4::integer)
             ORDER BY id
             LIMIT $1
+        ), locked AS (
+            SELECT id FROM pushprep_webhook_deliveries
+            WHERE id = ANY(ARRAY(SELECT id FROM wanted)) AND state = 'pending' AND next_attempt_at <= now()
             FOR UPDATE SKIP LOCKED
         )
         UPDATE pushprep_webhook_deliveries AS d
         SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $2::float8)
-        WHERE d.id = ANY(ARRAY(SELECT id FROM due))
+        WHERE d.id = ANY(ARRAY(SELECT id FROM locked))
         RETURNING \(columns)
         """
 
     /// `$1`: the delivery, `$2`: the claim's attempt, `$3`: the new state, `$4`, `$5`: the status
-    /// and error, `$6`: the retry's delay. Applies only to the current claim of a pending delivery.
+    /// and error, `$6`: the retry's delay. Applies to a pending delivery's current claim;
+    /// `delivered` to an earlier claim as well.
     static let finish = """
         UPDATE pushprep_webhook_deliveries
         SET state = $3::text, last_status = $4::integer, last_error = $5::text,
             next_attempt_at = CASE WHEN $3::text = 'pending' THEN now() + make_interval(secs => $6::float8) END,
             delivered_at = CASE WHEN $3::text = 'delivered' THEN now() END
-        WHERE id = $1 AND attempts = $2 AND state = 'pending'
+        WHERE id = $1 AND state = 'pending'
+            AND CASE WHEN $3::text = 'delivered' THEN attempts >= $2 ELSE attempts = $2 END
         RETURNING id
         """
 

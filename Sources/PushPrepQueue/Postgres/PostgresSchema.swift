@@ -18,7 +18,7 @@ enum PostgresSchema {
     /// Every migration, oldest first: its version and its statements (the extended query
     /// protocol runs one statement per query).
     private static let migrations: [(version: Int, statements: [String])] = [
-        (1, version1), (2, version2), (3, version3),
+        (1, version1), (2, version2), (3, version3), (4, version4),
     ]
 
     /// The newest schema version this build knows.
@@ -263,6 +263,24 @@ enum PostgresSchema {
         CREATE TRIGGER pushprep_jobs_attempt_end AFTER UPDATE OF state ON pushprep_jobs FOR EACH ROW
             WHEN (OLD.state = 'running' AND NEW.state <> 'running')
             EXECUTE FUNCTION pushprep_jobs_attempt_end()
+        """,
+    ]
+
+    /// Version 4, for webhooks: each delivery's `webhook-id`, `msg_` and a random UUID
+    /// (`gen_random_uuid()`, version 4), stored with the row. Receivers drop duplicates by it, so
+    /// it must never repeat: the row id it replaces started again at `msg_1` in every new
+    /// database. A volatile default is evaluated once per row, so the deliveries already in the
+    /// outbox each get their own here, and a pending one keeps it on every retry after the
+    /// upgrade; new rows (the jobs' trigger of version 2 names no id) get theirs from the same
+    /// default. The unique index makes a repeated id an error rather than a second message under
+    /// the same id.
+    private static let version4 = [
+        """
+        ALTER TABLE pushprep_webhook_deliveries
+            ADD COLUMN webhook_id text NOT NULL DEFAULT ('msg_' || gen_random_uuid()::text)
+        """,
+        """
+        CREATE UNIQUE INDEX pushprep_webhook_deliveries_webhook_id ON pushprep_webhook_deliveries (webhook_id)
         """,
     ]
 

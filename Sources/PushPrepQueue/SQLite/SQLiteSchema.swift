@@ -9,7 +9,9 @@ import PushPrep
 /// old worker never writes rows it does not understand.
 enum SQLiteSchema {
     /// Every migration, oldest first: its version and its SQL.
-    private static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2), (3, version3)]
+    private static let migrations: [(version: Int, sql: String)] = [
+        (1, version1), (2, version2), (3, version3), (4, version4),
+    ]
 
     /// The newest schema version this build knows.
     static var latestVersion: Int { migrations.map(\.version).max() ?? 0 }
@@ -199,6 +201,34 @@ enum SQLiteSchema {
                     WHEN NEW.state = 'succeeded' OR (NEW.state = 'queued' AND NEW.attempt < OLD.attempt) THEN NULL
                     ELSE NEW.error_message END
             WHERE job_id = NEW.id AND lease_token = OLD.lease_token AND ended_at IS NULL;
+        END;
+        """
+
+    /// Version 4, for webhooks: each delivery's `webhook-id`, `msg_` and a random UUID (version 4,
+    /// from `randomblob`), stored with the row. Receivers drop duplicates by it, so it must never
+    /// repeat: the row id it replaces started again at `msg_1` in every new database. The
+    /// deliveries already in the outbox get theirs here, so a pending one keeps the same id on
+    /// every retry after the upgrade.
+    ///
+    /// A trigger on the outbox's inserts gives the id, so the jobs' trigger of version 2 (and any
+    /// other writer) needs no change, and no row goes without one; the unique index makes a
+    /// repeated id an error rather than a second message under the same id.
+    private static let version4 = """
+        ALTER TABLE pushprep_webhook_deliveries ADD COLUMN webhook_id TEXT;
+        UPDATE pushprep_webhook_deliveries
+        SET webhook_id = 'msg_' || lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4'
+            || substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + (random() & 3), 1)
+            || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6)));
+        CREATE UNIQUE INDEX pushprep_webhook_deliveries_webhook_id ON pushprep_webhook_deliveries (webhook_id);
+
+        CREATE TRIGGER pushprep_webhook_deliveries_webhook_id AFTER INSERT ON pushprep_webhook_deliveries
+        WHEN NEW.webhook_id IS NULL
+        BEGIN
+            UPDATE pushprep_webhook_deliveries
+            SET webhook_id = 'msg_' || lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4'
+                || substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + (random() & 3), 1)
+                || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6)))
+            WHERE id = NEW.id;
         END;
         """
 

@@ -6,8 +6,19 @@ public import ServiceLifecycle
 import Synchronization
 
 /// Sends the queue's webhook deliveries: claims the due ones, POSTs each through a
-/// ``WebhookSender`` with at most ``WebhookSettings/concurrency`` at once, and reports each
-/// outcome to the queue, which keeps a delivery until it is delivered or given up.
+/// ``WebhookSender`` with at most ``WebhookSettings/concurrency`` at once and at most
+/// ``WebhookSettings/concurrencyPerHost`` to one receiver host, and reports each outcome to the
+/// queue, which keeps a delivery until it is delivered or given up.
+///
+/// The per-host bound is applied by the claim itself (``ReceiverSlots``): a delivery to a host
+/// whose slots are busy is left in the queue, unclaimed, and newer deliveries to other hosts are
+/// claimed past it, so a slow receiver's backlog never holds a claim or a slot that another
+/// receiver's delivery could use.
+///
+/// Every claim outlives its send (``WebhookSettings/lease``): a send starts within
+/// ``WebhookSettings/startAllowance`` of its claim or not at all, and ends by the sender's
+/// deadline. A dispatcher that is alive therefore never has a delivery it is sending claimed
+/// again, and a receiver that answered 2xx never gets the same delivery twice from it.
 ///
 /// A `Service` for a `ServiceGroup`: on graceful shutdown it claims nothing more and lets the
 /// sends in flight finish (each is bounded by the send timeout) and report. A dispatcher that
@@ -19,8 +30,21 @@ public final class WebhookDispatcher: Service {
     let sender: WebhookSender
     let logger: Logger
     private let metrics = WebhookMetrics()
-    /// Sends in flight.
-    private let inFlight = Mutex(0)
+    /// Sends in flight, in all and per receiver host.
+    private let slots = Mutex(SlotCount())
+
+    /// The dispatcher's sends in flight.
+    private struct SlotCount {
+        var total = 0
+        var perHost: [String: Int] = [:]
+    }
+
+    /// A claimed delivery and the instant its claim was asked for (its lease ends no earlier
+    /// than a lease after it).
+    private struct Claimed: Sendable {
+        let delivery: WebhookDelivery
+        let claimedAt: ContinuousClock.Instant
+    }
 
     /// A dispatcher for `queue`'s webhook deliveries, signing with `signer`. The queue stays the
     /// caller's to close; the sender is this dispatcher's and is shut down when ``run()`` ends.
@@ -47,10 +71,11 @@ public final class WebhookDispatcher: Service {
         logger.info(
             "webhook dispatcher started",
             metadata: [
-                "concurrency": "\(settings.concurrency)", "lease": "\(settings.lease)",
+                "concurrency": "\(settings.concurrency)", "per_host": "\(settings.slotsPerHost)",
+                "timeout": "\(settings.timeout)", "lease": "\(settings.lease)",
                 "attempts": "\(settings.schedule.maxAttempts)",
             ])
-        let (claims, claimed) = AsyncStream.makeStream(of: WebhookDelivery.self)
+        let (claims, claimed) = AsyncStream.makeStream(of: Claimed.self)
         let (releases, released) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         await withDiscardingTaskGroup { group in
             group.addTask {
@@ -58,10 +83,10 @@ public final class WebhookDispatcher: Service {
                 await cancelWhenGracefulShutdown { await self.claimLoop(into: claimed, releases: releases) }
                 claimed.finish()
             }
-            for await delivery in claims {
+            for await claim in claims {
                 group.addTask {
-                    await self.deliver(delivery)
-                    self.inFlight.withLock { $0 -= 1 }
+                    await self.deliver(claim)
+                    self.release(claim.delivery.receiverHost)
                     released.yield()
                 }
             }
@@ -70,22 +95,31 @@ public final class WebhookDispatcher: Service {
         logger.info("webhook dispatcher stopped")
     }
 
-    /// Claims due deliveries while there is room, until cancelled.
+    /// Claims due deliveries while there is room, until cancelled: at most the free slots in
+    /// all, and per receiver host at most its free slots.
     private func claimLoop(
-        into claimed: AsyncStream<WebhookDelivery>.Continuation, releases: AsyncStream<Void>
+        into claimed: AsyncStream<Claimed>.Continuation, releases: AsyncStream<Void>
     ) async {
         var slotFreed = releases.makeAsyncIterator()
         while !Task.isCancelled {
-            let free = settings.concurrency - inFlight.withLock { $0 }
+            let (free, receivers) = slots.withLock { slots in
+                (
+                    settings.concurrency - slots.total,
+                    ReceiverSlots(
+                        free: slots.perHost.mapValues { settings.slotsPerHost - $0 },
+                        otherwise: settings.slotsPerHost)
+                )
+            }
             if free <= 0 {
                 // Returns nil once cancelled.
                 guard await slotFreed.next() != nil else { return }
                 continue
             }
+            let claimedAt = ContinuousClock.now
             let deliveries: [WebhookDelivery]
             do {
                 deliveries = try await queue.claimDeliveries(
-                    limit: min(settings.batchSize, free), lease: settings.lease)
+                    limit: min(settings.batchSize, free), lease: settings.lease, slots: receivers)
             } catch {
                 logger.warning("cannot claim webhook deliveries", metadata: ["error": "\(error)"])
                 try? await Task.sleep(for: settings.idleInterval)
@@ -93,25 +127,48 @@ public final class WebhookDispatcher: Service {
             }
             // Claimed even as a shutdown began: they are leased to this dispatcher, so send them.
             for delivery in deliveries {
-                inFlight.withLock { $0 += 1 }
-                claimed.yield(delivery)
+                slots.withLock { slots in
+                    slots.total += 1
+                    slots.perHost[delivery.receiverHost, default: 0] += 1
+                }
+                claimed.yield(Claimed(delivery: delivery, claimedAt: claimedAt))
             }
             if deliveries.isEmpty { try? await Task.sleep(for: settings.idleInterval) }
         }
     }
 
+    /// Frees the slot of a send to `host` that ended.
+    private func release(_ host: String) {
+        slots.withLock { slots in
+            slots.total -= 1
+            let left = slots.perHost[host, default: 1] - 1
+            slots.perHost[host] = left > 0 ? left : nil
+        }
+    }
+
     /// Sends one claimed delivery and reports how it went.
-    private func deliver(_ delivery: WebhookDelivery) async {
+    private func deliver(_ claim: Claimed) async {
+        let delivery = claim.delivery
         var logger = self.logger
         logger[metadataKey: "delivery"] = "\(delivery.id)"
+        logger[metadataKey: "webhook_id"] = "\(delivery.webhookID)"
         logger[metadataKey: "job"] = "\(delivery.jobID)"
         logger[metadataKey: "event"] = "\(delivery.event)"
         logger[metadataKey: "attempt"] = "\(delivery.attempts)"
 
+        // A send started later could still be running when the claim ends, and the delivery be
+        // claimed and sent again meanwhile: leave it to the next claim instead.
+        let waited = claim.claimedAt.duration(to: .now)
+        guard waited <= settings.startAllowance else {
+            logger.warning(
+                "webhook not sent: its claim is too old to cover a send", metadata: ["waited": "\(waited)"])
+            metrics.record(nil)
+            return
+        }
+
         let outcome: DeliveryOutcome
         do {
-            let event = try WebhookEvent(
-                deliveryID: delivery.id, type: delivery.event, job: delivery.job, renderer: settings.renderer)
+            let event = try WebhookEvent(delivery, renderer: settings.renderer)
             let result = await sender.send(event, to: delivery.url)
             outcome = Self.outcome(of: result, attempt: delivery.attempts, schedule: settings.schedule)
         } catch {
@@ -166,8 +223,8 @@ public final class WebhookDispatcher: Service {
 }
 
 /// The dispatcher's metrics: `pushprep_webhook_deliveries_total{outcome}`, one per send, by
-/// `delivered`, `retry`, `failed`, or `dropped` (the outcome could not be recorded, or the claim
-/// had been superseded).
+/// `delivered`, `retry`, `failed`, or `dropped` (the outcome could not be recorded, the claim
+/// had been superseded, or the send could not start within its claim's start allowance).
 struct WebhookMetrics: Sendable {
     let delivered = Counter(label: "pushprep_webhook_deliveries_total", dimensions: [("outcome", "delivered")])
     let retry = Counter(label: "pushprep_webhook_deliveries_total", dimensions: [("outcome", "retry")])

@@ -10,18 +10,24 @@ public import PushPrepQueue
 /// the time of sending: every retry, from any process, sends the same bytes under the same id,
 /// so a receiver can drop duplicates and a signature over them stays meaningful.
 public struct WebhookEvent: Sendable, Equatable {
-    /// `webhook-id`: `msg_` and the delivery's id.
+    /// `webhook-id`: the delivery's ``WebhookDelivery/webhookID``, stored with it, so the same
+    /// on every retry and unique across databases.
     public let messageID: String
     /// `job.succeeded`, `job.failed`, `job.dead` or `job.cancelled`.
     public let type: String
     /// The request body.
     public let body: [UInt8]
 
-    /// Renders the event `type` of delivery `deliveryID` about `job` (the job as it ended), as
-    /// `renderer` shows jobs (signed attachment URLs, expiring from the job's end, so that every
-    /// retry sends the same bytes); without one, as stored.
-    public init(deliveryID: Int64, type: String, job: JobRecord, renderer: JobRenderer? = nil) throws(PushPrepError) {
-        messageID = Self.messageID(deliveryID)
+    /// The event of a delivery from the outbox: its stored id, its type and its job as it ended.
+    public init(_ delivery: WebhookDelivery, renderer: JobRenderer? = nil) throws(PushPrepError) {
+        try self.init(messageID: delivery.webhookID, type: delivery.event, job: delivery.job, renderer: renderer)
+    }
+
+    /// Renders the event `type` with `webhook-id` `messageID` about `job` (the job as it ended),
+    /// as `renderer` shows jobs (signed attachment URLs, expiring from the job's end, so that
+    /// every retry sends the same bytes); without one, as stored.
+    public init(messageID: String, type: String, job: JobRecord, renderer: JobRenderer? = nil) throws(PushPrepError) {
+        self.messageID = messageID
         self.type = type
         let ended = job.finishedAt ?? job.updatedAt
         let envelope = Envelope(
@@ -32,9 +38,6 @@ public struct WebhookEvent: Sendable, Equatable {
             throw PushPrepError(.invalidPayload, "cannot encode the \(type) event of job \(job.id): \(error)")
         }
     }
-
-    /// The `webhook-id` of a delivery.
-    public static func messageID(_ deliveryID: Int64) -> String { "msg_\(deliveryID)" }
 
     /// The envelope (its keys come out sorted, as every object of ``APICoding/encoder()``).
     private struct Envelope: Encodable {

@@ -7,6 +7,7 @@ import NIOPosix
 public import PushPrep
 import PushPrepQueue
 import PushPrepRemote
+import Synchronization
 
 /// POSTs one signed webhook and says how it went; it never retries by itself (the dispatcher
 /// reports the outcome to the queue, which holds the delivery until it is due again).
@@ -15,8 +16,14 @@ import PushPrepRemote
 /// path: the URL checked by ``RemoteURL``, its host resolved and judged by ``AddressCheck``
 /// (loopback and private networks refused unless allowed), the connection pinned to the checked
 /// address by ``PinnedClients``. Redirects are not followed (a 3xx is a failed attempt: the
-/// receiver must give the URL it means). The response body is read up to
-/// ``WebhookSettings/maxResponseBytes`` and dropped.
+/// receiver must give the URL it means).
+///
+/// One deadline, ``WebhookSettings/timeout``, covers the whole send: resolving the name,
+/// connecting (to each address tried), the request and the response's status line. The status
+/// decides the delivery, so the response body is never read: the send ends as soon as the status
+/// is known (a body not already received is abandoned with its connection). A receiver that
+/// answers and then trickles its body, or never answers, holds a send for no longer than the
+/// deadline, which is what lets the dispatcher's claim outlive every send.
 public final class WebhookSender: Sendable {
     let settings: WebhookSettings
     let signer: StandardWebhook
@@ -44,8 +51,25 @@ public final class WebhookSender: Sendable {
         await clients.shutdown()
     }
 
-    /// Sends `event` to `target`, signed at `date` (this attempt's `webhook-timestamp`).
+    /// Sends `event` to `target`, signed at `date` (this attempt's `webhook-timestamp`), and
+    /// returns by ``WebhookSettings/timeout`` after it was called, whatever the receiver or the
+    /// resolver does: a send still running then is cancelled and is an attempt to retry.
     public func send(_ event: WebhookEvent, to target: String, at date: Date = Date()) async -> WebhookSendResult {
+        let timeout = settings.timeout
+        let deadline = ContinuousClock.now + timeout
+        let result = await Self.value(before: deadline) {
+            await self.attempt(event, to: target, at: date, deadline: deadline)
+        }
+        return result
+            ?? .retry(
+                status: nil,
+                PushPrepError(.timeout, "no answer from \(WebhookSender.shown(target)) within \(timeout)"))
+    }
+
+    /// The send itself, with AsyncHTTPClient's own deadline set to `deadline` as well.
+    private func attempt(
+        _ event: WebhookEvent, to target: String, at date: Date, deadline: ContinuousClock.Instant
+    ) async -> WebhookSendResult {
         let url: RemoteURL
         do {
             url = try RemoteURL(target)
@@ -74,7 +98,8 @@ public final class WebhookSender: Sendable {
         }
         request.body = .bytes(ByteBuffer(bytes: event.body))
 
-        let deadline = NIODeadline.now() + TimeAmount(settings.timeout)
+        let remaining = ContinuousClock.now.duration(to: deadline)
+        let clientDeadline = NIODeadline.now() + TimeAmount(max(remaining, .zero))
         var connectFailure: PushPrepError?
         for address in addresses {
             let client: HTTPClient
@@ -85,7 +110,7 @@ public final class WebhookSender: Sendable {
             }
             let response: HTTPClientResponse
             do {
-                response = try await client.execute(request, deadline: deadline, logger: logger)
+                response = try await client.execute(request, deadline: clientDeadline, logger: logger)
             } catch {
                 let (mapped, connectFailed) = classify(error, url: url, address: address)
                 // A name with several addresses: a connection refused on one is tried on the next.
@@ -95,9 +120,10 @@ public final class WebhookSender: Sendable {
                 }
                 return .retry(status: nil, mapped)
             }
-            let status = Int(response.status.code)
-            await drain(response.body)
-            return Self.verdict(status: status, reason: response.status.reasonPhrase, url: url)
+            // The status decides: the body is not read. Dropping the response cancels a body
+            // still on its way (AsyncHTTPClient closes that connection) and keeps a connection
+            // whose response had already ended for the next send.
+            return Self.verdict(status: Int(response.status.code), reason: response.status.reasonPhrase, url: url)
         }
         return .retry(
             status: nil, connectFailure ?? PushPrepError(.fetchFailed, "no address to connect to for \(url.host)"))
@@ -117,20 +143,6 @@ public final class WebhookSender: Sendable {
             return .retry(
                 status: status, PushPrepError(.fetchFailed, "HTTP \(status) \(reason) from \(WebhookSender.shown(url))")
             )
-        }
-    }
-
-    /// Reads at most ``WebhookSettings/maxResponseBytes`` of a response body and drops it; a
-    /// failure while reading changes nothing (the status has been received).
-    private func drain(_ body: HTTPClientResponse.Body) async {
-        var read = 0
-        do {
-            for try await chunk in body {
-                read += chunk.readableBytes
-                if read >= settings.maxResponseBytes { break }
-            }
-        } catch {
-            logger.debug("webhook response body not read to its end", metadata: ["error": "\(error)"])
         }
     }
 
@@ -203,8 +215,81 @@ public struct WebhookSendResult: Sendable, CustomStringConvertible {
 extension WebhookSender {
     /// A callback URL as messages, logs and the outbox's `last_error` show it: without its query
     /// or fragment, where receivers put tokens (`?token=…`).
-    static func shown(_ url: RemoteURL) -> String {
-        guard let cut = url.text.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return url.text }
-        return String(url.text[..<cut])
+    static func shown(_ url: RemoteURL) -> String { shown(url.text) }
+
+    /// The same for URL text as given.
+    static func shown(_ text: String) -> String {
+        guard let cut = text.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return text }
+        return String(text[..<cut])
+    }
+
+    /// Runs `body` in a task of its own and returns its value, or nil once `deadline` passes.
+    ///
+    /// Unlike a task group, which waits for its children, this returns at the deadline even when
+    /// `body` is stuck in something cancellation does not reach (a `getaddrinfo` on the thread
+    /// pool): the task is cancelled and left to end by itself, and what it returns is dropped.
+    /// Cancelling the caller cancels `body` and does not wait for the deadline either.
+    package static func value<T: Sendable>(
+        before deadline: ContinuousClock.Instant, _ body: @escaping @Sendable () async -> T
+    ) async -> T? {
+        let race = DeadlineRace<T>()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
+                race.start(
+                    continuation,
+                    work: Task { race.finish(await body()) },
+                    timer: Task {
+                        try? await Task.sleep(until: deadline, clock: .continuous)
+                        race.finish(nil)
+                    })
+            }
+        } onCancel: {
+            race.finish(nil)
+        }
+    }
+}
+
+/// The state of one ``WebhookSender/value(before:_:)``: the first of the work, the timer and a
+/// cancellation to finish resumes the caller and cancels both tasks.
+private final class DeadlineRace<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T?, Never>?
+        var tasks: [Task<Void, Never>] = []
+        /// What finished before the continuation was handed over (a cancellation that came first).
+        var early: T??
+    }
+
+    private let state = Mutex(State())
+
+    /// Hands over the caller's continuation and the two tasks; resumes at once when something
+    /// finished already.
+    func start(_ continuation: CheckedContinuation<T?, Never>, work: Task<Void, Never>, timer: Task<Void, Never>) {
+        let early = state.withLock { state -> T?? in
+            if let early = state.early { return early }
+            state.continuation = continuation
+            state.tasks = [work, timer]
+            return nil
+        }
+        if let early {
+            work.cancel()
+            timer.cancel()
+            continuation.resume(returning: early)
+        }
+    }
+
+    /// Resumes the caller with `value` unless something finished first.
+    func finish(_ value: T?) {
+        let (continuation, tasks) = state.withLock { state -> (CheckedContinuation<T?, Never>?, [Task<Void, Never>]) in
+            guard let continuation = state.continuation else {
+                if state.early == nil { state.early = .some(value) }
+                return (nil, [])
+            }
+            state.continuation = nil
+            defer { state.tasks = [] }
+            return (continuation, state.tasks)
+        }
+        guard let continuation else { return }
+        for task in tasks { task.cancel() }
+        continuation.resume(returning: value)
     }
 }

@@ -11,17 +11,25 @@ public struct WebhookSettings: Sendable {
     public var renderer: JobRenderer?
     /// Hosts that may resolve to any address (`--allow-host`).
     public var allowedHosts: Set<String> = []
-    /// Time allowed to open a connection (TCP and TLS).
+    /// Time allowed to open one connection (TCP and TLS), within ``timeout``.
     public var connectTimeout: Duration = .seconds(10)
-    /// The whole request, from connecting to the end of the response: a receiver should answer
-    /// at once and do its work later.
+    /// The whole send, one deadline: resolving the name, connecting (to every address tried),
+    /// the request and the response's status line. The body of the response is never read, so a
+    /// receiver that trickles it holds nothing. A receiver should answer at once and do its work
+    /// later.
     public var timeout: Duration = .seconds(10)
-    /// The most of a response body read (then dropped): only the status matters.
-    public var maxResponseBytes = 4096
     /// When failed attempts are tried again.
     public var schedule = WebhookRetrySchedule.standard
     /// Deliveries sent at once by one dispatcher.
     public var concurrency = 8
+    /// Deliveries sent at once by one dispatcher to one receiver host (as
+    /// ``WebhookDelivery/receiverHost`` names it; receivers on several ports of one host share
+    /// it), so that receivers that are slow, or hang until the deadline, hold at most this many
+    /// of the ``concurrency`` slots and the others stay free for every other receiver. Half the
+    /// default concurrency: one slow host, or two, cannot stop deliveries elsewhere, and a setup
+    /// whose every webhook goes to one receiver (`--webhook-url`) still sends four at once.
+    /// Taken as at most ``concurrency``.
+    public var concurrencyPerHost = 4
     /// Deliveries claimed at once.
     public var batchSize = 32
     /// The wait before looking again when no delivery is due.
@@ -30,9 +38,24 @@ public struct WebhookSettings: Sendable {
     /// The defaults: nothing private is reachable.
     public init() {}
 
-    /// How long a claim holds a delivery: twice the longest send, so a claim outlives its send
-    /// and only a dispatcher that died leaves one to be claimed again.
-    public var lease: Duration { (connectTimeout + timeout) * 2 }
+    /// How long a claim holds a delivery, derived from the send's deadline so that a claim always
+    /// outlives its send and only a dispatcher that died leaves one to be claimed again: the
+    /// dispatcher starts a send at most ``timeout`` after claiming it (or not at all), the send
+    /// ends by its deadline ``timeout`` later, and ``recordingAllowance`` remains for recording
+    /// the outcome.
+    public var lease: Duration { timeout * 2 + Self.recordingAllowance }
+
+    /// The part of a claim left for recording a send's outcome in the queue once the send's
+    /// deadline has passed.
+    public static let recordingAllowance: Duration = .seconds(30)
+
+    /// The longest wait between claiming a delivery and starting its send: a send that could not
+    /// start by then is not started, so that it cannot run past the claim (the delivery is sent
+    /// by the next claim, after this one's lease).
+    public var startAllowance: Duration { timeout }
+
+    /// The per-host bound in effect: ``concurrencyPerHost``, at most ``concurrency``.
+    var slotsPerHost: Int { min(concurrencyPerHost, concurrency) }
 
     /// The remote sources' settings with this address policy, for ``AddressCheck``.
     var remoteSettings: RemoteSettings {
@@ -52,10 +75,12 @@ public struct WebhookSettings: Sendable {
         }
         try require(connectTimeout > .zero, "the webhook connect timeout must be positive")
         try require(timeout > .zero, "the webhook timeout must be positive")
-        try require((0...1 << 20).contains(maxResponseBytes), "the webhook response cap must be in 0...1048576")
         try require(!schedule.delays.contains { $0 < .zero }, "webhook retry delays must not be negative")
         try require(schedule.maxAttempts <= 100, "at most 100 webhook attempts")
         try require((1...1000).contains(concurrency), "webhook concurrency must be in 1...1000, got \(concurrency)")
+        try require(
+            (1...1000).contains(concurrencyPerHost),
+            "webhook concurrency per host must be in 1...1000, got \(concurrencyPerHost)")
         try require((1...1000).contains(batchSize), "the webhook batch size must be in 1...1000, got \(batchSize)")
         try require(idleInterval > .zero, "the webhook idle interval must be positive")
         try remoteSettings.validate()

@@ -1,6 +1,7 @@
 public import Foundation
 public import Hummingbird
 import Logging
+import NIOCore
 import PushPrepQueue
 import Synchronization
 
@@ -19,8 +20,12 @@ public struct APIRequestContext: RequestContext {
     /// by value, so a change made inside is not seen outside but through a reference).
     let notes = RequestNotes()
 
+    /// The client's IP address (the TCP peer), nil when the connection has none (a Unix socket).
+    public var clientAddress: String?
+
     public init(source: Source) {
         coreContext = .init(source: source)
+        clientAddress = source.channel.remoteAddress?.ipAddress
     }
 
     /// Request bodies are read with explicit caps by each endpoint; this is the cap of
@@ -37,6 +42,10 @@ public struct APIRequestContext: RequestContext {
 
     /// The idempotency keys' owner: the key's id, so two clients never share a key space.
     var idempotencyScope: String { apiKey?.id ?? "anonymous" }
+
+    /// Who a request's long poll counts against (``JobWatch/withSlot(client:_:)``): its API
+    /// key, or its address on a server without keys.
+    var waitClient: String { apiKey.map { "key:\($0.id)" } ?? "address:\(clientAddress ?? "unknown")" }
 }
 
 /// See ``APIRequestContext/notes``.

@@ -236,9 +236,10 @@ struct JobRoutes {
         if let text = request.uri.queryParameters["wait"], !job.state.isFinished {
             let wait = try QueryDuration.parse(String(text), name: "wait", range: 0...configuration.maxWaitSeconds)
             if wait > .zero {
-                job = try await longPoll(request, context) {
+                let waited = try await longPoll(request, context) {
                     try await watch.wait(for: [id], until: .allFinished, upTo: wait)?.first
-                } ?? job
+                }
+                if let waited { job = waited }
                 var response = try json(resource(job))
                 response.headers[.connection] = "close"
                 return response

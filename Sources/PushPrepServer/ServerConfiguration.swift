@@ -151,7 +151,8 @@ public struct ServerConfiguration: Sendable {
         }
         guard (1...maxWaits).contains(maxWaitsPerClient) else {
             throw PushPrepError(
-                .invalidSettings, "--max-waits-per-client must be in 1...--max-waits (\(maxWaits)), got \(maxWaitsPerClient)")
+                .invalidSettings,
+                "--max-waits-per-client must be in 1...--max-waits (\(maxWaits)), got \(maxWaitsPerClient)")
         }
         guard PreflightSession.FetchBudget.urlRange.contains(preflightFetchCeiling.maxURLs) else {
             throw PushPrepError(

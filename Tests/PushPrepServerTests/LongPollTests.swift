@@ -131,7 +131,8 @@ struct LongPollTests {
             let server = try await ServeProcess.start(in: dir)
             let client = HTTPClient(
                 eventLoopGroupProvider: .singleton,
-                configuration: .init(connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)))
+                configuration: .init(
+                    connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)))
             let api = APITestClient(baseURL: server.baseURL, client: client)
             let created = try await api.post(
                 "/v1/jobs", json: #"{"sources": ["\#(files.url("/slow-first-byte/1500/a.bmp"))"]}"#)
@@ -279,7 +280,8 @@ struct PreflightCeilingTests {
             #expect(hits() == 0, "a refused request downloads nothing")
             // Within the ceiling, as asked.
             let within = try await reader.post(
-                "/v1/preflight", json: #"{"payload": \#(payload), "fetch": true, "allow_http": true, "fetch_max_urls": 2}"#
+                "/v1/preflight",
+                json: #"{"payload": \#(payload), "fetch": true, "allow_http": true, "fetch_max_urls": 2}"#
             )
             #expect(within.status == 200, "\(within.text)")
             #expect(hits() == 2)
@@ -294,10 +296,13 @@ struct PreflightCeilingTests {
             #expect(answer.status == 200, "\(answer.text)")
             #expect(hits() == 2 + 3)
             let report = try #require((try answer.json()["reports"] as? [[String: Any]])?.first)
-            let skipped = (report["findings"] as? [[String: Any]] ?? []).filter { $0["code"] as? String == "fetch_skipped" }
+            let skipped = (report["findings"] as? [[String: Any]] ?? []).filter {
+                $0["code"] as? String == "fetch_skipped"
+            }
             #expect(skipped.count == 2, "\(report)")
             let over = try await api.post(
-                "/v1/preflight", json: #"{"payload": \#(payload), "fetch": true, "allow_http": true, "fetch_max_urls": 4}"#
+                "/v1/preflight",
+                json: #"{"payload": \#(payload), "fetch": true, "allow_http": true, "fetch_max_urls": 4}"#
             )
             #expect(over.status == 422, "\(over.text)")
         }

@@ -236,7 +236,8 @@ struct JobRoutes {
         if let text = request.uri.queryParameters["wait"], !job.state.isFinished {
             let wait = try QueryDuration.parse(String(text), name: "wait", range: 0...configuration.maxWaitSeconds)
             if wait > .zero {
-                let waited = try await longPoll(request, context) {
+                var request = request
+                let waited = try await longPoll(&request, context) {
                     try await watch.wait(for: [id], until: .allFinished, upTo: wait)?.first
                 }
                 if let waited { job = waited }
@@ -255,11 +256,16 @@ struct JobRoutes {
     /// access log shows such a request as `499` (the client closed it; nobody reads the answer).
     ///
     /// The connection is not reused after a long poll (watching for its end consumes it): the
-    /// answer says `Connection: close`.
+    /// answer says `Connection: close`. The request's body is collected first (a `GET`'s too, up
+    /// to `--max-body-bytes`), in `request` itself: the watch then starts after the body's end
+    /// whoever read it before (see ``RequestBody/collect(_:maxBytes:)-(inout)``), and a body nobody
+    /// reads cannot stall it.
     func longPoll<Value: Sendable>(
-        _ request: Request, _ context: APIRequestContext, _ body: () async throws -> Value
+        _ request: inout Request, _ context: APIRequestContext, _ body: () async throws -> Value
     ) async throws -> Value {
-        try await watch.withSlot(client: context.waitClient) {
+        _ = try await RequestBody.collect(&request, maxBytes: configuration.maxBodyBytes)
+        let request = request
+        return try await watch.withSlot(client: context.waitClient) {
             do {
                 return try await request.body.consumeWithCancellationOnInboundClose { _ in try await body() }
             } catch is CancellationError {
@@ -319,11 +325,12 @@ struct JobRoutes {
             try request.uri.queryParameters["timeout"].map {
                 try QueryDuration.parse(String($0), name: "timeout", range: 0...configuration.maxWaitSeconds)
             } ?? min(.seconds(30), .milliseconds(Int64(configuration.maxWaitSeconds * 1000)))
-        let body = try await RequestBody.collect(request, maxBytes: configuration.maxBodyBytes)
+        var request = request
+        let body = try await RequestBody.collect(&request, maxBytes: configuration.maxBodyBytes)
         var create = try RequestBody.decode(CreateRequest.self, from: body, allowedKeys: CreateRequest.keys)
         create.priority = create.priority ?? JobSpec.priorities.upperBound
         let specs = try specs(for: create, maxSources: configuration.maxProcessSources, context: context)
-        let (ids, jobs) = try await longPoll(request, context) {
+        let (ids, jobs) = try await longPoll(&request, context) {
             let ids = try await depth.admitting(specs.count) { try await queue.enqueue(specs) }.map(\.id)
             return (ids, try await watch.wait(for: ids, until: .allFinishedOrAnyFailed, upTo: timeout) ?? [])
         }

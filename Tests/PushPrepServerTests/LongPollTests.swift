@@ -66,6 +66,25 @@ struct LongPollTests {
             }
         }
         #expect(durations.count == count && durations.allSatisfy { $0 < 30_000 }, "\(durations.max() ?? -1) ms")
+
+        // `POST /v1/process` waits the same way: its dropped clients end their waits too.
+        let body = #"{"sources": ["https://media.example.com/p.jpg"]}"#
+        let process = try await RawClients.connect(
+            5, port: port,
+            sending: "POST /v1/process?timeout=60s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        try await Poll.until("5 process waits", within: .seconds(30), diagnostics: { server.process.logTail() }) {
+            try await Self.metric("pushprep_api_waits", api) == 5
+        }
+        await process.closeAll()
+        try await Poll.until(
+            "the dropped process waits to end", within: .seconds(15), diagnostics: { server.process.logTail() }
+        ) {
+            server.process.stderrText.split(separator: "\n").filter {
+                $0.contains("path=/v1/process") && $0.contains("status=499")
+            }.count == 5
+        }
+        #expect(try await Self.metric("pushprep_api_waits", api) == 0)
     }
 
     /// Waits are bounded per API key and in all: past either bound, `429 rate_limited` with

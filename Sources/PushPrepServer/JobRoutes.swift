@@ -258,7 +258,7 @@ struct JobRoutes {
     /// The connection is not reused after a long poll (watching for its end consumes it): the
     /// answer says `Connection: close`. The request's body is collected first (a `GET`'s too, up
     /// to `--max-body-bytes`), in `request` itself: the watch then starts after the body's end
-    /// whoever read it before (see ``RequestBody/collect(_:maxBytes:)-(inout)``), and a body nobody
+    /// whoever read it before (see `RequestBody.collect(_:maxBytes:)`, the `inout` one), and a body nobody
     /// reads cannot stall it.
     func longPoll<Value: Sendable>(
         _ request: inout Request, _ context: APIRequestContext, _ body: () async throws -> Value

@@ -396,6 +396,16 @@ public protocol JobQueue: Sendable {
     ///   pruned; what ``enqueue(_:)`` throws.
     func enqueue(_ specs: [JobSpec], idempotency: IdempotencyKey) async throws(PushPrepError) -> IdempotentEnqueue
 
+    /// The replay of ``enqueue(_:idempotency:)`` without enqueueing: the jobs recorded under
+    /// `idempotency`'s scope and key within its retention (in their recorded order and current
+    /// state, `created` false, `replayed` true), or nil when the key is not recorded (or
+    /// expired). Lets a caller answer a replay before admission control (a full queue must not
+    /// refuse a request whose jobs already exist).
+    ///
+    /// - Throws: `idempotency_conflict` when the key was recorded for another fingerprint;
+    ///   `job_not_found` when a recorded job was pruned.
+    func recordedEnqueue(_ idempotency: IdempotencyKey) async throws(PushPrepError) -> IdempotentEnqueue?
+
     /// Deletes the idempotency keys recorded before `before` whose own retention has passed (a
     /// key still within its retention is kept whatever `before` says, so that a replay never
     /// turns into a second set of jobs); returns how many.

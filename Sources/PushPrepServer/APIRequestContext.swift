@@ -23,6 +23,10 @@ public struct APIRequestContext: RequestContext {
     /// authentications are counted by.
     public let remoteAddress: SocketAddress?
 
+    /// The client's IP address (the TCP peer), nil when the connection has none (a Unix socket):
+    /// long polls are bounded per client by it when no key is presented.
+    public var clientAddress: String? { remoteAddress?.ipAddress }
+
     public init(source: Source) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
@@ -42,6 +46,10 @@ public struct APIRequestContext: RequestContext {
 
     /// The idempotency keys' owner: the key's id, so two clients never share a key space.
     var idempotencyScope: String { apiKey?.id ?? "anonymous" }
+
+    /// Who a request's long poll counts against (``JobWatch/withSlot(client:_:)``): its API
+    /// key, or its address on a server without keys.
+    var waitClient: String { apiKey.map { "key:\($0.id)" } ?? "address:\(clientAddress ?? "unknown")" }
 }
 
 /// See ``APIRequestContext/notes``.

@@ -147,7 +147,10 @@ public struct APIServer: Service {
         }
         let depth = QueueDepth(queue: queue, maxQueued: configuration.maxQueued)
         let renderer = JobRenderer(configuration: configuration, publicURL: publicURL)
-        JobRoutes(queue: queue, configuration: configuration, renderer: renderer, depth: depth).register(on: router)
+        let watch = JobWatch(
+            queue: queue, maxWaits: configuration.maxWaits, maxWaitsPerClient: configuration.maxWaitsPerClient)
+        JobRoutes(queue: queue, configuration: configuration, renderer: renderer, depth: depth, watch: watch)
+            .register(on: router)
         DeliveryRoutes(queue: queue).register(on: router)
         UploadRoutes(queue: queue, configuration: configuration, renderer: renderer, depth: depth)
             .register(on: router)

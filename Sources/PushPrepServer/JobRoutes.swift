@@ -15,6 +15,24 @@ struct JobRoutes {
     let configuration: ServerConfiguration
     let renderer: JobRenderer
     let depth: QueueDepth
+    /// The long polls' slots and their shared look at the queue.
+    let watch: JobWatch
+
+    /// Routes over `queue`; `watch` is the server's one ``JobWatch`` (a routes value made only
+    /// to create jobs, as uploads do, never waits and may leave it out).
+    init(
+        queue: any JobQueue, configuration: ServerConfiguration, renderer: JobRenderer, depth: QueueDepth,
+        watch: JobWatch? = nil
+    ) {
+        self.queue = queue
+        self.configuration = configuration
+        self.renderer = renderer
+        self.depth = depth
+        self.watch =
+            watch
+            ?? JobWatch(
+                queue: queue, maxWaits: configuration.maxWaits, maxWaitsPerClient: configuration.maxWaitsPerClient)
+    }
 
     func register(on router: Router<APIRequestContext>) {
         let jobs = router.group("v1/jobs")
@@ -80,6 +98,9 @@ struct JobRoutes {
     /// `Idempotency-Key`, a request sent again within the retention returns the first one's
     /// jobs (`Idempotent-Replayed: true`); the same key with another body (method, path and
     /// bytes) is `422 idempotency_conflict`. Keys belong to the API key that sent them.
+    ///
+    /// A replay is answered before the backpressure is asked: its jobs exist already, so a full
+    /// queue does not refuse it (the client would retry a request that had succeeded).
     func accept(_ specs: [JobSpec], request: Request, body: [UInt8], context: APIRequestContext) async throws
         -> Response
     {
@@ -92,8 +113,15 @@ struct JobRoutes {
             let idempotency = IdempotencyKey(
                 scope: context.idempotencyScope, key: key, fingerprint: hasher.finalize().hexString,
                 retention: configuration.idempotencyRetention)
-            let outcome = try await depth.admitting(specs.count) {
-                try await queue.enqueue(specs, idempotency: idempotency)
+            // Looked up outside the admission; the enqueue below still replays a key recorded
+            // by a concurrent request meanwhile (one transaction in the queue).
+            let outcome: IdempotentEnqueue
+            if let recorded = try await queue.recordedEnqueue(idempotency) {
+                outcome = recorded
+            } else {
+                outcome = try await depth.admitting(specs.count) {
+                    try await queue.enqueue(specs, idempotency: idempotency)
+                }
             }
             results = outcome.results
             replayed = outcome.replayed
@@ -207,9 +235,45 @@ struct JobRoutes {
         guard var job = try await queue.job(id) else { throw Self.notFound(id) }
         if let text = request.uri.queryParameters["wait"], !job.state.isFinished {
             let wait = try QueryDuration.parse(String(text), name: "wait", range: 0...configuration.maxWaitSeconds)
-            job = try await JobWaiter(queue: queue).wait(for: [id], upTo: wait).first ?? job
+            if wait > .zero {
+                var request = request
+                let waited = try await longPoll(&request, context) {
+                    try await watch.wait(for: [id], until: .allFinished, upTo: wait)?.first
+                }
+                if let waited { job = waited }
+                var response = try json(resource(job))
+                response.headers[.connection] = "close"
+                return response
+            }
         }
         return try json(resource(job))
+    }
+
+    /// Runs a long poll's `body` holding one of the client's wait slots (`429` when they are
+    /// taken up), and ends it as soon as the client goes away: Hummingbird cancels `body` when
+    /// the connection's inbound side closes, so a dropped client frees its slot, its
+    /// descriptor and its share of the polling within moments, not at the wait's end. The
+    /// access log shows such a request as `499` (the client closed it; nobody reads the answer).
+    ///
+    /// The connection is not reused after a long poll (watching for its end consumes it): the
+    /// answer says `Connection: close`. The request's body is collected first (a `GET`'s too, up
+    /// to `--max-body-bytes`), in `request` itself: the watch then starts after the body's end
+    /// whoever read it before (see `RequestBody.collect(_:maxBytes:)`, the `inout` one), and a body nobody
+    /// reads cannot stall it.
+    func longPoll<Value: Sendable>(
+        _ request: inout Request, _ context: APIRequestContext, _ body: () async throws -> Value
+    ) async throws -> Value {
+        _ = try await RequestBody.collect(&request, maxBytes: configuration.maxBodyBytes)
+        let request = request
+        return try await watch.withSlot(client: context.waitClient) {
+            do {
+                return try await request.body.consumeWithCancellationOnInboundClose { _ in try await body() }
+            } catch is CancellationError {
+                throw Problem(
+                    HTTPResponse.Status(code: 499, reasonPhrase: "Client Closed Request"), .cancelled,
+                    "the client closed the connection before the wait ended")
+            }
+        }
     }
 
     struct JobPage: Encodable {
@@ -249,30 +313,63 @@ struct JobRoutes {
     // MARK: Synchronous processing
 
     /// `POST /v1/process`: the jobs of a create request, run through the queue (so its limits
-    /// and the workers' concurrency hold) at a high priority, answered when all have finished
-    /// or, after `?timeout=` (default 30 s), with `504` and the jobs to poll.
+    /// and the workers' concurrency hold) at a high priority, answered when all have finished,
+    /// or at once when one of them fails (`complete` false: the failed job with its `error`,
+    /// the others as they are, still running), or, after `?timeout=` (default 30 s), with `504`
+    /// and the jobs to poll (each with its last error: a job waiting for a retry says why).
+    ///
+    /// A wait slot is taken before the jobs are enqueued, so a `429` for too many waits leaves
+    /// no jobs behind.
     func process(_ request: Request, _ context: APIRequestContext) async throws -> Response {
         let timeout =
             try request.uri.queryParameters["timeout"].map {
                 try QueryDuration.parse(String($0), name: "timeout", range: 0...configuration.maxWaitSeconds)
             } ?? min(.seconds(30), .milliseconds(Int64(configuration.maxWaitSeconds * 1000)))
-        let body = try await RequestBody.collect(request, maxBytes: configuration.maxBodyBytes)
+        var request = request
+        let body = try await RequestBody.collect(&request, maxBytes: configuration.maxBodyBytes)
         var create = try RequestBody.decode(CreateRequest.self, from: body, allowedKeys: CreateRequest.keys)
         create.priority = create.priority ?? JobSpec.priorities.upperBound
         let specs = try specs(for: create, maxSources: configuration.maxProcessSources, context: context)
-        let ids = try await depth.admitting(specs.count) { try await queue.enqueue(specs) }.map(\.id)
-        let jobs = try await JobWaiter(queue: queue).wait(for: ids, upTo: timeout)
-        guard jobs.count == ids.count, jobs.allSatisfy(\.state.isFinished) else {
+        let (ids, jobs) = try await longPoll(&request, context) {
+            let ids = try await depth.admitting(specs.count) { try await queue.enqueue(specs) }.map(\.id)
+            return (ids, try await watch.wait(for: ids, until: .allFinishedOrAnyFailed, upTo: timeout) ?? [])
+        }
+        let failed = jobs.contains { $0.state.isFinished && $0.state != .succeeded }
+        guard jobs.count == ids.count, failed || jobs.allSatisfy(\.state.isFinished) else {
             throw Problem(
                 .gatewayTimeout, .timeout,
                 "the jobs did not finish within \(timeout); poll them at /v1/jobs/{id}",
-                extensions: ["job_ids": .array(ids.map { JSONValue(Int($0)) })])
+                extensions: [
+                    "job_ids": .array(ids.map { JSONValue(Int($0)) }),
+                    "jobs": .array(jobs.map(Self.progress)),
+                ])
         }
-        return try json(JobList(jobs: jobs.map(resource)))
+        var response = try json(
+            JobList(jobs: jobs.map(resource), complete: jobs.allSatisfy(\.state.isFinished)))
+        response.headers[.connection] = "close"
+        return response
     }
 
+    /// `POST /v1/process`'s answer.
     struct JobList: Encodable {
         var jobs: [JobResource]
+        /// False when the answer came early because a job failed while others still ran.
+        var complete: Bool
+    }
+
+    /// A job in a `504` from `POST /v1/process`: its id, state, attempts and last error.
+    static func progress(_ record: JobRecord) -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = [
+            ("id", JSONValue(Int(record.id))), ("state", .string(record.state.rawValue)),
+            ("attempt", JSONValue(record.attempt)),
+        ]
+        if let code = record.errorCode {
+            let error: [(key: String, value: JSONValue)] = [
+                ("code", .string(code)), ("message", .string(record.errorMessage ?? "")),
+            ]
+            members.append(("error", .object(JSONObject(error))))
+        }
+        return .object(JSONObject(members))
     }
 
     // MARK: Helpers

@@ -183,12 +183,13 @@ struct PayloadRoutes {
         options.allowHTTP = body.allowHTTP ?? false
         options.timeBudget = body.timeBudget ?? options.timeBudget
         options.slowLinkKbps = body.slowLinkKbps ?? options.slowLinkKbps
-        var budget = PreflightSession.FetchBudget()
-        budget.maxURLs = body.fetchMaxURLs ?? budget.maxURLs
-        budget.maxBytes = body.fetchMaxBytes ?? budget.maxBytes
+        let budget: PreflightSession.FetchBudget
         do throws(PushPrepError) {
             try options.validate()
-            try budget.validate()
+            // The server's `--max-preflight-urls` and `--max-preflight-bytes` bound what any
+            // client (a read key too) may make it download.
+            budget = try PreflightSession.FetchBudget.requested(
+                maxURLs: body.fetchMaxURLs, maxBytes: body.fetchMaxBytes, within: configuration.preflightFetchCeiling)
         } catch {
             throw Problem(error)
         }

@@ -9,6 +9,14 @@ enum RequestBody {
     /// The body's bytes, refused with 413 beyond `maxBytes` (read no further than that).
     static func collect(_ request: Request, maxBytes: Int) async throws -> [UInt8] {
         var request = request
+        return try await collect(&request, maxBytes: maxBytes)
+    }
+
+    /// The body's bytes, as ``collect(_:maxBytes:)``, left in `request` as its collected body:
+    /// what Hummingbird's `consumeWithCancellationOnInboundClose` needs to go on watching the
+    /// connection after the body (a body read through a copy of the request leaves the stream
+    /// past its end, and that watch then traps when the client closes).
+    static func collect(_ request: inout Request, maxBytes: Int) async throws -> [UInt8] {
         do {
             return Array(buffer: try await request.collectBody(upTo: maxBytes))
         } catch let error as HTTPError where error.status == .contentTooLarge {

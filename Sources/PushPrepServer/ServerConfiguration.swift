@@ -1,5 +1,6 @@
 import Foundation
 public import PushPrepCore
+public import PushPrepPayload
 public import PushPrepRemote
 
 /// What `pushprep serve` was told: where it listens, what it accepts, and the limits that keep
@@ -66,6 +67,23 @@ public struct ServerConfiguration: Sendable {
     /// How `POST /v1/preflight` with `fetch` downloads attachments: the address policy, caps
     /// and timeouts of remote sources (`--allow-host`, `--allow-private-networks`, ...).
     public var remote = RemoteSettings()
+
+    // MARK: Long polls and pre-flight downloads
+
+    /// The most long polls (`GET /v1/jobs/{id}?wait=`, `POST /v1/process`) waiting at once over
+    /// all clients (`--max-waits`); more are `429`. Each holds a connection, so a descriptor:
+    /// 512 is half the usual soft descriptor limit (1024), the rest for workers, the database,
+    /// uploads and ordinary requests.
+    public var maxWaits: Int = 512
+    /// The most long polls waiting at once per API key, or per client address on a server
+    /// without keys (`--max-waits-per-client`): 64 lets a client wait for a batch of jobs one
+    /// request each, while eight clients are needed to take every slot; more is what webhooks
+    /// are for.
+    public var maxWaitsPerClient: Int = 64
+    /// What one `POST /v1/preflight` may download at most (`--max-preflight-urls`,
+    /// `--max-preflight-bytes`): the budget of a request that asks for none, and the ceiling of
+    /// one that asks (more is `422 invalid_settings`). The CLI's defaults.
+    public var preflightFetchCeiling = PreflightSession.FetchBudget()
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, apiKeys: APIKeyStore? = nil, rateLimit: Double? = nil,
@@ -135,6 +153,23 @@ public struct ServerConfiguration: Sendable {
         }
         if let rateLimit, !(rateLimit.isFinite && rateLimit > 0) {
             throw PushPrepError(.invalidSettings, "--rate-limit must be a positive number of requests a second")
+        }
+        guard (1...1_000_000).contains(maxWaits) else {
+            throw PushPrepError(.invalidSettings, "--max-waits must be in 1...1000000, got \(maxWaits)")
+        }
+        guard (1...maxWaits).contains(maxWaitsPerClient) else {
+            throw PushPrepError(
+                .invalidSettings,
+                "--max-waits-per-client must be in 1...--max-waits (\(maxWaits)), got \(maxWaitsPerClient)")
+        }
+        guard PreflightSession.FetchBudget.urlRange.contains(preflightFetchCeiling.maxURLs) else {
+            throw PushPrepError(
+                .invalidSettings, "--max-preflight-urls must be in 1...1000, got \(preflightFetchCeiling.maxURLs)")
+        }
+        guard PreflightSession.FetchBudget.byteRange.contains(preflightFetchCeiling.maxBytes) else {
+            throw PushPrepError(
+                .invalidSettings,
+                "--max-preflight-bytes must be in 1000000...10000000000, got \(preflightFetchCeiling.maxBytes)")
         }
         try validateNames()
     }

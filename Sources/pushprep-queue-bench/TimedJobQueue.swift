@@ -93,6 +93,12 @@ struct TimedJobQueue: JobQueue {
         }
     }
 
+    func recordedEnqueue(_ idempotency: IdempotencyKey) async throws(PushPrepError) -> IdempotentEnqueue? {
+        try await timed("recordedEnqueue", rows: { $0?.results.count ?? 0 }) { () async throws(PushPrepError) in
+            try await base.recordedEnqueue(idempotency)
+        }
+    }
+
     func pruneIdempotencyKeys(before: Date) async throws(PushPrepError) -> Int {
         try await timed("pruneIdempotencyKeys", rows: { $0 }) { () async throws(PushPrepError) in
             try await base.pruneIdempotencyKeys(before: before)

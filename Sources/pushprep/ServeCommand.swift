@@ -4,6 +4,7 @@ import Logging
 import Metrics
 import Prometheus
 import PushPrep
+import PushPrepPayload
 import PushPrepQueue
 import PushPrepServer
 import PushPrepStorage
@@ -124,6 +125,26 @@ struct ServeCommand: AsyncParsableCommand {
         help: "Seconds a request may take to be handled, its upload included (408 past it; longer than --max-wait).")
     var requestTimeout: Double = 300
 
+    @Option(
+        name: .customLong("max-waits"),
+        help: "Long polls (?wait=, POST /v1/process) waiting at once over all clients; more get 429.")
+    var maxWaits: Int = ServerConfiguration().maxWaits
+
+    @Option(
+        name: .customLong("max-waits-per-client"),
+        help: "Long polls waiting at once per API key (per client address without keys); more get 429.")
+    var maxWaitsPerClient: Int = ServerConfiguration().maxWaitsPerClient
+
+    @Option(
+        name: .customLong("max-preflight-urls"),
+        help: "The most attachment URLs one POST /v1/preflight may download (its fetch_max_urls at most).")
+    var maxPreflightURLs: Int = PreflightSession.FetchBudget().maxURLs
+
+    @Option(
+        name: .customLong("max-preflight-bytes"),
+        help: "The most bytes one POST /v1/preflight may download (its fetch_max_bytes at most).")
+    var maxPreflightBytes: Int = PreflightSession.FetchBudget().maxBytes
+
     @Option(name: .customLong("webhook-url"), help: "Where to POST job results of jobs created without a callback_url.")
     var webhookURL: String?
 
@@ -197,6 +218,10 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.allowedHosts = allowedHosts
         configuration.authFailureLimit = authFailureLimit
         configuration.authFailureWindowSeconds = authFailureWindow
+        configuration.maxWaits = maxWaits
+        configuration.maxWaitsPerClient = maxWaitsPerClient
+        configuration.preflightFetchCeiling = PreflightSession.FetchBudget(
+            maxURLs: maxPreflightURLs, maxBytes: maxPreflightBytes)
         return configuration
     }
 

@@ -115,6 +115,33 @@ extension QueueConformanceTests {
         }
     }
 
+    /// The lookup the API makes before its admission control (issue 26, 6): nothing for a key
+    /// never recorded, the replay (and no new job) for a recorded one, a conflict for another
+    /// fingerprint, nothing in another scope.
+    @Test(
+        "recordedEnqueue replays a recorded key without enqueueing, nil for an unknown one",
+        arguments: QueueBackend.testedBackends)
+    func idempotencyLookup(_ backend: QueueBackend) async throws {
+        try await QueueFixture.withQueue(backend) { queue, _ in
+            let key = IdempotencyKey(scope: "client-a", key: "order-2", fingerprint: "sha256:aaaa")
+            #expect(try await queue.recordedEnqueue(key) == nil)
+            let first = try await queue.enqueue([spec("x"), spec("y")], idempotency: key)
+            let recorded = try await queue.recordedEnqueue(key)
+            #expect(
+                recorded
+                    == IdempotentEnqueue(
+                        results: first.results.map { EnqueueResult(id: $0.id, created: false, state: .queued) },
+                        replayed: true))
+            #expect(try await queue.list(state: nil, limit: 10).count == 2)
+            var changed = key
+            changed.fingerprint = "sha256:bbbb"
+            await expectError(.idempotencyConflict, mentioning: "order-2") { try await queue.recordedEnqueue(changed) }
+            var other = key
+            other.scope = "client-b"
+            #expect(try await queue.recordedEnqueue(other) == nil)
+        }
+    }
+
     /// A record edited by hand (SQLite's `job_ids` is JSON text) whose ids are not all numbers
     /// is `queue_unavailable` on replay: GRDB's non-optional subscript trapped on it. A state
     /// no PushPrep writes (a webhook snapshot's, say) is the same error from the one parser

@@ -157,6 +157,7 @@ struct JobsAPITests {
             let jobs = try #require(try done.json()["jobs"] as? [[String: Any]])
             #expect(jobs.first?["state"] as? String == "succeeded")
             #expect((jobs.first?["attachment"] as? [String: Any])?["status"] as? String == "ok")
+            #expect(try done.json()["complete"] as? Bool == true)
 
             let slow = try await api.post(
                 "/v1/process?timeout=200ms",
@@ -165,6 +166,11 @@ struct JobsAPITests {
             let problem = try slow.json()
             #expect(problem["code"] as? String == "timeout")
             #expect((problem["job_ids"] as? [Int])?.count == 1)
+            // Each job as it is: its state and attempt (and last error, once an attempt failed).
+            let progress = try #require((problem["jobs"] as? [[String: Any]])?.first)
+            #expect(progress["id"] as? Int == (problem["job_ids"] as? [Int])?.first)
+            #expect(["queued", "running"].contains(progress["state"] as? String ?? ""), "\(progress)")
+            #expect(progress["attempt"] is Int)
         }
     }
 

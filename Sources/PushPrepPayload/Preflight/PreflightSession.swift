@@ -39,6 +39,30 @@ public final class PreflightSession: Sendable {
                     .invalidSettings, "--fetch-max-bytes must be in 1000000...10000000000, got \(maxBytes)")
             }
         }
+
+        /// The budget a client asks for (`fetch_max_urls`, `fetch_max_bytes` of `POST
+        /// /v1/preflight`) under the budget a server grants at most (`ceiling`): each one not
+        /// asked for is the ceiling's; one below its range or above the ceiling is refused with
+        /// `invalid_settings` naming the field and the most allowed (never clamped, so a client
+        /// is never silently checked with less than it asked for).
+        public static func requested(
+            maxURLs: Int?, maxBytes: Int?, within ceiling: FetchBudget
+        ) throws(PushPrepError) -> FetchBudget {
+            let budget = FetchBudget(maxURLs: maxURLs ?? ceiling.maxURLs, maxBytes: maxBytes ?? ceiling.maxBytes)
+            guard budget.maxURLs >= urlRange.lowerBound, budget.maxURLs <= ceiling.maxURLs else {
+                throw PushPrepError(
+                    .invalidSettings,
+                    "fetch_max_urls must be in \(urlRange.lowerBound)...\(ceiling.maxURLs) on this server, got \(budget.maxURLs)"
+                )
+            }
+            guard budget.maxBytes >= byteRange.lowerBound, budget.maxBytes <= ceiling.maxBytes else {
+                throw PushPrepError(
+                    .invalidSettings,
+                    "fetch_max_bytes must be in \(byteRange.lowerBound)...\(ceiling.maxBytes) on this server, got \(budget.maxBytes)"
+                )
+            }
+            return budget
+        }
     }
 
     /// Downloads running at once for one payload (the fetcher's own limits apply as well).

@@ -21,6 +21,15 @@ extension PostgresJobQueue {
         }
     }
 
+    public func recordedEnqueue(_ idempotency: IdempotencyKey) async throws(PushPrepError) -> IdempotentEnqueue? {
+        try idempotency.validate()
+        return try await perform("look up an idempotency key") {
+            try await client.withConnection { connection in
+                try await Self.recorded(idempotency, on: connection, logger: logger)
+            }
+        }
+    }
+
     public func pruneIdempotencyKeys(before: Date) async throws(PushPrepError) -> Int {
         var bindings = PostgresBindings()
         bindings.append(before)
@@ -41,15 +50,7 @@ extension PostgresJobQueue {
         try await connection.query(
             "SELECT pg_advisory_xact_lock(hashtextextended(\(scope) || ':' || \(key), 0))", logger: logger)
         let retention = idempotency.retention.seconds
-        let recorded = try await connection.query(
-            """
-            SELECT fingerprint, job_ids FROM pushprep_idempotency_keys
-            WHERE scope = \(scope) AND key = \(key) AND created_at > now() - make_interval(secs => \(retention))
-            """, logger: logger)
-        for try await (fingerprint, ids) in recorded.decode((String, [JobID]).self) {
-            guard fingerprint == idempotency.fingerprint else { throw IdempotencyKey.conflict(idempotency) }
-            return IdempotentEnqueue(results: try await replay(ids, on: connection, logger: logger), replayed: true)
-        }
+        if let recorded = try await recorded(idempotency, on: connection, logger: logger) { return recorded }
         let results = try await enqueue(specs, on: connection, logger: logger)
         let ids = results.map(\.id)
         try await connection.query(
@@ -62,6 +63,25 @@ extension PostgresJobQueue {
                 expires_at = excluded.expires_at
             """, logger: logger)
         return IdempotentEnqueue(results: results, replayed: false)
+    }
+
+    /// The replay of the jobs recorded under `idempotency` within its retention, nil when none;
+    /// `idempotency_conflict` when they were recorded for another fingerprint.
+    private static func recorded(
+        _ idempotency: IdempotencyKey, on connection: PostgresConnection, logger: Logger
+    ) async throws -> IdempotentEnqueue? {
+        let (scope, key) = (idempotency.scope, idempotency.key)
+        let retention = idempotency.retention.seconds
+        let recorded = try await connection.query(
+            """
+            SELECT fingerprint, job_ids FROM pushprep_idempotency_keys
+            WHERE scope = \(scope) AND key = \(key) AND created_at > now() - make_interval(secs => \(retention))
+            """, logger: logger)
+        for try await (fingerprint, ids) in recorded.decode((String, [JobID]).self) {
+            guard fingerprint == idempotency.fingerprint else { throw IdempotencyKey.conflict(idempotency) }
+            return IdempotentEnqueue(results: try await replay(ids, on: connection, logger: logger), replayed: true)
+        }
+        return nil
     }
 
     /// The recorded jobs in their recorded order and current state.

@@ -33,6 +33,20 @@ extension SQLiteJobQueue {
         }
     }
 
+    public func recordedEnqueue(_ idempotency: IdempotencyKey) async throws(PushPrepError) -> IdempotentEnqueue? {
+        try idempotency.validate()
+        return try await read("look up an idempotency key") { db in
+            guard
+                let recorded = try Row.fetchOne(
+                    db, sql: IdempotencySQL.find,
+                    arguments: [idempotency.scope, idempotency.key, Self.now() - idempotency.retention.seconds])
+            else { return nil }
+            let fingerprint: String = recorded[0]
+            guard fingerprint == idempotency.fingerprint else { throw IdempotencyKey.conflict(idempotency) }
+            return IdempotentEnqueue(results: try Self.replay(recorded[1], db), replayed: true)
+        }
+    }
+
     public func pruneIdempotencyKeys(before: Date) async throws(PushPrepError) -> Int {
         try await write("prune idempotency keys") { db in
             try db.execute(sql: IdempotencySQL.prune, arguments: [before.timeIntervalSince1970, Self.now()])

@@ -144,6 +144,11 @@ lint:
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests
 	@# NSString's path methods trap on some paths from outside (see Sources/PushPrepCore/IO/PathName.swift)
 	@! grep -rn 'as NSString' Sources || { echo 'lint: use PathName instead of NSString path methods'; exit 1; }
+	@# A Task.sleep raced in a task group stays scheduled, with its task, until its deadline even when
+	@# cancelled (swiftlang/swift#60441): per request that is unbounded growth (issue 32). The
+	@# server's paths use withDeadline (Sources/PushPrepCore/IO/Deadline.swift) instead.
+	@! grep -rPzl 'addTask\s*\{[^}]*Task\.sleep' Sources/PushPrepServer Sources/pushprep \
+		|| { echo 'lint: a deadline raced with Task.sleep in a task group; use withDeadline'; exit 1; }
 
 ## format: rewrite sources in place with swift format
 format:

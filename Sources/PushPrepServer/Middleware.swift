@@ -129,6 +129,10 @@ struct RequestIDMiddleware: RouterMiddleware {
 /// response's body, such as a long download, is not bounded by it): past `timeout`, the handler
 /// is cancelled and the client gets `408 timeout`. A client trickling an upload cannot hold a
 /// connection and a file open for ever.
+///
+/// The deadline is ``withDeadline(_:_:)``'s alarm, which nothing outlives: a `Task.sleep` raced
+/// against the handler stayed scheduled, with its task, for the whole `--request-timeout` after
+/// every request, so the server's memory grew with its request rate (issue 32).
 struct DeadlineMiddleware: RouterMiddleware {
     typealias Context = APIRequestContext
 
@@ -141,24 +145,17 @@ struct DeadlineMiddleware: RouterMiddleware {
         return try await withoutActuallyEscaping(next) { next in
             let request = UnsafeTransfer(request)
             let next = UnsafeTransfer(next)
-            return try await withThrowingTaskGroup(of: Response?.self) { group in
-                group.addTask { try await next.value(request.value, context) }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next(), let response = first else {
-                    throw Problem(.requestTimeout, .timeout, "the request took longer than \(timeout) to handle")
-                }
-                return response
+            guard let response = try await withDeadline(timeout, { try await next.value(request.value, context) })
+            else {
+                throw Problem(.requestTimeout, .timeout, "the request took longer than \(timeout) to handle")
             }
+            return response
         }
     }
 }
 
 /// Carries a value the compiler cannot prove sendable into a child task that ends before the
-/// function that made it returns (the task group above): the request and the rest of the chain
+/// function that made it returns (the task group of ``withDeadline(_:_:)``): the request and the rest of the chain
 /// are used by that one task only.
 struct UnsafeTransfer<Value>: @unchecked Sendable {
     let value: Value

@@ -332,14 +332,10 @@ struct ServeCommand: AsyncParsableCommand {
                 guard let client else { return }
                 // Any key: a missing object (404) is an answer; a refusal or no answer is not.
                 let key = try s3.key(forFile: "pushprep-readiness-check")
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { _ = try await client.head(key) }
-                    group.addTask {
-                        try await Task.sleep(for: .seconds(3))
-                        throw PushPrepError(.storageUnavailable, "the bucket did not answer within 3 s")
-                    }
-                    defer { group.cancelAll() }
-                    try await group.next()
+                // withDeadline, not a raced Task.sleep: that would stay scheduled for 3 s after
+                // every probe (see withDeadline).
+                guard try await withDeadline(.seconds(3), { _ = try await client.head(key) }) != nil else {
+                    throw PushPrepError(.storageUnavailable, "the bucket did not answer within 3 s")
                 }
             }
         }

@@ -1,0 +1,95 @@
+import Dispatch
+import Synchronization
+
+/// Runs `operation` in a child task and cancels it once `timeout` has passed. Returns what the
+/// operation returned, or nil when the time ran out first: the operation is then cancelled and
+/// awaited, and whatever it still returns or throws is dropped. An error the operation throws
+/// before the deadline is rethrown.
+///
+/// Use this, never a task group that races the work against `Task.sleep`, for a deadline that is
+/// usually not reached (a request's, a probe's). A cancelled `Task.sleep` on the Dispatch executor
+/// (Linux) stays scheduled with `dispatch_after` until its original deadline, holding its task and
+/// a Dispatch timer (about 600 bytes) all that time (swiftlang/swift#60441): with a 300 s request
+/// deadline, `pushprep serve` grew by ~22 MB for every 30,000 requests. The alarm here is a
+/// Dispatch timer source that is cancelled, and freed, as soon as the operation ends.
+package func withDeadline<T: Sendable>(
+    _ timeout: Duration, _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T? {
+    let alarm = Alarm(after: timeout)
+    return try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await operation() }
+        group.addTask {
+            await alarm.wait()
+            return nil
+        }
+        defer { group.cancelAll() }
+        // The first child to finish decides: the operation's value or error, or the alarm (nil).
+        guard let first = try await group.next(), let value = first else { return nil }
+        return value
+    }
+}
+
+/// A one-shot alarm for ``withDeadline(_:_:)``: ``wait()`` returns when the time has passed or
+/// when its task is cancelled, whichever comes first, and in both cases nothing is left
+/// scheduled afterwards (the timer source is cancelled, its handler and this object released).
+private final class Alarm: Sendable {
+    private enum State {
+        /// ``wait()`` has not suspended yet.
+        case idle
+        /// Suspended in ``wait()``, with the armed timer.
+        case waiting(CheckedContinuation<Void, Never>, any DispatchSourceTimer)
+        /// Rung or cancelled: a later ``wait()`` returns at once.
+        case finished
+    }
+
+    private let state = Mutex<State>(.idle)
+    private let timeout: Duration
+
+    init(after timeout: Duration) {
+        self.timeout = timeout
+    }
+
+    /// Returns once `timeout` has passed since the call, or as soon as the task is cancelled.
+    func wait() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let armed = state.withLock { state -> Bool in
+                    guard case .idle = state else { return false }
+                    let timer = DispatchSource.makeTimerSource(queue: .global())
+                    timer.schedule(deadline: .now() + Self.dispatchInterval(timeout), leeway: .milliseconds(10))
+                    timer.setEventHandler { [self] in finish() }
+                    state = .waiting(continuation, timer)
+                    // Under the lock: a concurrent finish() must never cancel, and so release, a
+                    // source that was never resumed (Dispatch traps on that).
+                    timer.resume()
+                    return true
+                }
+                if !armed { continuation.resume() }
+            }
+        } onCancel: {
+            finish()
+        }
+    }
+
+    /// Ends the wait (the timer fired or the task was cancelled): cancels the timer, which
+    /// releases its handler, and resumes the waiter.
+    private func finish() {
+        let waiter = state.withLock { state -> (CheckedContinuation<Void, Never>, any DispatchSourceTimer)? in
+            defer { state = .finished }
+            guard case .waiting(let continuation, let timer) = state else { return nil }
+            return (continuation, timer)
+        }
+        guard let (continuation, timer) = waiter else { return }
+        timer.cancel()
+        continuation.resume()
+    }
+
+    /// `duration` for Dispatch, in whole nanoseconds (at least zero, at most about 292 years).
+    private static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0 else { return .nanoseconds(0) }
+        let (nanoseconds, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow || nanoseconds > Int64(Int.max) - 1_000_000_000 { return .nanoseconds(Int.max) }
+        return .nanoseconds(Int(nanoseconds + attoseconds / 1_000_000_000))
+    }
+}

@@ -332,7 +332,9 @@ struct JobRoutes {
         let specs = try specs(for: create, maxSources: configuration.maxProcessSources, context: context)
         let (ids, jobs) = try await longPoll(&request, context) {
             let ids = try await depth.admitting(specs.count) { try await queue.enqueue(specs) }.map(\.id)
-            return (ids, try await watch.wait(for: ids, until: .allFinishedOrAnyFailed, upTo: timeout) ?? [])
+            // Bound before the tuple is built (scripts/lint-tuple-await.py: issue 26 §0).
+            let jobs = try await watch.wait(for: ids, until: .allFinishedOrAnyFailed, upTo: timeout) ?? []
+            return (ids, jobs)
         }
         let failed = jobs.contains { $0.state.isFinished && $0.state != .succeeded }
         guard jobs.count == ids.count, failed || jobs.allSatisfy(\.state.isFinished) else {

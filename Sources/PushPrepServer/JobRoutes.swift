@@ -165,7 +165,10 @@ struct JobRoutes {
                 return spec
             }
         } catch {
-            throw Problem(.unprocessableContent, error.code, error.message)
+            // Text the jobs may not hold (JobSpec's one check) is the request's mistake, a 400;
+            // settings out of range are a 422.
+            throw Problem(
+                error.code == .invalidRequest ? .badRequest : .unprocessableContent, error.code, error.message)
         }
     }
 

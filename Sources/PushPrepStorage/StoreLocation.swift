@@ -28,12 +28,13 @@ package enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         let lowercased = text.lowercased()
         if let scheme = text.range(of: "://") {
             let authority = text[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-            guard !authority.contains("@") else {
+            if let at = authority.lastIndex(of: "@") {
+                // Not even a user name alone is quoted: for S3 it is the access key id.
                 throw PushPrepError(
                     .invalidSettings,
-                    "the store \(URLCredentials.redacted(text)) carries user:password@: a store URL takes no "
-                        + "credentials (give S3 keys as AWS does: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
-                        + "or AWS_PROFILE)")
+                    "the store \(text[..<scheme.upperBound])***\(text[at...]) carries user:password@: a store URL "
+                        + "takes no credentials (give S3 keys as AWS does: AWS_ACCESS_KEY_ID and "
+                        + "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)")
             }
         }
         do {

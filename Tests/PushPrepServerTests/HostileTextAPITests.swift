@@ -52,6 +52,32 @@ struct HostileTextAPITests {
             let id = try #require(created["id"] as? Int)
             #expect(try await queue.job(JobID(id))?.source == "http://media.example.com/a.jpg")
 
+            // A row that holds a hostile source anyway (written before the check, or by hand) is
+            // shown escaped by the console's pages, as `jobs` prints it.
+            let character = backend == .sqlite ? "char" : "chr"
+            let update =
+                "UPDATE pushprep_jobs SET source = 'http://media.example.com/a' || \(character)(27) || ']0;PWN' || "
+                + "\(character)(7) || \(character)(155) || '31m' || \(character)(10) || 'b.jpg' WHERE id = \(id)"
+            switch url {
+            case .postgres(let location):
+                _ = try await PostgresTestServer.shared.execute(update, database: location.database)
+            case .sqlite(let path):
+                _ = try await TestTools.runAsync("sqlite3", [path, update])
+            }
+            #expect(try await queue.job(JobID(id))?.source.contains("\u{1B}]0;PWN") == true)
+            let browser = ConsoleBrowser(baseURL: server.baseURL)
+            defer { Task { try? await browser.shutdown() } }
+            _ = try await browser.get("/")
+            for path in ["/jobs", "/jobs/\(id)"] {
+                let page = try await browser.get(path)
+                #expect(page.status == 200, "\(path): \(page.text)")
+                let controls = page.text.unicodeScalars.filter {
+                    UntrustedText.isControl($0) && $0 != "\n" && $0 != "\t" && $0 != "\r"
+                }
+                #expect(controls.isEmpty, "\(path) shows raw controls \(controls.map(\.value))")
+                #expect(page.text.contains(#"a\u001b]0;PWN\u0007\u009b31m\nb.jpg"#), "\(path): \(page.text)")
+            }
+
             // Spaces and = in a file name are the client's own; in the log they stay one value.
             let forged = "a.png key=admin request_id=forged"
             let upload = try await api.send(

@@ -36,7 +36,8 @@ struct HostileTextTests {
                 let error = await #expect(throws: PushPrepError.self) {
                     _ = try await queue.enqueue([Self.spec("http://media.example.com/fine.jpg"), spec])
                 }
-                #expect(error?.code == .invalidRequest, "\(String(reflecting: spec.source)): \(error?.description ?? "")")
+                #expect(
+                    error?.code == .invalidRequest, "\(String(reflecting: spec.source)): \(error?.description ?? "")")
             }
             let key = IdempotencyKey(scope: "client", key: "key\u{1B}[2J", fingerprint: "f")
             let error = await #expect(throws: PushPrepError.self) {
@@ -125,7 +126,8 @@ struct HostileTextTests {
             for result in [listed, shown] {
                 #expect(result.status == 0, "\(result.stderrText)")
                 Self.expectNoControls(result.stdoutText)
-                #expect(result.stdoutText.contains(#"a\u001b]0;PWN\u0007\u001b[31m\n2026-01-01"#), "\(result.stdoutText)")
+                #expect(
+                    result.stdoutText.contains(#"a\u001b]0;PWN\u0007\u001b[31m\n2026-01-01"#), "\(result.stdoutText)")
                 #expect(!result.stdoutText.split(separator: "\n").contains { $0.hasPrefix("2026-01-01") })
             }
 
@@ -151,7 +153,8 @@ struct HostileTextTests {
     /// No control character but the line ends.
     static func expectNoControls(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let controls = text.unicodeScalars.filter { UntrustedText.isControl($0) && $0 != "\n" }
-        #expect(controls.isEmpty, "raw controls \(controls.map { $0.value }) in:\n\(text)", sourceLocation: sourceLocation)
+        #expect(
+            controls.isEmpty, "raw controls \(controls.map { $0.value }) in:\n\(text)", sourceLocation: sourceLocation)
     }
 
     /// A source answering a client error (404, 410, 401, 403, 400, 418) fails its job at once,

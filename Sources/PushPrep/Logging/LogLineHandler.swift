@@ -30,10 +30,25 @@ package struct LogLineHandler: LogHandler {
         self.write = write
     }
 
-    /// A handler writing to standard error, one `write(2)` per line.
+    /// A handler writing to standard error, each line with one `write(2)` (more only for a
+    /// line past what one call takes). A failed write is dropped, as `StreamLogHandler` drops
+    /// it: logging never stops the process.
     package static func standardError(label: String, level: Logger.Level) -> LogLineHandler {
         LogLineHandler(label: label, level: level, metadataProvider: LoggingSystem.metadataProvider) { line in
-            FileHandle.standardError.write(Data(line.utf8))
+            var line = line
+            line.withUTF8 { bytes in
+                var offset = 0
+                while offset < bytes.count {
+                    let written = systemWrite(STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
+                    if written > 0 {
+                        offset += written
+                    } else if written < 0 && errno == EINTR {
+                        continue
+                    } else {
+                        return
+                    }
+                }
+            }
         }
     }
 
@@ -91,4 +106,9 @@ package struct LogLineHandler: LogHandler {
         let count = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &parts)
         return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
+}
+
+/// `write(2)`, named apart from the handler's own `write`.
+private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    write(fd, buffer, count)
 }

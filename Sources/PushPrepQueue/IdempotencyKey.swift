@@ -28,8 +28,12 @@ public struct IdempotencyKey: Sendable, Equatable {
     /// `retention`'s range in seconds: 1 second to 30 days.
     public static let retentionSeconds: ClosedRange<Double> = 1...2_592_000
 
-    /// Refuses a retention out of range (`invalid_settings`).
+    /// Refuses a key with control characters or line separators in it (`invalid_request`,
+    /// ``UntrustedText``: a conflict's message quotes it), then a retention out of range
+    /// (`invalid_settings`). The queues check it before recording anything.
     public func validate() throws(PushPrepError) {
+        try UntrustedText.check(key, field: "an idempotency key")
+        try UntrustedText.check(scope, field: "an idempotency key's scope")
         guard retention.isWithin(seconds: Self.retentionSeconds) else {
             throw PushPrepError(
                 .invalidSettings, "an idempotency key's retention must be in 1...2592000 seconds, got \(retention)")

@@ -1,5 +1,6 @@
 public import Foundation
 public import PushPrep
+import PushPrepJSON
 
 /// A job's id: assigned by the queue, increasing.
 public typealias JobID = Int64
@@ -82,9 +83,19 @@ public struct JobSpec: Sendable, Equatable {
     /// `maxAttempts`'s range: Sidekiq retries 25 times over about 20 days by default.
     public static let attempts: ClosedRange<Int> = 1...100
 
-    /// Refuses numbers out of range (`invalid_settings`); the queues check every spec before
-    /// writing any.
+    /// Refuses text that is printed by `jobs`, the console and the logs when it holds control
+    /// characters or line separators (`invalid_request`, ``UntrustedText``): the source, the
+    /// dedup key, the callback URL, the request id and the keys of the metadata object. Then
+    /// refuses numbers out of range (`invalid_settings`). The queues check every spec before
+    /// writing any, so that no way of enqueueing (the CLI, the HTTP API, a library caller)
+    /// skips it; a NUL byte in particular, which SQLite would store and PostgreSQL refuse, is
+    /// refused the same way by both.
     public func validate() throws(PushPrepError) {
+        try UntrustedText.check(source, field: "a job's source")
+        if let dedupKey { try UntrustedText.check(dedupKey, field: "a job's dedup key") }
+        if let callbackURL { try UntrustedText.check(callbackURL, field: "a job's callback_url") }
+        if let requestID { try UntrustedText.check(requestID, field: "a job's request id") }
+        if let metadata { try Self.checkMetadataKeys(metadata) }
         guard delay.isWithin(seconds: Self.delaySeconds) else {
             throw PushPrepError(
                 .invalidSettings, "a job's delay must be in 0...2592000 seconds (30 days), got \(delay)")
@@ -97,6 +108,31 @@ public struct JobSpec: Sendable, Equatable {
         }
         guard Self.attempts.contains(maxAttempts) else {
             throw PushPrepError(.invalidSettings, "a job's attempts must be in 1...100, got \(maxAttempts)")
+        }
+    }
+}
+
+extension JobSpec {
+    /// Refuses a metadata object with a control character in one of its keys, at any depth.
+    /// The queue does not otherwise read metadata: text that is not JSON is left as it is.
+    static func checkMetadataKeys(_ text: String) throws(PushPrepError) {
+        // Only text that holds a backslash or a control character can spell one in a key.
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 < 0x20 || $0 >= 0x80 }),
+            let document = try? JSONValue.parse(Array(text.utf8))
+        else { return }
+        var pending = [document.value]
+        while let value = pending.popLast() {
+            switch value {
+            case .object(let object):
+                for (key, member) in object {
+                    try UntrustedText.check(key, field: "a metadata key")
+                    pending.append(member)
+                }
+            case .array(let elements):
+                pending += elements
+            default:
+                continue
+            }
         }
     }
 }

@@ -48,7 +48,7 @@ public enum QueueURL: Sendable, Equatable, CustomStringConvertible {
         else {
             throw PushPrepError(
                 .invalidSettings,
-                "--queue must be sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE, got \(Self.redacted(text))"
+                "--queue must be sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE, got \(URLCredentials.redacted(text))"
             )
         }
         let database = String(components.path.drop(while: { $0 == "/" }))
@@ -77,22 +77,6 @@ public enum QueueURL: Sendable, Equatable, CustomStringConvertible {
         case .postgres(let location):
             "postgres://\(location.username)@\(location.host):\(location.port)/\(location.database)"
         }
-    }
-
-    /// `text` with anything that may be a password replaced by `***`, whether or not it parses:
-    /// after `://`, everything between the user name and the last `@`; without `://`, everything
-    /// between the first `:` and the last `@`. A password may hold `#`, `/`, `?` or `@`, which
-    /// break URL parsing, so this goes by pattern and never by parsing.
-    static func redacted(_ text: String) -> String {
-        guard let at = text.lastIndex(of: "@") else { return text }
-        if let scheme = text.range(of: "://"), scheme.upperBound <= at {
-            let userInfo = text[scheme.upperBound..<at]
-            let user = userInfo.prefix { $0.isLetter || $0.isNumber || "-._~%".contains($0) }
-            guard user.count < userInfo.count else { return text }
-            return String(text[..<scheme.upperBound]) + user + ":***" + String(text[at...])
-        }
-        guard let colon = text.firstIndex(of: ":"), colon < at else { return text }
-        return String(text[...colon]) + "***" + String(text[at...])
     }
 
     /// This URL with the PostgreSQL password taken from `file` (its content, one trailing

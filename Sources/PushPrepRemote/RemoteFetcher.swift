@@ -153,7 +153,9 @@ package final class RemoteFetcher: Sendable {
                     response, from: url, address: address, into: directory, maxInputBytes: maxInputBytes)
                 return .downloaded(download)
             default:
-                throw PushPrepError(.fetchFailed, "HTTP \(status) \(response.status.reasonPhrase) from \(url)")
+                throw PushPrepError(
+                    .fetchFailed, "HTTP \(status) \(response.status.reasonPhrase) from \(url)",
+                    permanent: RetryPolicy.isPermanent(status: status))
             }
         }
     }

@@ -17,43 +17,51 @@ package struct RemoteURL: Sendable, Equatable, CustomStringConvertible {
 
     package var description: String { text }
 
-    /// Parses and checks a URL; throws `fetch_failed` for anything PushPrep will not fetch.
+    /// Parses and checks a URL; throws `fetch_failed` for anything PushPrep will not fetch. The
+    /// error is permanent (``PushPrepError/isPermanent``): the same text fails the same way on
+    /// every try. Messages quote the URL with its credentials hidden and its control characters
+    /// escaped (``URLCredentials``, ``UntrustedText``).
     ///
     /// The host has one spelling everywhere: its ASCII form, lowercased (an international name
     /// as IDNA punycode, `bücher.example` as `xn--bcher-kva.example`). That is the form the
     /// request goes out with, so the name PushPrep resolves, checks and pins is the name the HTTP
     /// client connects to; a second spelling would let the client resolve a name nobody checked.
     package init(_ text: String) throws(PushPrepError) {
+        let quoted = UntrustedText.escaped(URLCredentials.redacted(text))
+        func refuse(_ reason: String) -> PushPrepError {
+            PushPrepError(.fetchFailed, "\(reason): \(quoted)", permanent: true)
+        }
+        // A control character is no part of a URL (RFC 3986); Foundation would percent-encode
+        // some and keep others, and the text would reach terminals and logs as it is.
+        guard !UntrustedText.hasControl(text) else { throw refuse("the URL holds a control character") }
         guard var components = URLComponents(string: text), components.url != nil else {
-            throw PushPrepError(.fetchFailed, "not a valid URL: \(Self.redacted(text))")
+            throw refuse("not a valid URL")
         }
         let scheme = (components.scheme ?? "").lowercased()
         guard scheme == "http" || scheme == "https" else {
-            throw PushPrepError(
-                .fetchFailed, "only http and https URLs are fetched, not \(scheme.isEmpty ? "this" : scheme): \(text)")
+            throw refuse("only http and https URLs are fetched, not \(scheme.isEmpty ? "this" : scheme)")
         }
         // Credentials in a URL end up in logs and manifests, and are a classic way to smuggle a
         // different host past a naive parser (http://good.example@evil.example/).
         guard components.user == nil, components.password == nil else {
-            throw PushPrepError(
-                .fetchFailed, "URLs with credentials (user:password@) are refused: \(Self.redacted(text))")
+            throw refuse("URLs with credentials (user:password@) are refused")
         }
         guard let encodedHost = components.encodedHost, !encodedHost.isEmpty else {
-            throw PushPrepError(.fetchFailed, "the URL has no host: \(text)")
+            throw refuse("the URL has no host")
         }
         guard let host = Self.asciiHost(encodedHost) else {
-            throw PushPrepError(.fetchFailed, "the URL's host is not a host name or an IP address: \(text)")
+            throw refuse("the URL's host is not a host name or an IP address")
         }
         if let port = components.port, !(1...65535).contains(port) {
-            throw PushPrepError(.fetchFailed, "the URL's port \(port) is out of range: \(text)")
+            throw refuse("the URL's port \(port) is out of range")
         }
         components.scheme = scheme
         components.encodedHost = host.contains(":") ? "[\(host)]" : host
-        guard let url = components.url else { throw PushPrepError(.fetchFailed, "not a valid URL: \(text)") }
+        guard let url = components.url else { throw refuse("not a valid URL") }
         // The HTTP client takes the host from the URL text again; refuse a URL whose text it
         // would read with another host than the one checked and pinned.
         guard Self.requestHost(of: url.absoluteString) == host else {
-            throw PushPrepError(.fetchFailed, "the URL's host cannot be written unambiguously: \(text)")
+            throw refuse("the URL's host cannot be written unambiguously")
         }
         self.text = url.absoluteString
         self.scheme = scheme
@@ -95,7 +103,10 @@ package struct RemoteURL: Sendable, Equatable, CustomStringConvertible {
     /// Resolves a `Location` header against this URL, then checks the result like any source.
     package func redirected(to location: String) throws(PushPrepError) -> RemoteURL {
         guard let base = URL(string: text), let target = URL(string: location, relativeTo: base)?.absoluteURL else {
-            throw PushPrepError(.fetchFailed, "redirect to an invalid location \(location) from \(text)")
+            throw PushPrepError(
+                .fetchFailed,
+                "redirect to an invalid location \(UntrustedText.escaped(URLCredentials.redacted(location))) "
+                    + "from \(text)", permanent: true)
         }
         return try RemoteURL(target.absoluteString)
     }
@@ -112,12 +123,4 @@ package struct RemoteURL: Sendable, Equatable, CustomStringConvertible {
 
     /// `scheme://host:port`, the unit of per-host concurrency.
     package var origin: String { "\(scheme)://\(literalAddress?.urlHost ?? host.lowercased()):\(port)" }
-
-    /// The URL with any credentials replaced, for messages.
-    package static func redacted(_ text: String) -> String {
-        guard var components = URLComponents(string: text) else { return "(unparseable URL)" }
-        if components.user != nil { components.user = "***" }
-        if components.password != nil { components.password = "***" }
-        return components.string ?? "(unparseable URL)"
-    }
 }

@@ -185,15 +185,22 @@ struct JobRoutes {
             let specs = try ProcessingJobs.specs(
                 sources: create.sources, settings: settings, priority: create.priority ?? 0, delay: delay,
                 maxAttempts: create.maxAttempts ?? 5, timeout: timeout)
-            return specs.map { spec in
+            let complete = specs.map { spec in
                 var spec = spec
                 spec.callbackURL = callbackURL
                 spec.metadata = metadata
                 spec.requestID = context.requestID
                 return spec
             }
+            // The queue's own check, now that the metadata is in: before admission, and before
+            // an upload's file is read.
+            for spec in complete { try spec.validate() }
+            return complete
         } catch {
-            throw Problem(.unprocessableContent, error.code, error.message)
+            // Text the jobs may not hold (JobSpec's one check) is the request's mistake, a 400;
+            // settings out of range are a 422.
+            throw Problem(
+                error.code == .invalidRequest ? .badRequest : .unprocessableContent, error.code, error.message)
         }
     }
 

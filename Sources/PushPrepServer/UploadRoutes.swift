@@ -294,12 +294,16 @@ struct UploadForm {
     }
 
     /// A client's file name when it is one a log can hold: at most 255 bytes, no control
-    /// characters, no directory.
+    /// characters or line separators (the jobs' one check, ``UntrustedText``), no directory.
     static func checkFilename(_ name: String?) throws -> String? {
         guard let name else { return nil }
-        guard name.utf8.count <= 255, !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
-        else {
-            throw Problem(.badRequest, .invalidRequest, "filename must be at most 255 bytes of printable text")
+        guard name.utf8.count <= 255 else {
+            throw Problem(.badRequest, .invalidRequest, "filename must be at most 255 bytes")
+        }
+        do {
+            try UntrustedText.check(name, field: "filename")
+        } catch {
+            throw Problem(error)
         }
         return PathName.directoryAndName(of: name).1
     }

@@ -20,13 +20,40 @@ package enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     /// The query parameters an `s3://` URL may have.
     package static let s3Parameters = ["region", "endpoint", "path-style"]
 
-    /// Parses `--store`'s value.
+    /// Parses `--store`'s value. A message never quotes credentials: `user:password@` in an
+    /// `s3://` or `file://` URL is refused without quoting it, and when any other check fails
+    /// on a text that may hold some (``URLCredentials``), the message shows the text redacted
+    /// instead of the part that failed.
     package init(parsing text: String) throws(PushPrepError) {
         let lowercased = text.lowercased()
+        if let scheme = text.range(of: "://") {
+            let authority = text[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+            if let at = authority.lastIndex(of: "@") {
+                // Not even a user name alone is quoted: for S3 it is the access key id.
+                throw PushPrepError(
+                    .invalidSettings,
+                    "the store \(text[..<scheme.upperBound])***\(text[at...]) carries user:password@: a store URL "
+                        + "takes no credentials (give S3 keys as AWS does: AWS_ACCESS_KEY_ID and "
+                        + "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)")
+            }
+        }
+        do {
+            self = try Self.parse(text, lowercased: lowercased)
+        } catch {
+            guard URLCredentials.hasSecret(text) else { throw error }
+            throw PushPrepError(
+                .invalidSettings,
+                "the store \(URLCredentials.redacted(text)) is not valid (not quoted further: it may hold "
+                    + "credentials, which a store URL does not take)")
+        }
+    }
+
+    /// Parses `--store`'s value once credentials are ruled out.
+    private static func parse(_ text: String, lowercased: String) throws(PushPrepError) -> StoreLocation {
         if lowercased.hasPrefix("s3://") {
-            self = .s3(try Self.parseS3(text.dropFirst(5)))
+            return .s3(try Self.parseS3(text.dropFirst(5)))
         } else if lowercased.hasPrefix("file:") {
-            self = .directory(try Self.parseFile(text.dropFirst(5)))
+            return .directory(try Self.parseFile(text.dropFirst(5)))
         } else {
             // Only the scheme is quoted: a URL given by mistake may carry user:password@.
             let scheme = text.prefix { $0 != ":" }

@@ -188,11 +188,7 @@ struct WorkerOptions: ParsableArguments {
     /// Sends log lines at `--log-level` or above to standard error.
     func makeLogger() -> Logger {
         let level = Logger.Level(rawValue: logLevel) ?? .warning
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        LoggingSystem.bootstrap { label in LogLineHandler.standardError(label: label, level: level) }
         return Logger(label: "pushprep-queue-bench")
     }
 }

@@ -103,7 +103,9 @@ struct EnqueueCommand: AsyncParsableCommand {
                 sources: items.map { $0.source == $0.path ? $0.source : $0.path }, settings: settings,
                 priority: priority, delay: delay, maxAttempts: maxAttempts, timeout: timeout)
         } catch {
-            throw ValidationError(error.message)
+            // With its code: invalid_request for a source the queue refuses, invalid_settings
+            // for numbers out of range.
+            throw ValidationError(error.description)
         }
         let results = try await queue.withQueue(logger: logger) { try await $0.enqueue(specs) }
         if output.json {

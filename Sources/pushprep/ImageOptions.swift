@@ -98,12 +98,11 @@ struct LoggingOptions: ParsableArguments {
         Self.makeLogger(level: Logger.Level(rawValue: logLevel) ?? .warning)
     }
 
-    /// Sends every log line at `level` or above to standard error.
+    /// Sends every log line at `level` or above to standard error, each key, value and message
+    /// escaped where the line is written (``LogLineHandler``).
     static func makeLogger(level: Logger.Level) -> Logger {
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+            LogLineHandler.standardError(label: label, level: level)
         }
         return Logger(label: "pushprep")
     }

@@ -45,9 +45,7 @@ struct InspectCommand: AsyncParsableCommand {
 
     /// Only warnings and worse: inspect prints its own report.
     static var quietLogger: Logger {
-        var logger = Logger(label: "pushprep")
-        logger.logLevel = .warning
-        return logger
+        Logger(label: "pushprep") { LogLineHandler.standardError(label: $0, level: .warning) }
     }
 
     static func text(_ r: InspectReport) -> String {

@@ -70,9 +70,11 @@ struct JobsCommand: AsyncParsableCommand {
             }
             let view = JobView(job)
             if common.output.json { return try JSONOutputOptions.print(view) }
+            // What clients queued, and what their sources answered, is printed escaped.
+            let shown = UntrustedText.escaped
             var lines = [
                 "job \(job.id): \(JobView.stateLabel(job))",
-                "source:    \(job.source)",
+                "source:    \(shown(job.source))",
                 "attempt:   \(job.attempt) of \(job.maxAttempts)",
                 "priority:  \(job.priority)",
                 "created:   \(JobView.longDate(job.createdAt))",
@@ -81,11 +83,11 @@ struct JobsCommand: AsyncParsableCommand {
             ]
             if let finished = job.finishedAt { lines.append("finished:  \(JobView.longDate(finished))") }
             if let owner = job.leaseOwner {
-                lines.append("worker:    \(owner) (token \(job.leaseToken))")
+                lines.append("worker:    \(shown(owner)) (token \(job.leaseToken))")
                 if let expires = job.leaseExpiresAt { lines.append("lease:     until \(JobView.longDate(expires))") }
             }
             if let timeout = job.timeoutSeconds { lines.append("timeout:   \(timeout) s") }
-            if let code = job.errorCode { lines.append("error:     \(code): \(job.errorMessage ?? "")") }
+            if let code = job.errorCode { lines.append("error:     \(shown(code)): \(shown(job.errorMessage ?? ""))") }
             print(lines.joined(separator: "\n"))
             if let entry = view.result {
                 let encoder = JSONEncoder()

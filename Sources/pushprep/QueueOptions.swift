@@ -74,8 +74,11 @@ struct JSONOutputOptions: ParsableArguments {
 
 /// Columns padded to their widest cell; the last column is not padded.
 enum TextTable {
+    /// The table as text. Every cell is printed through ``UntrustedText/escaped(_:)``: cells
+    /// hold what clients queued (sources, error messages), and a control character in one must
+    /// neither drive the terminal nor start a line of its own.
     static func render(header: [String], rows: [[String]]) -> String {
-        let all = [header] + rows
+        let all = ([header] + rows).map { $0.map(UntrustedText.escaped) }
         let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
         return all.map { row in
             row.enumerated().map { column, cell in

@@ -7,26 +7,29 @@ import Testing
 
 /// Parsing `--queue`, hiding its password, and the password's other sources.
 @Suite struct QueueURLTests {
-    /// Whatever the text, parsed or not, the password is not in the redacted form.
+    /// Whatever the text, parsed or not, the password is not in the redacted form (nor the
+    /// user name beside it: an access key id is half of a pair of credentials).
     @Test(arguments: [
-        ("postgres://u:pa#ss@db:5432/q", "pa#ss", "postgres://u:***@db:5432/q"),
-        ("postgres://u:p/a?s#s@db/q", "p/a?s#s", "postgres://u:***@db/q"),
-        ("postgres://u:p@ss@db/q", "p@ss", "postgres://u:***@db/q"),
-        ("postgresql://u#secret@db/q", "secret", "postgresql://u:***@db/q"),
+        ("postgres://u:pa#ss@db:5432/q", "pa#ss", "postgres://***@db:5432/q"),
+        ("postgres://u:p/a?s#s@db/q", "p/a?s#s", "postgres://***@db/q"),
+        ("postgres://u:p@ss@db/q", "p@ss", "postgres://***@db/q"),
+        ("postgresql://u#secret@db/q", "secret", "postgresql://***@db/q"),
         ("postgres:u:hidden@db", "hidden", "postgres:***@db"),
-        ("mysql://root:tops3cret@db/q", "tops3cret", "mysql://root:***@db/q"),
+        ("mysql://root:tops3cret@db/q", "tops3cret", "mysql://***@db/q"),
         ("u:hunter2@db", "hunter2", "u:***@db"),
+        ("s3://AKIAIOSFODNN7EXAMPLE:wJalrXUtnFEMI@bucket/p", "AKIAIOSFODNN7EXAMPLE", "s3://***@bucket/p"),
+        ("file://user:pass@host/dir", "pass", "file://***@host/dir"),
     ])
     func redactedHidesThePassword(_ text: String, _ password: String, _ expected: String) {
-        let redacted = QueueURL.redacted(text)
+        let redacted = URLCredentials.redacted(text)
         #expect(!redacted.contains(password), "\(redacted)")
         #expect(redacted == expected)
     }
 
     @Test func redactedKeepsTextWithoutASecret() {
-        #expect(QueueURL.redacted("postgres://db/q") == "postgres://db/q")
-        #expect(QueueURL.redacted("postgres://user@db/q") == "postgres://user@db/q")
-        #expect(QueueURL.redacted("sqlite:./pushprep.db") == "sqlite:./pushprep.db")
+        #expect(URLCredentials.redacted("postgres://db/q") == "postgres://db/q")
+        #expect(URLCredentials.redacted("postgres://user@db/q") == "postgres://user@db/q")
+        #expect(URLCredentials.redacted("sqlite:./pushprep.db") == "sqlite:./pushprep.db")
     }
 
     /// A `#` in an unencoded password breaks parsing; the message still hides the password.
@@ -36,7 +39,7 @@ import Testing
         }
         #expect(error?.code == .invalidSettings)
         #expect(error?.message.contains("cret") == false, "\(error?.message ?? "")")
-        #expect(error?.message.contains("pushprep:***@") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("postgres://***@db.example.com") == true, "\(error?.message ?? "")")
     }
 
     @Test func passwordComesFromTheFileThenPGPASSWORD() throws {

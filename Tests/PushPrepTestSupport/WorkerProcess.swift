@@ -140,6 +140,16 @@ package enum PushPrepCLI {
         return Result(status: result.status, stdout: result.stdout, stderr: result.stderr)
     }
 
+    /// ``run(_:in:)`` from an async test, with `stdin` as standard input: the wait happens on a
+    /// thread of its own, never on one of Swift concurrency's few threads.
+    package static func runAsync(_ arguments: [String], in directory: URL, stdin: Data? = nil) async throws -> Result {
+        let binary = try binary().path
+        return try await ServerProcess.blocking {
+            let result = try TestTools.run(binary, arguments, stdin: stdin, currentDirectory: directory)
+            return Result(status: result.status, stdout: result.stdout, stderr: result.stderr)
+        }
+    }
+
     /// Runs `pushprep ARGUMENTS` and requires exit status 0.
     package static func runChecked(
         _ arguments: [String], in directory: URL, sourceLocation: SourceLocation = #_sourceLocation

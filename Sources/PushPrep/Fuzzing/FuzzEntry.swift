@@ -69,7 +69,9 @@ import PushPrepRemote
         let text = lines.first.map(String.init) ?? ""
         _ = InputItem.looksLikeURL(text)
         _ = RemoteURL.asciiHost(text)
-        _ = RemoteURL.redacted(text)
+        _ = URLCredentials.redacted(text)
+        _ = UntrustedText.escaped(text)
+        _ = UntrustedText.logfmtValue(text)
         if let address = IPAddress(text) {
             _ = AddressPolicy().verdict(for: address)
             precondition(IPAddress(address.description) == address, "address does not read back: \(address)")

@@ -356,11 +356,27 @@ public struct Failure: Sendable, Codable, Equatable {
         public var code: PushPrepError.Code
         /// The message.
         public var message: String
+        /// Whether the same input would fail the same way again (``PushPrepError/isPermanent``):
+        /// what a queue worker reads to fail the job at once rather than retry it. Not written
+        /// to manifests; an entry read back from one has its code's permanence.
+        public var isPermanent: Bool
 
         /// The code and message of `error`.
         public init(_ error: PushPrepError) {
             code = error.code
             message = error.message
+            isPermanent = error.isPermanent
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case code, message
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            code = try container.decode(PushPrepError.Code.self, forKey: .code)
+            message = try container.decode(String.self, forKey: .message)
+            isPermanent = code.isPermanent
         }
     }
 

@@ -129,12 +129,19 @@ public struct PushPrepError: Error, Sendable, CustomStringConvertible {
     public let message: String
     /// The underlying error, if any.
     public let cause: (any Error & Sendable)?
+    /// Whether the same input would fail the same way again, so that a queued job failing with
+    /// this error is not retried: always when the code ``Code/isPermanent``, and for an error
+    /// that is final whatever its code says in general (a source answering `HTTP 404` is
+    /// `fetch_failed`, as one answering `503` is, but only the `503` may pass on a later try).
+    public let isPermanent: Bool
 
-    /// Creates an error.
-    public init(_ code: Code, _ message: String, cause: (any Error & Sendable)? = nil) {
+    /// Creates an error; `permanent` marks it final although its code is not always (see
+    /// ``isPermanent``).
+    public init(_ code: Code, _ message: String, cause: (any Error & Sendable)? = nil, permanent: Bool = false) {
         self.code = code
         self.message = message
         self.cause = cause
+        self.isPermanent = permanent || code.isPermanent
     }
 
     public var description: String { "\(code): \(message)" }

@@ -10,7 +10,9 @@ public enum ProcessingJobs {
     /// worker may run elsewhere); the dedup key is the SHA-256 of the source and the settings,
     /// so the same input with the same settings is not queued twice. Settings or numbers out of
     /// range (``ProcessingSettings/validate()``, ``JobSpec/validate()``), or settings that cannot
-    /// be encoded, throw `invalid_settings`: nothing is queued that a worker would refuse.
+    /// be encoded, throw `invalid_settings`; a source with control characters, or a URL the
+    /// worker would not fetch, throws `invalid_request`: nothing is queued that a worker would
+    /// refuse.
     public static func spec(
         source: String, settings: ProcessingSettings, priority: Int = 0, delay: Duration = .zero,
         maxAttempts: Int = 5, timeout: Duration? = nil,
@@ -60,7 +62,8 @@ public enum ProcessingJobs {
         source: String, payload: String, priority: Int, delay: Duration, maxAttempts: Int, timeout: Duration?,
         currentDirectory: String
     ) throws(PushPrepError) -> JobSpec {
-        let source = absoluteSource(source, currentDirectory: currentDirectory)
+        try UntrustedText.check(source, field: "a job's source")
+        let source = try absoluteSource(source, currentDirectory: currentDirectory)
         let key = SHA256.hash(data: Data("\(source)\n\(payload)".utf8)).hexString
         let spec = JobSpec(
             source: source, payload: payload, dedupKey: key, priority: priority, delay: delay,
@@ -69,11 +72,20 @@ public enum ProcessingJobs {
         return spec
     }
 
-    /// URLs as they are; relative paths resolved against `currentDirectory` and standardized.
-    static func absoluteSource(_ source: String, currentDirectory: String) -> String {
-        if InputItem(source: source, path: source).isRemote || source.hasPrefix("/") {
-            return source
+    /// URLs parsed and stored in their normalised form (``RemoteURL``: the scheme lowercase,
+    /// the host in its one canonical spelling, what must be percent-encoded encoded), so that
+    /// what is stored, printed and deduplicated is what the worker fetches, never the raw text;
+    /// a URL the worker would refuse is `invalid_request` now. Absolute paths as they are;
+    /// relative paths resolved against `currentDirectory` and standardized.
+    static func absoluteSource(_ source: String, currentDirectory: String) throws(PushPrepError) -> String {
+        if InputItem(source: source, path: source).isRemote {
+            do {
+                return try RemoteURL(source).text
+            } catch {
+                throw PushPrepError(.invalidRequest, "a job's source: \(error.message)")
+            }
         }
+        if source.hasPrefix("/") { return source }
         return URL(fileURLWithPath: source, relativeTo: URL(fileURLWithPath: currentDirectory, isDirectory: true))
             .standardizedFileURL.path
     }
@@ -126,7 +138,9 @@ public struct ProcessingJobHandler: JobHandler {
             if code == .cancelled {
                 return .cancelled(message: failure.error.message)
             }
-            if code.isPermanent {
+            // A source's 404 or 403 is as final as a corrupt file: retrying would only delay the
+            // same failure (the error says so; its code alone may not).
+            if failure.error.isPermanent {
                 return .failed(code: code.rawValue, message: failure.error.message)
             }
             return .retry(code: code.rawValue, message: failure.error.message, delay: context.retryDelay)
@@ -142,7 +156,7 @@ public struct ProcessingJobHandler: JobHandler {
                 published = try await store.publish(attachment, from: staging, baseURL: settings.settings.baseURL)
             } catch {
                 // storage_denied is permanent (the job fails); storage_unavailable and I/O errors are retried.
-                if error.code.isPermanent {
+                if error.isPermanent {
                     return .failed(code: error.code.rawValue, message: error.message)
                 }
                 return .retry(code: error.code.rawValue, message: error.message, delay: context.retryDelay)

@@ -106,7 +106,9 @@ struct ConsoleJobFilter {
     }
 }
 
-/// One job as the console's pages show it.
+/// One job as the console's pages show it. What clients queued and what their sources
+/// answered (source, messages, worker names) is shown through ``UntrustedText/escaped(_:)``, as
+/// `jobs` prints it: a control character appears as its escape, not as nothing.
 struct ConsoleJobView {
     let record: JobRecord
     let resource: JobResource
@@ -130,7 +132,7 @@ struct ConsoleJobView {
     /// The values of a table row (and the job page's header).
     var values: [String: Any] {
         var values: [String: Any] = [
-            "id": record.id, "state": record.state.rawValue, "source": record.source,
+            "id": record.id, "state": record.state.rawValue, "source": UntrustedText.escaped(record.source),
             "attempts": "\(record.attempt) of \(record.maxAttempts)", "createdISO": ConsoleFormat.iso(record.createdAt),
             "age": ConsoleFormat.age(seconds: Date().timeIntervalSince(record.createdAt)) + " ago",
             "retryable": retryable, "cancellable": cancellable, "priority": record.priority,
@@ -147,14 +149,14 @@ struct ConsoleJobView {
     ) -> [String: Any] {
         var values: [String: Any] = [:]
         if let finished = record.finishedAt { values["finishedISO"] = ConsoleFormat.iso(finished) }
-        if let owner = record.leaseOwner { values["leaseOwner"] = owner }
+        if let owner = record.leaseOwner { values["leaseOwner"] = UntrustedText.escaped(owner) }
         if let message = record.errorMessage ?? resource.attachment?.failure?.error.message {
-            values["errorMessage"] = message
+            values["errorMessage"] = UntrustedText.escaped(message)
         }
         if let code = Self.errorCode(of: record), let known = PushPrepError.Code(rawValue: code) {
             values["errorAdvice"] = ConsoleAdvice.text(for: known)
         }
-        if let callbackURL = record.callbackURL { values["callbackURL"] = callbackURL }
+        if let callbackURL = record.callbackURL { values["callbackURL"] = UntrustedText.escaped(callbackURL) }
         if let entry = resource.attachment { values["manifest"] = ConsoleFormat.prettyJSON(entry) }
         let operations = resource.attachment?.attachment?.operations ?? []
         let warnings = resource.attachment?.attachment?.warnings ?? []
@@ -172,7 +174,7 @@ struct ConsoleJobView {
                 "attempts": delivery.attempts,
             ]
             if let status = delivery.lastStatus { row["lastStatus"] = status }
-            if let error = delivery.lastError { row["lastError"] = error }
+            if let error = delivery.lastError { row["lastError"] = UntrustedText.escaped(error) }
             return row
         }
         return values
@@ -193,14 +195,15 @@ struct ConsoleJobView {
     static func attemptRows(_ attempts: [JobAttempt]) -> [[String: Any]] {
         attempts.map { attempt in
             var row: [String: Any] = [
-                "number": attempt.attempt, "worker": attempt.worker, "started": ConsoleFormat.iso(attempt.startedAt),
+                "number": attempt.attempt, "worker": UntrustedText.escaped(attempt.worker),
+                "started": ConsoleFormat.iso(attempt.startedAt),
                 "outcome": attempt.outcome.map(Self.words) ?? "running",
             ]
             if let ended = attempt.endedAt {
                 row["took"] = ConsoleFormat.duration(seconds: ended.timeIntervalSince(attempt.startedAt))
             }
             if let code = attempt.errorCode { row["code"] = code }
-            if let message = attempt.errorMessage { row["message"] = message }
+            if let message = attempt.errorMessage { row["message"] = UntrustedText.escaped(message) }
             return row
         }
     }

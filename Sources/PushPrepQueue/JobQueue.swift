@@ -377,6 +377,11 @@ public protocol JobQueue: Sendable {
     /// Counts by state.
     func stats() async throws(PushPrepError) -> QueueStats
 
+    /// The distinct sources of the queued and running jobs that begin with `prefix` (an
+    /// uploads directory and `/`): the uploads an unfinished job still needs, read in one
+    /// statement, so a file absent from the answer was needed by no unfinished job when it ran.
+    func unfinishedSources(withPrefix prefix: String) async throws(PushPrepError) -> Set<String>
+
     /// Returns when new work may be ready (a notification) or after `timeout`, whichever is
     /// first.
     func waitForWork(timeout: Duration) async

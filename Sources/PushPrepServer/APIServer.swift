@@ -44,9 +44,10 @@ public struct APIServer: Service {
 
     public func run() async throws {
         try await JobQueues.withQueue(queueURL, logger: logger) { queue in
+            let sweeper = Self.uploadSweeper(configuration: configuration, queue: queue, logger: logger)
             let router = Self.router(
                 configuration: configuration, queue: queue, publicURL: publicURL, registry: registry,
-                readiness: readiness)
+                readiness: readiness, sweeper: sweeper)
             let application = Application(
                 router: router, server: .http1(configuration: Self.channelConfiguration(configuration)),
                 configuration: ApplicationConfiguration(
@@ -59,8 +60,23 @@ public struct APIServer: Service {
                     await onListening?(bound)
                 },
                 logger: logger)
-            try await application.run()
+            try await withThrowingDiscardingTaskGroup { group in
+                if let sweeper { group.addTask { await sweeper.run() } }
+                try await application.run()
+                group.cancelAll()
+            }
         }
+    }
+
+    /// The sweeper of the uploads directory, when the server takes uploads.
+    static func uploadSweeper(configuration: ServerConfiguration, queue: any JobQueue, logger: Logger)
+        -> UploadSweeper?
+    {
+        guard let directory = configuration.uploadsDirectory else { return nil }
+        let grace = Duration.milliseconds(Int64((configuration.keepUploadsSeconds * 1000).rounded()))
+        return UploadSweeper(
+            directory: directory, queue: queue, grace: grace, interval: UploadSweeper.interval(forGrace: grace),
+            logger: logger)
     }
 
     /// The connection's limits: headers of at most 16 KiB each, 32 KiB and 100 fields in all
@@ -76,7 +92,8 @@ public struct APIServer: Service {
 
     static func router(
         configuration: ServerConfiguration, queue: any JobQueue, publicURL: PublicURL,
-        registry: PrometheusCollectorRegistry?, readiness: @escaping @Sendable () async throws -> Void
+        registry: PrometheusCollectorRegistry?, readiness: @escaping @Sendable () async throws -> Void,
+        sweeper: UploadSweeper? = nil
     ) -> Router<APIRequestContext> {
         let router = Router(context: APIRequestContext.self)
         // Outermost first: metrics see the final status of every request, problems included.
@@ -121,7 +138,7 @@ public struct APIServer: Service {
         let renderer = JobRenderer(configuration: configuration, publicURL: publicURL)
         JobRoutes(queue: queue, configuration: configuration, renderer: renderer, depth: depth).register(on: router)
         DeliveryRoutes(queue: queue).register(on: router)
-        UploadRoutes(queue: queue, configuration: configuration, renderer: renderer, depth: depth)
+        UploadRoutes(queue: queue, configuration: configuration, renderer: renderer, depth: depth, sweeper: sweeper)
             .register(on: router)
         PayloadRoutes(queue: queue, configuration: configuration, renderer: renderer).register(on: router)
         ConsoleRoutes(

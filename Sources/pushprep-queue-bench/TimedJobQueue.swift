@@ -93,6 +93,10 @@ struct TimedJobQueue: JobQueue {
         }
     }
 
+    func unfinishedSources(withPrefix prefix: String) async throws(PushPrepError) -> Set<String> {
+        try await base.unfinishedSources(withPrefix: prefix)
+    }
+
     func pruneIdempotencyKeys(before: Date) async throws(PushPrepError) -> Int {
         try await timed("pruneIdempotencyKeys", rows: { $0 }) { () async throws(PushPrepError) in
             try await base.pruneIdempotencyKeys(before: before)

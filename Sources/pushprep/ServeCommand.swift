@@ -103,6 +103,13 @@ struct ServeCommand: AsyncParsableCommand {
         help: "Seconds a request may take to be handled, its upload included (408 past it; longer than --max-wait).")
     var requestTimeout: Double = 300
 
+    @Option(
+        name: .customLong("keep-uploads"),
+        help: """
+            Seconds an upload is kept after it was written once no queued or running job refers to it;             then it is deleted (more than the longest upload-to-enqueue time of any server sharing --uploads).
+            """)
+    var keepUploads: Double = 60
+
     @Option(name: .customLong("webhook-url"), help: "Where to POST job results of jobs created without a callback_url.")
     var webhookURL: String?
 
@@ -173,6 +180,7 @@ struct ServeCommand: AsyncParsableCommand {
             acceptsCallbacks: webhookSecretFile != nil)
         configuration.remote = remote.settings
         configuration.requestTimeoutSeconds = requestTimeout
+        configuration.keepUploadsSeconds = keepUploads
         return configuration
     }
 

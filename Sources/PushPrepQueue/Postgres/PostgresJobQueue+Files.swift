@@ -1,3 +1,4 @@
+public import Foundation
 import Logging
 import PostgresNIO
 public import PushPrep
@@ -12,6 +13,27 @@ extension PostgresJobQueue {
             return sources
         }
     }
+
+    public func pruneReturningFiles(finishedBefore before: Date) async throws(PushPrepError) -> [PrunedJob] {
+        try await perform("prune finished jobs") {
+            let rows = try await client.query(Self.query(PostgresFilesSQL.prune, before), logger: logger)
+            var pruned: [PrunedJob] = []
+            for try await (source, result) in rows.decode((String, String?).self) {
+                pruned.append(PrunedJob(source: source, result: result))
+            }
+            return pruned
+        }
+    }
+
+    public func namedInResults(_ texts: [String]) async throws(PushPrepError) -> Set<String> {
+        guard !texts.isEmpty else { return [] }
+        return try await perform("look for files named by jobs") {
+            let rows = try await client.query(Self.query(PostgresFilesSQL.named, texts), logger: logger)
+            var named: Set<String> = []
+            for try await text in rows.decode(String.self) { named.insert(text) }
+            return named
+        }
+    }
 }
 
 /// The statements of ``PostgresJobQueue``'s file queries.
@@ -20,5 +42,23 @@ enum PostgresFilesSQL {
     static let unfinishedSources = """
         SELECT DISTINCT source FROM pushprep_jobs
         WHERE state IN ('queued', 'running') AND left(source, length($1)) = $1
+        """
+
+    /// ``PostgresSQL/prune`` returning the pruned jobs' sources and results.
+    static let prune = """
+        WITH pruned AS (
+            DELETE FROM pushprep_jobs
+            WHERE state IN ('succeeded', 'failed', 'dead', 'cancelled') AND finished_at < $1
+            RETURNING source, result
+        ), settled AS (
+            DELETE FROM pushprep_webhook_deliveries WHERE state <> 'pending' AND created_at < $1
+        )
+        SELECT source, result FROM pruned
+        """
+
+    /// The texts some job's result holds.
+    static let named = """
+        SELECT text FROM unnest($1::text[]) AS text
+        WHERE EXISTS (SELECT 1 FROM pushprep_jobs WHERE strpos(result, text) > 0)
         """
 }

@@ -16,6 +16,7 @@ one value per name and reads "+" as a space).
 Run by `make test` with the interpreter of .build/pyenv (pinned botocore); needs nothing else.
 """
 
+import base64
 import datetime
 import hashlib
 import json
@@ -156,6 +157,20 @@ def main():
             "multipart upload part, uploadId before partNumber in the URL", "PUT",
             key_url(path_style, "video/clip.mp4", query(("uploadId", "VXBsb2FkIElEIGZvciA2aWWpbmcncyBteS1tb3ZpZS5t.dHM-"), ("partNumber", "7"))),
             region="eu-west-3", body=b"x" * 1000),
+        # Issue 26 §1.9: the checksum headers of a multipart upload are signed like any other.
+        header_case(
+            "CreateMultipartUpload with x-amz-checksum-algorithm and the object's metadata", "POST",
+            key_url(path_style, "video/clip.mp4", "uploads="), region="eu-west-3",
+            headers=[("Content-Type", "video/mp4"), ("Cache-Control", "public, max-age=31536000, immutable"),
+                     ("x-amz-meta-sha256", "a" * 64), ("x-amz-checksum-algorithm", "SHA256")]),
+        header_case(
+            "UploadPart with its x-amz-checksum-sha256", "PUT",
+            key_url(path_style, "video/clip.mp4", query(("partNumber", "2"), ("uploadId", "VXBsb2FkIElE~/+="))),
+            region="eu-west-3", headers=[("x-amz-checksum-sha256", base64.b64encode(hashlib.sha256(b"y" * 1000).digest()).decode())],
+            body=b"y" * 1000, token=True),
+        header_case(
+            "HEAD with x-amz-checksum-mode", "HEAD", key_url(path_style, "push/photo.jpg"), region="eu-west-3",
+            headers=[("x-amz-checksum-mode", "ENABLED")]),
         presign_case("presigned GET with an odd key", "GET", key_url(virtual, odd), 86400),
         presign_case("presigned GET of a unicode key with a session token", "GET", key_url(virtual, unicode_key), 604800, token=True),
         presign_case(

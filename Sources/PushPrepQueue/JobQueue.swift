@@ -413,6 +413,19 @@ public protocol JobQueue: Sendable {
     /// Counts by state.
     func stats() async throws(PushPrepError) -> QueueStats
 
+    /// The distinct sources of the queued and running jobs that begin with `prefix` (an
+    /// uploads directory and `/`): the uploads an unfinished job still needs, read in one
+    /// statement, so a file absent from the answer was needed by no unfinished job when it ran.
+    func unfinishedSources(withPrefix prefix: String) async throws(PushPrepError) -> Set<String>
+
+    /// Deletes what ``prune(finishedBefore:)`` deletes, in one transaction, and returns each
+    /// pruned job's source and result: the files `jobs prune --delete-files` may delete.
+    func pruneReturningFiles(finishedBefore before: Date) async throws(PushPrepError) -> [PrunedJob]
+
+    /// Of `texts` (output file names), those that occur in the result of a job still in the
+    /// queue, in any state: files another job still names.
+    func namedInResults(_ texts: [String]) async throws(PushPrepError) -> Set<String>
+
     /// Returns when new work may be ready (a notification) or after `timeout`, whichever is
     /// first.
     func waitForWork(timeout: Duration) async
@@ -527,5 +540,18 @@ extension JobQueue {
     /// ``list(state:limit:before:)``).
     public func list(state: JobState?, limit: Int) async throws(PushPrepError) -> [JobRecord] {
         try await list(state: state, limit: limit, before: nil)
+    }
+}
+
+/// A job ``JobQueue/pruneReturningFiles(finishedBefore:)`` deleted: the files it named.
+public struct PrunedJob: Sendable, Equatable {
+    /// The job's source (an upload's path for an uploaded file).
+    public var source: String
+    /// Its result as JSON text (the manifest entry naming its output files), when it succeeded.
+    public var result: String?
+
+    public init(source: String, result: String?) {
+        self.source = source
+        self.result = result
     }
 }

@@ -44,26 +44,43 @@ public struct APIServer: Service {
 
     public func run() async throws {
         try await JobQueues.withQueue(queueURL, logger: logger) { queue in
-            try await Self.application(
+            let sweeper = Self.uploadSweeper(configuration: configuration, queue: queue, logger: logger)
+            let application = Self.application(
                 configuration: configuration, queue: queue, publicURL: publicURL, registry: registry,
-                readiness: readiness, logger: logger, onListening: onListening
-            ).run()
+                readiness: readiness, sweeper: sweeper, logger: logger, onListening: onListening)
+            try await withThrowingDiscardingTaskGroup { group in
+                if let sweeper { group.addTask { await sweeper.run() } }
+                try await application.run()
+                group.cancelAll()
+            }
         }
     }
 
-    /// The server as it runs: the routes of ``router(configuration:queue:publicURL:registry:readiness:names:)``
-    /// on HTTP/1.1 with ``channelConfiguration(_:)``. Once bound, it records its port with the
-    /// names it answers to (``ServerNames``) and its URL with `publicURL`, then calls
-    /// `onListening` with that URL. The tests run this same application in-process.
+    /// The sweeper of the uploads directory, when the server takes uploads.
+    static func uploadSweeper(configuration: ServerConfiguration, queue: any JobQueue, logger: Logger)
+        -> UploadSweeper?
+    {
+        guard let directory = configuration.uploadsDirectory else { return nil }
+        let grace = Duration.milliseconds(Int64((configuration.keepUploadsSeconds * 1000).rounded()))
+        return UploadSweeper(
+            directory: directory, queue: queue, grace: grace, interval: UploadSweeper.interval(forGrace: grace),
+            logger: logger)
+    }
+
+    /// The server as it runs: the routes of
+    /// ``router(configuration:queue:publicURL:registry:readiness:names:sweeper:)`` on HTTP/1.1 with
+    /// ``channelConfiguration(_:)``. Once bound, it records its port with the names it answers to
+    /// (``ServerNames``) and its URL with `publicURL`, then calls `onListening` with that URL. The
+    /// tests run this same application in-process; `run()` runs the upload sweeper beside it.
     static func application(
         configuration: ServerConfiguration, queue: any JobQueue, publicURL: PublicURL,
         registry: PrometheusCollectorRegistry?, readiness: @escaping @Sendable () async throws -> Void,
-        logger: Logger, onListening: (@Sendable (String) async -> Void)?
+        sweeper: UploadSweeper? = nil, logger: Logger, onListening: (@Sendable (String) async -> Void)?
     ) -> Application<RouterResponder<APIRequestContext>> {
         let names = ServerNames(configuration)
         let router = Self.router(
             configuration: configuration, queue: queue, publicURL: publicURL, registry: registry,
-            readiness: readiness, names: names)
+            readiness: readiness, names: names, sweeper: sweeper)
         return Application(
             router: router, server: .http1(configuration: Self.channelConfiguration(configuration)),
             configuration: ApplicationConfiguration(
@@ -93,11 +110,12 @@ public struct APIServer: Service {
     }
 
     /// The routes and middleware of the API and the console; `names` (made from `configuration`
-    /// when nil) learns the bound port from ``application(configuration:queue:publicURL:registry:readiness:logger:onListening:)``.
+    /// when nil) learns the bound port from
+    /// ``application(configuration:queue:publicURL:registry:readiness:sweeper:logger:onListening:)``.
     static func router(
         configuration: ServerConfiguration, queue: any JobQueue, publicURL: PublicURL,
         registry: PrometheusCollectorRegistry?, readiness: @escaping @Sendable () async throws -> Void,
-        names: ServerNames? = nil
+        names: ServerNames? = nil, sweeper: UploadSweeper? = nil
     ) -> Router<APIRequestContext> {
         let names = names ?? ServerNames(configuration)
         let failures = AuthFailureLimiter(
@@ -152,7 +170,7 @@ public struct APIServer: Service {
         JobRoutes(queue: queue, configuration: configuration, renderer: renderer, depth: depth, watch: watch)
             .register(on: router)
         DeliveryRoutes(queue: queue).register(on: router)
-        UploadRoutes(queue: queue, configuration: configuration, renderer: renderer, depth: depth)
+        UploadRoutes(queue: queue, configuration: configuration, renderer: renderer, depth: depth, sweeper: sweeper)
             .register(on: router)
         PayloadRoutes(queue: queue, configuration: configuration, renderer: renderer).register(on: router)
         ConsoleRoutes(

@@ -51,6 +51,9 @@ public struct ServerConfiguration: Sendable {
     public var consoleSecret: [UInt8]? = nil
     /// Where uploads are written before they become jobs (the workers read them from here).
     public var uploadsDirectory: String?
+    /// `--keep-uploads`: how long, in seconds, an upload no unfinished job refers to is kept
+    /// after it was written before the sweep deletes it (see `UploadSweeper`).
+    public var keepUploadsSeconds: Double = 60
     /// The webhook target of jobs created without a `callback_url`.
     public var webhookURL: String?
     /// Whether webhooks can be sent (a signing secret is configured): without one, a request
@@ -136,6 +139,9 @@ public struct ServerConfiguration: Sendable {
             throw PushPrepError(.invalidSettings, "--port must be in 0...65535, got \(port)")
         }
         guard maxQueued >= 1 else { throw PushPrepError(.invalidSettings, "--max-queued must be at least 1") }
+        guard keepUploadsSeconds.isFinite, (0...604_800).contains(keepUploadsSeconds) else {
+            throw PushPrepError(.invalidSettings, "--keep-uploads must be 0 to 604800 seconds (7 days)")
+        }
         guard maxUploadBytes >= 1 else {
             throw PushPrepError(.invalidSettings, "--max-upload-bytes must be at least 1")
         }

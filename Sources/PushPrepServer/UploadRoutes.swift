@@ -18,12 +18,16 @@ import PushPrepQueue
 /// text file is refused before the rest is read); it is then renamed, atomically, to
 /// `<sha256>.<ext>`, the job's source. The same bytes uploaded twice at once meet under that
 /// name as one complete file: each upload writes a temporary file of its own, and a rename
-/// replaces a name in one step.
+/// replaces a name in one step. The file is deleted by the ``UploadSweeper`` once no
+/// unfinished job refers to it; from storing the file to its job's commit, the upload holds it
+/// against the sweep.
 struct UploadRoutes {
     let queue: any JobQueue
     let configuration: ServerConfiguration
     let renderer: JobRenderer
     let depth: QueueDepth
+    /// Deletes the uploads no unfinished job needs; nil in servers that take no uploads.
+    var sweeper: UploadSweeper? = nil
 
     /// Creates jobs as `POST /v1/jobs` does (the same checks, settings and base URL).
     var jobs: JobRoutes { JobRoutes(queue: queue, configuration: configuration, renderer: renderer, depth: depth) }
@@ -67,6 +71,9 @@ struct UploadRoutes {
             path = "\(directory)/\(received.file.sha256).\(type.fileExtension)"
             specs = try jobs.specs(
                 for: received.form.request(source: path), maxSources: 1, context: context, uploaded: true)
+            // From the rename to the job's commit, no sweep may take the file.
+            sweeper?.begin(path)
+            defer { sweeper?.end(path) }
             results = try await depth.admitting(1) {
                 guard rename(temporary, path) == 0 else {
                     context.logger.error("cannot store an upload", metadata: ["error": "\(PushPrepError.system(path))"])

@@ -1,4 +1,5 @@
 package import Foundation
+import Logging
 package import PushPrepCore
 
 /// Publishes processed attachments to a bucket: each ready attachment's file and its poster go
@@ -58,13 +59,15 @@ package struct S3AttachmentStore: Sendable {
     /// `attachment` (an entry of a manifest `process --store` wrote for this location) with the
     /// URLs made as `urls` says, now: what `payload --store` gives phones, so a presigned URL's
     /// lifetime starts when the push is built. Nothing is uploaded; a `HEAD` first checks that
-    /// the file and its poster are stored (the file with the manifest's SHA-256).
+    /// the file and its poster are stored, the file with the manifest's size and SHA-256 as
+    /// ``S3Client/ObjectInfo/evidence(sha256:size:)`` decides (the server's whole-object
+    /// checksum, else `x-amz-meta-sha256`, else the size alone, with a warning).
     ///
     /// Throws `invalid_payload` when an object is missing or holds other bytes (the manifest
-    /// does not describe this store: another prefix, or the objects expired), and the client's
-    /// `storage_denied` or `storage_unavailable`.
+    /// does not describe this store: another prefix, or the objects expired, or something else
+    /// wrote the key), and the client's `storage_denied` or `storage_unavailable`.
     package func located(_ attachment: Attachment, urls: ObjectURLStyle) async throws(PushPrepError) -> Attachment {
-        var files = [(name: attachment.file, sha256: Optional(attachment.sha256))]
+        var files = [(name: attachment.file, expected: Optional((sha256: attachment.sha256, bytes: attachment.bytes)))]
         if let poster = attachment.poster { files.append((poster.file, nil)) }
         for file in files {
             let key = try location.key(forFile: file.name)
@@ -74,11 +77,19 @@ package struct S3AttachmentStore: Sendable {
                     "\(attachment.id): no object \(key) in the bucket \(location.bucket): the manifest was written for "
                         + "another store or prefix, or the object has expired (process the source again to store it)")
             }
-            if let expected = file.sha256, let stored = info.sha256, stored != expected {
+            guard let expected = file.expected else { continue }
+            switch info.evidence(sha256: expected.sha256, size: expected.bytes) {
+            case .confirmed:
+                break
+            case .sizeOnly:
+                client.logger.warning(
+                    "storage object's SHA-256 cannot be confirmed, only its size",
+                    metadata: ["key": "\(key)", "bytes": "\(info.size)"])
+            case .mismatch(let found):
                 throw PushPrepError(
                     .invalidPayload,
-                    "\(attachment.id): the object \(key) holds other bytes (SHA-256 \(stored), the manifest says "
-                        + "\(expected))")
+                    "\(attachment.id): the object \(key) holds other bytes than the manifest's entry: expected "
+                        + "\(expected.bytes) bytes with SHA-256 \(expected.sha256), found \(found)")
             }
         }
         var located = attachment

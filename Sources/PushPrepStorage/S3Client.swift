@@ -11,7 +11,10 @@ import Synchronization
 /// Publishes files to one S3-compatible bucket: correct (the server verifies every byte against
 /// its SHA-256) and cheap (an object already stored with the same SHA-256 is not sent again).
 ///
-/// - ``head(_:)`` tells whether a key exists, its size and its `x-amz-meta-sha256`.
+/// - ``head(_:)`` tells whether a key exists, its size, its `x-amz-meta-sha256` and the
+///   server's own `x-amz-checksum-sha256` (asked for with `x-amz-checksum-mode: ENABLED`);
+///   ``ObjectInfo/evidence(sha256:size:)`` is the one place that decides whether those show an
+///   object to hold given bytes.
 /// - ``publish(file:key:contentType:sha256:)`` sends `HEAD` first and skips the upload when the
 ///   object is already there with the same SHA-256 (keys are content-addressed, so a second
 ///   publication of a job is harmless); otherwise one streamed `PUT` up to
@@ -44,6 +47,71 @@ package final class S3Client: Sendable {
         package var etag: String?
         /// The stored `Content-Type`.
         package var contentType: String?
+        /// `x-amz-checksum-sha256` as the server gave it with checksum mode on: the base64
+        /// SHA-256 of the whole object for a single PUT, `<base64>-<parts>` (a checksum of the
+        /// parts' checksums) for a multipart object; nil when the object has no SHA-256 checksum
+        /// or the server keeps none.
+        package var checksumSHA256: String? = nil
+        /// `x-amz-checksum-type`: `COMPOSITE` or `FULL_OBJECT`, when the server says.
+        package var checksumType: String? = nil
+
+        /// What the HEAD shows about whether the object holds the bytes whose SHA-256 is
+        /// `sha256` (lowercase hex) and whose size is `size`.
+        ///
+        /// Every piece of evidence present must agree, and the strongest decides how sure the
+        /// answer is:
+        /// 1. `x-amz-checksum-sha256` of the whole object: computed by the server from the bytes
+        ///    it received (and checked against the one PushPrep sent), so it speaks for the
+        ///    stored bytes themselves;
+        /// 2. `x-amz-meta-sha256`: what the uploader said the bytes were (PushPrep has each part
+        ///    of its own uploads verified, but anyone with write access may set it to anything);
+        /// 3. `Content-Length`: only the size, the weakest evidence, accepted alone when the
+        ///    object carries neither digest (a store that keeps no metadata or checksums).
+        ///
+        /// A composite multipart checksum (`…-N`) says nothing about the whole object's SHA-256
+        /// and is not used.
+        package func evidence(sha256: String, size: Int) -> DigestEvidence {
+            if self.size != size { return .mismatch("\(self.size) bytes") }
+            var confirmed: DigestEvidence?
+            if let checksum = wholeObjectChecksum {
+                let expected = S3Client.digestBytes(hex: sha256).map { Data($0).base64EncodedString() }
+                guard checksum == expected else {
+                    let found = Data(base64Encoded: checksum).map { Array($0).hexString } ?? checksum
+                    return .mismatch("x-amz-checksum-sha256 \(found)")
+                }
+                confirmed = .confirmed("x-amz-checksum-sha256")
+            }
+            if let stored = self.sha256 {
+                guard stored == sha256 else { return .mismatch("x-amz-meta-sha256 \(stored)") }
+                confirmed = confirmed ?? .confirmed("x-amz-meta-sha256")
+            }
+            return confirmed ?? .sizeOnly
+        }
+
+        /// `checksumSHA256` when it is the whole object's: not a composite, which a server
+        /// marks with `-N`, or with `x-amz-checksum-type: COMPOSITE`, or (moto gives the
+        /// composite bare) by the multipart object's ETag, `"<hex>-N"`.
+        var wholeObjectChecksum: String? {
+            guard let checksumSHA256, !checksumSHA256.contains("-"), checksumType?.uppercased() != "COMPOSITE"
+            else { return nil }
+            if let etag, let dash = etag.lastIndex(of: "-"),
+                etag[etag.index(after: dash)...].trimmingCharacters(in: CharacterSet(charactersIn: "\"")).allSatisfy(
+                    \.isNumber)
+            {
+                return nil
+            }
+            return checksumSHA256
+        }
+    }
+
+    /// What an object's HEAD says about its bytes (see ``ObjectInfo/evidence(sha256:size:)``).
+    package enum DigestEvidence: Sendable, Equatable {
+        /// A SHA-256 of the whole object matched: named is the header that did.
+        case confirmed(String)
+        /// Only the size could be compared, and it matched.
+        case sizeOnly
+        /// Something differs: what was found (`31 bytes`, `x-amz-meta-sha256 <hex>`).
+        case mismatch(String)
     }
 
     /// What ``publish(file:key:contentType:sha256:)`` did.
@@ -151,8 +219,10 @@ package final class S3Client: Sendable {
     }
 
     func headObject(_ key: String, counter: RequestCounter) async throws(PushPrepError) -> HeadResult {
+        // Checksum mode asks for the SHA-256 the server computed from the bytes it stored.
         let request = S3Request(
-            method: .HEAD, key: key, operation: "HEAD \(configuration.bucket)/\(key)", acceptedStatuses: [403, 404])
+            method: .HEAD, key: key, headers: [("x-amz-checksum-mode", "ENABLED")],
+            operation: "HEAD \(configuration.bucket)/\(key)", acceptedStatuses: [403, 404])
         let response = try await send(request, counter: counter)
         switch response.status {
         case 404:
@@ -167,7 +237,9 @@ package final class S3Client: Sendable {
                 ObjectInfo(
                     size: size, sha256: response.headers.first(name: "x-amz-meta-sha256")?.lowercased(),
                     etag: response.headers.first(name: "etag"),
-                    contentType: response.headers.first(name: "content-type")))
+                    contentType: response.headers.first(name: "content-type"),
+                    checksumSHA256: response.headers.first(name: "x-amz-checksum-sha256"),
+                    checksumType: response.headers.first(name: "x-amz-checksum-type")))
         }
     }
 
@@ -198,7 +270,7 @@ package final class S3Client: Sendable {
         let counter = RequestCounter()
         var headFailure: PushPrepError?
         switch try await headObject(key, counter: counter) {
-        case .found(let existing) where existing.sha256 == sha256:
+        case .found(let existing) where Self.isConfirmed(existing.evidence(sha256: sha256, size: size)):
             logger.debug(
                 "storage object already stored", metadata: ["key": "\(key)", "bytes": "\(existing.size)"])
             return Publication(
@@ -242,6 +314,12 @@ package final class S3Client: Sendable {
         return Publication(
             outcome: .stored, key: key, bytes: size, parts: parts, attempts: counter.attempts,
             retries: counter.retries)
+    }
+
+    /// Whether `evidence` shows the bytes by their SHA-256 (the size alone does not).
+    static func isConfirmed(_ evidence: DigestEvidence) -> Bool {
+        if case .confirmed = evidence { return true }
+        return false
     }
 
     static func fileSize(_ path: String) async throws(PushPrepError) -> Int {

@@ -18,8 +18,9 @@ import PushPrepCore
 ///   a 301 redirect), naming the region the server says is right; any other 4xx too (the store
 ///   refuses the request as sent, and would again);
 /// - `storage_unavailable`, not retried: `NoSuchBucket` and other 404s, `NoSuchUpload`;
-/// - `io_error`: `BadDigest`, `XAmzContentSHA256Mismatch`: the bytes read from the file are not
-///   the ones whose SHA-256 was given (the file changed while it was uploaded).
+/// - `io_error`: `BadDigest`, `XAmzContentSHA256Mismatch`: the bytes the server received are not
+///   the ones whose SHA-256 was given (the file changed while it was uploaded, or the bytes were
+///   altered on the way: nothing is stored either way).
 struct S3ErrorResponse: Sendable, Equatable {
     /// The HTTP status.
     let status: Int
@@ -68,7 +69,8 @@ struct S3ErrorResponse: Sendable, Equatable {
         if let code, Self.digestCodes.contains(code) {
             return PushPrepError(
                 .ioError,
-                "\(operation): the bytes sent do not match the SHA-256 given for them (did the file change?): \(detail)"
+                "\(operation): the bytes the server received do not match the SHA-256 given for them (the file "
+                    + "changed while it was sent, or the bytes were altered on the way): \(detail)"
             )
         }
         if isRetryable {

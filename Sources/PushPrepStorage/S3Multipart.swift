@@ -11,11 +11,16 @@ import PushPrepCore
 /// at most ``S3Configuration/Limits/parallelParts`` at once, then `CompleteMultipartUpload` with
 /// the ETags in order.
 ///
-/// Each part is streamed from its range of the file and signed with its own payload hash (the
-/// range is read once to hash it, then again as it is sent), so the server checks every part's
-/// bytes. (`x-amz-checksum-sha256` cannot cover the whole object here: S3 keeps a checksum of the
-/// parts' checksums for multipart objects, and its full-object checksums are CRCs only; the
-/// object's SHA-256 is still stored as `x-amz-meta-sha256`.)
+/// Each part is streamed from its range of the file, signed with its own payload hash and sent
+/// with that hash again as `x-amz-checksum-sha256` (the range is read once to hash it, then
+/// again as it is sent): the upload is created with `x-amz-checksum-algorithm: SHA256`, so the
+/// server must compare each part's bytes with its checksum and refuse a part that differs
+/// (`BadDigest`), even a server that does not compare the signed payload hash with the body.
+/// `CompleteMultipartUpload` lists each part's `ChecksumSHA256` beside its ETag (a server that
+/// kept other bytes for a part refuses the list), and when the answer gives the object's
+/// checksum, the checksum of the parts' checksums (`<base64>-<parts>`, S3's composite checksum),
+/// it must be the one computed here. (A composite checksum is not the object's SHA-256, and S3's
+/// full-object checksums are CRCs only, so the object's SHA-256 is stored as `x-amz-meta-sha256`.)
 ///
 /// Parts stay billed until the upload is completed or aborted, so any failure, cancellation
 /// included, ends with `AbortMultipartUpload`, sent from a task of its own so that it runs even
@@ -46,7 +51,7 @@ extension S3Client {
         let name = "\(configuration.bucket)/\(key)"
         let created = try await send(
             S3Request(
-                method: .POST, key: key, query: "uploads=", headers: headers,
+                method: .POST, key: key, query: "uploads=", headers: headers + [("x-amz-checksum-algorithm", "SHA256")],
                 operation: "CreateMultipartUpload \(name)", errorMayHide200: true),
             counter: counter)
         guard
@@ -58,20 +63,23 @@ extension S3Client {
         let upload = Self.queryEncoded(uploadID)
         let parts = Self.parts(size: size, partSize: configuration.limits.partSize)
         do throws(PushPrepError) {
-            let etags = try await uploadParts(
+            let sent = try await uploadParts(
                 parts, file: path, key: key, upload: upload, operation: name, counter: counter)
             guard !Task.isCancelled else {
                 throw PushPrepError(
                     .storageUnavailable, "CompleteMultipartUpload \(name): interrupted (the task was cancelled)")
             }
             var document = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
-            for (part, etag) in zip(parts, etags) {
-                document += "<Part><PartNumber>\(part.number)</PartNumber><ETag>\(S3XML.escaped(etag))</ETag></Part>"
+            for (part, uploaded) in zip(parts, sent) {
+                document +=
+                    "<Part><PartNumber>\(part.number)</PartNumber><ETag>\(S3XML.escaped(uploaded.etag))</ETag>"
+                    + "<ChecksumSHA256>\(uploaded.checksum)</ChecksumSHA256></Part>"
             }
             document += "</CompleteMultipartUpload>"
             let body = Array(document.utf8)
+            let completed: S3Response
             do throws(PushPrepError) {
-                _ = try await send(
+                completed = try await send(
                     S3Request(
                         method: .POST, key: key, query: "uploadId=\(upload)",
                         headers: [("Content-Type", "application/xml")], body: .bytes(body),
@@ -81,10 +89,20 @@ extension S3Client {
             } catch {
                 // The answer to a Complete that succeeded may be lost; its retry then finds no such
                 // upload. The object itself says whether it was stored.
-                if case .found(let object)? = try? await headObject(key, counter: counter), object.sha256 == sha256 {
+                if case .found(let object)? = try? await headObject(key, counter: counter),
+                    Self.isConfirmed(object.evidence(sha256: sha256, size: size))
+                {
                     logger.debug("storage multipart upload completed, its answer lost", metadata: ["key": "\(key)"])
                     return parts.count
                 }
+                throw error
+            }
+            do throws(PushPrepError) {
+                try Self.checkComposite(completed, parts: sent, operation: "CompleteMultipartUpload \(name)")
+            } catch {
+                // The object exists, with the right x-amz-meta-sha256 and the wrong bytes: it must
+                // not be taken for stored by the next publication's HEAD.
+                await deleteObject(key: key, operation: name, counter: counter)
                 throw error
             }
         } catch {
@@ -94,22 +112,57 @@ extension S3Client {
         return parts.count
     }
 
-    /// Uploads every part, a bounded number at a time; the ETags in part order. On the first
-    /// failure the other parts are cancelled and that failure is thrown.
+    /// A part the server accepted: its ETag and the base64 SHA-256 it was sent with.
+    struct UploadedPart: Sendable {
+        var etag: String
+        var checksum: String
+    }
+
+    /// S3's composite checksum of a multipart object: the base64 SHA-256 of the parts' SHA-256
+    /// digests one after the other, then `-` and the number of parts.
+    static func compositeChecksum(_ parts: [UploadedPart]) -> String {
+        var hasher = SHA256()
+        for part in parts { hasher.update(data: Data(base64Encoded: part.checksum) ?? Data()) }
+        return "\(Data(hasher.finalize()).base64EncodedString())-\(parts.count)"
+    }
+
+    /// Refuses a `CompleteMultipartUpload` answer whose `<ChecksumSHA256>` is not the composite
+    /// checksum of the parts as sent (a server that gives none is not checked here: it compared
+    /// each part's checksum already).
+    static func checkComposite(
+        _ response: S3Response, parts: [UploadedPart], operation: String
+    ) throws(PushPrepError) {
+        guard
+            let given = S3XML.fields(
+                of: response.body, root: "CompleteMultipartUploadResult", names: ["ChecksumSHA256"])?["ChecksumSHA256"],
+            !given.isEmpty
+        else { return }
+        let expected = compositeChecksum(parts)
+        // Some servers give the composite checksum without its `-N`.
+        guard given == expected || "\(given)-\(parts.count)" == expected else {
+            throw PushPrepError(
+                .storageUnavailable,
+                "\(operation): the stored object's checksum is \(given), not \(expected) (the parts' SHA-256 "
+                    + "checksums): the server holds other bytes than were sent")
+        }
+    }
+
+    /// Uploads every part, a bounded number at a time; the parts as sent, in part order. On
+    /// the first failure the other parts are cancelled and that failure is thrown.
     private func uploadParts(
         _ parts: [Part], file path: String, key: String, upload: String, operation: String, counter: RequestCounter
-    ) async throws(PushPrepError) -> [String] {
+    ) async throws(PushPrepError) -> [UploadedPart] {
         let parallel = configuration.limits.parallelParts
-        let result: Result<[String], PushPrepError> = await withTaskGroup(
-            of: (Int, Result<String, PushPrepError>).self
+        let result: Result<[UploadedPart], PushPrepError> = await withTaskGroup(
+            of: (Int, Result<UploadedPart, PushPrepError>).self
         ) { group in
             var next = 0
             func start(_ part: Part) {
                 group.addTask {
                     do throws(PushPrepError) {
-                        let etag = try await self.uploadPart(
+                        let uploaded = try await self.uploadPart(
                             part, file: path, key: key, upload: upload, operation: operation, counter: counter)
-                        return (part.number, .success(etag))
+                        return (part.number, .success(uploaded))
                     } catch {
                         return (part.number, .failure(error))
                     }
@@ -119,12 +172,12 @@ extension S3Client {
                 start(parts[next])
                 next += 1
             }
-            var etags = [String?](repeating: nil, count: parts.count)
+            var uploaded = [UploadedPart?](repeating: nil, count: parts.count)
             var failure: PushPrepError?
             while let (number, outcome) = await group.next() {
                 switch outcome {
-                case .success(let etag):
-                    etags[number - 1] = etag
+                case .success(let part):
+                    uploaded[number - 1] = part
                     if failure == nil, next < parts.count {
                         start(parts[next])
                         next += 1
@@ -138,25 +191,40 @@ extension S3Client {
                 }
             }
             if let failure { return .failure(failure) }
-            return .success(etags.compactMap { $0 })
+            return .success(uploaded.compactMap { $0 })
         }
         return try result.get()
     }
 
+    /// Sends one part with its SHA-256 twice: as the signed payload hash and as
+    /// `x-amz-checksum-sha256`, the checksum the upload was created for, which every server that
+    /// takes it compares with the bytes it received. A server that answers with another checksum
+    /// kept other bytes: `storage_unavailable`.
     private func uploadPart(
         _ part: Part, file path: String, key: String, upload: String, operation: String, counter: RequestCounter
-    ) async throws(PushPrepError) -> String {
+    ) async throws(PushPrepError) -> UploadedPart {
         let name = "UploadPart \(part.number) of \(operation)"
         let hash = try await Self.sha256(of: path, range: part.range, operation: name)
+        guard let digest = Self.digestBytes(hex: hash) else {
+            throw PushPrepError(.ioError, "\(name): the part's SHA-256 could not be computed")
+        }
+        let checksum = Data(digest).base64EncodedString()
         let response = try await send(
             S3Request(
                 method: .PUT, key: key, query: "partNumber=\(part.number)&uploadId=\(upload)",
-                body: .file(path: path, range: part.range), payloadHash: hash, operation: name),
+                headers: [("x-amz-checksum-sha256", checksum)], body: .file(path: path, range: part.range),
+                payloadHash: hash, operation: name),
             counter: counter)
         guard let etag = response.headers.first(name: "etag"), !etag.isEmpty else {
             throw PushPrepError(.storageUnavailable, "\(name): the answer has no ETag")
         }
-        return etag
+        if let echoed = response.headers.first(name: "x-amz-checksum-sha256"), !echoed.isEmpty, echoed != checksum {
+            throw PushPrepError(
+                .storageUnavailable,
+                "\(name): the server computed the checksum \(echoed) for the part, not \(checksum): it received other "
+                    + "bytes than were sent")
+        }
+        return UploadedPart(etag: etag, checksum: checksum)
     }
 
     /// Aborts the upload from a task of its own (the caller's may be cancelled), so that no part
@@ -179,6 +247,26 @@ extension S3Client {
                 metadata: ["upload": "\(upload)", "error": "\(outcome.message)"])
         } else {
             logger.debug("storage multipart upload aborted", metadata: ["operation": "\(operation)"])
+        }
+    }
+
+    /// Deletes an object that was stored wrong, from a task of its own as ``abort(key:upload:operation:counter:)``
+    /// does; a failure is a warning naming the key.
+    private func deleteObject(key: String, operation: String, counter: RequestCounter) async {
+        let request = S3Request(
+            method: .DELETE, key: key, operation: "DeleteObject \(operation)", acceptedStatuses: [404])
+        let outcome = await Task { () async -> PushPrepError? in
+            do throws(PushPrepError) {
+                _ = try await self.send(request, counter: counter)
+                return nil
+            } catch {
+                return error
+            }
+        }.value
+        if let outcome {
+            logger.warning(
+                "storage object stored with other bytes could not be deleted",
+                metadata: ["key": "\(key)", "error": "\(outcome.message)"])
         }
     }
 

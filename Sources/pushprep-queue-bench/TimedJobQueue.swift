@@ -99,6 +99,20 @@ struct TimedJobQueue: JobQueue {
         }
     }
 
+    func unfinishedSources(withPrefix prefix: String) async throws(PushPrepError) -> Set<String> {
+        try await base.unfinishedSources(withPrefix: prefix)
+    }
+
+    func pruneReturningFiles(finishedBefore before: Date) async throws(PushPrepError) -> [PrunedJob] {
+        try await timed("prune", rows: { $0.count }) { () async throws(PushPrepError) in
+            try await base.pruneReturningFiles(finishedBefore: before)
+        }
+    }
+
+    func namedInResults(_ texts: [String]) async throws(PushPrepError) -> Set<String> {
+        try await base.namedInResults(texts)
+    }
+
     func pruneIdempotencyKeys(before: Date) async throws(PushPrepError) -> Int {
         try await timed("pruneIdempotencyKeys", rows: { $0 }) { () async throws(PushPrepError) in
             try await base.pruneIdempotencyKeys(before: before)

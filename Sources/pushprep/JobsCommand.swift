@@ -137,6 +137,20 @@ struct JobsCommand: AsyncParsableCommand {
         @Option(name: .customLong("older-than"), help: "Days since the job finished (0...3650).")
         var olderThan: Double = 7
 
+        @Flag(
+            name: .customLong("delete-files"),
+            help: """
+                Also delete the pruned jobs' uploads (under --uploads) and outputs (under --out) that no job left \
+                in the queue still needs.
+                """)
+        var deleteFiles = false
+
+        @Option(name: .customLong("uploads"), help: "The uploads directory serve was given (with --delete-files).")
+        var uploads: String = "./pushprep-uploads"
+
+        @Option(name: .customLong("out"), help: "The out directory the outputs are in (with --delete-files).")
+        var out: String = "./pushprep-out"
+
         @OptionGroup var common: Common
 
         func validate() throws {
@@ -147,9 +161,28 @@ struct JobsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let before = Date().addingTimeInterval(-olderThan * 86_400)
-            let count = try await common.withQueue { try await $0.prune(finishedBefore: before) }
-            if common.output.json { return try JSONOutputOptions.print(["pruned": count]) }
-            print("pruned \(count) finished job\(count == 1 ? "" : "s")")
+            guard deleteFiles else {
+                let count = try await common.withQueue { try await $0.prune(finishedBefore: before) }
+                if common.output.json { return try JSONOutputOptions.print(["pruned": count]) }
+                print("pruned \(count) finished job\(count == 1 ? "" : "s")")
+                return
+            }
+            let files = PrunedFiles(uploads: uploads, out: out)
+            let (count, outcome) = try await common.withQueue { queue in
+                let pruned = try await queue.pruneReturningFiles(finishedBefore: before)
+                return (pruned.count, try await files.delete(pruned, queue: queue))
+            }
+            if common.output.json {
+                struct View: Encodable {
+                    var pruned: Int
+                    var files: PrunedFiles.Outcome
+                }
+                return try JSONOutputOptions.print(View(pruned: count, files: outcome))
+            }
+            print(
+                "pruned \(count) finished job\(count == 1 ? "" : "s"); deleted \(outcome.uploadsDeleted) upload(s) and "
+                    + "\(outcome.outputsDeleted) output(s), \(outcome.bytesDeleted) bytes; kept \(outcome.keptInUse) "
+                    + "file(s) other jobs still name")
         }
     }
 

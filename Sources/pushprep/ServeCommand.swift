@@ -145,6 +145,13 @@ struct ServeCommand: AsyncParsableCommand {
         help: "The most bytes one POST /v1/preflight may download (its fetch_max_bytes at most).")
     var maxPreflightBytes: Int = PreflightSession.FetchBudget().maxBytes
 
+    @Option(
+        name: .customLong("keep-uploads"),
+        help:
+            "Seconds an upload is kept once no queued or running job refers to it, then deleted (more than the longest upload-to-enqueue time of any server sharing --uploads)."
+    )
+    var keepUploads: Double = 60
+
     @Option(name: .customLong("webhook-url"), help: "Where to POST job results of jobs created without a callback_url.")
     var webhookURL: String?
 
@@ -222,6 +229,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maxWaitsPerClient = maxWaitsPerClient
         configuration.preflightFetchCeiling = PreflightSession.FetchBudget(
             maxURLs: maxPreflightURLs, maxBytes: maxPreflightBytes)
+        configuration.keepUploadsSeconds = keepUploads
         return configuration
     }
 

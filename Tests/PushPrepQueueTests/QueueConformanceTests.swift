@@ -599,6 +599,36 @@ struct QueueConformanceTests {
     }
 
     @Test(
+        "the files of jobs: unfinished sources by prefix (no wildcard), prune returning the pruned jobs' sources and results, names searched in results",
+        arguments: QueueBackend.testedBackends)
+    func filesOfJobs(_ backend: QueueBackend) async throws {
+        try await QueueFixture.withQueue(backend) { queue, _ in
+            _ = try await queue.enqueue([
+                JobSpec(source: "/up/a.bmp", payload: "{}", priority: 3),
+                JobSpec(source: "/up/b.bmp", payload: "{}", priority: 2),
+                JobSpec(source: "/up_x/c.bmp", payload: "{}", priority: 1),
+                JobSpec(source: "https://media.example/up/d.bmp", payload: "{}"),
+            ])
+            let claimed = try await queue.claim(worker: "worker-a", limit: 2, lease: lease)
+            #expect(claimed.map(\.source) == ["/up/a.bmp", "/up/b.bmp"])
+            #expect(try await queue.unfinishedSources(withPrefix: "/up/") == ["/up/a.bmp", "/up/b.bmp"])
+            let result = #"{"file":"img-1.jpg","poster":{"file":"img-1-poster.jpg"}}"#
+            _ = try await queue.finish([succeeded(claimed[0], result: result), failed(claimed[1])])
+            #expect(try await queue.unfinishedSources(withPrefix: "/up/") == [])
+            // `_` is no wildcard: /up/ does not begin with /up_.
+            #expect(try await queue.unfinishedSources(withPrefix: "/up_") == ["/up_x/c.bmp"])
+            #expect(try await queue.namedInResults(["\"img-1.jpg\"", "\"img-2.jpg\""]) == ["\"img-1.jpg\""])
+            #expect(try await queue.pruneReturningFiles(finishedBefore: Date().addingTimeInterval(-60)).isEmpty)
+            let pruned = try await queue.pruneReturningFiles(finishedBefore: Date().addingTimeInterval(60))
+            #expect(Set(pruned.map(\.source)) == ["/up/a.bmp", "/up/b.bmp"])
+            #expect(pruned.first { $0.source == "/up/a.bmp" }?.result == result)
+            #expect(pruned.first { $0.source == "/up/b.bmp" }?.result == nil)
+            #expect(try await queue.namedInResults(["\"img-1.jpg\""]).isEmpty)
+            #expect(try await queue.list(state: nil, limit: 10).count == 2)
+        }
+    }
+
+    @Test(
         "stats count every state, scheduled jobs, expired leases and the oldest ready job's age",
         arguments: QueueBackend.testedBackends)
     func stats(_ backend: QueueBackend) async throws {

@@ -323,3 +323,78 @@ struct UploadAndPayloadTests {
         }
     }
 }
+
+// MARK: - Uploads are deleted once no unfinished job needs them (issue 26 §1.8)
+
+extension UploadAndPayloadTests {
+    /// The files of the uploads directory, hidden temporaries included, and their total size.
+    static func uploadsUsage(_ dir: URL) -> (files: Int, bytes: Int) {
+        let directory = dir.appendingPathComponent("uploads").path
+        var bytes = 0
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for name in names {
+            let size = (try? FileManager.default.attributesOfItem(atPath: "\(directory)/\(name)")[.size]) as? Int
+            bytes += size ?? 0
+        }
+        return (names.count, bytes)
+    }
+
+    /// A batch of raw and form uploads to a real `serve --keep-uploads 0` (queue `queue`, nil
+    /// for SQLite), 8 whose jobs succeed and 4 whose jobs fail (BMPs cut short): once every job
+    /// has ended, the uploads directory is back to its baseline, files and bytes; an upload
+    /// already there when the batch began is deleted too once its job ended.
+    static func uploadsReturnToBaseline(queue: String?, in dir: URL) async throws {
+        var arguments = ["--keep-uploads", "0"]
+        if let queue { arguments += ["--queue", queue] }
+        let server = try await ServeProcess.start(arguments, in: dir)
+        let api = APITestClient(baseURL: server.baseURL)
+        let baseline = Self.uploadsUsage(dir)
+        var ids: [Int] = []
+        var broken: Set<Int> = []
+        for index in 0..<12 {
+            let image = TinyBMP.bytes(1000 + index)
+            let fails = index % 3 == 2
+            let body = fails ? Array(image.prefix(120)) : image
+            let created = try await api.send(
+                .POST, "/v1/uploads?filename=batch-\(index).bmp", body: body, contentType: "image/bmp")
+            #expect(created.status == 202, "\(created.text)")
+            let id = try #require(try Self.firstJob(created)["id"] as? Int)
+            ids.append(id)
+            if fails { broken.insert(id) }
+        }
+        for id in ids {
+            let done = try await Self.finished(api, id)
+            let state = done["state"] as? String
+            if broken.contains(id) {
+                #expect(state == "failed" || state == "dead", "\(done)")
+            } else {
+                #expect(state == "succeeded", "\(done)\n\(server.process.logTail())")
+            }
+        }
+        try await Poll.until(
+            "the uploads directory is back to its baseline \(baseline) (now \(Self.uploadsUsage(dir)))",
+            within: .seconds(30), diagnostics: { server.process.logTail() }
+        ) { Self.uploadsUsage(dir) == baseline }
+        // The sweep logs what it deleted once its pass is over.
+        try await Poll.until("the sweep logs its deletions", within: .seconds(10)) {
+            server.process.stderrText.contains("uploads deleted")
+        }
+        _ = await server.stop()
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func uploadsAreDeletedOnceTheirJobsEndSQLite() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        try await Self.uploadsReturnToBaseline(queue: nil, in: dir)
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func uploadsAreDeletedOnceTheirJobsEndPostgreSQL() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        try await PostgresTestServer.shared.withFreshDatabase { url in
+            try await Self.uploadsReturnToBaseline(queue: url.commandLineArgument, in: dir)
+        }
+    }
+}

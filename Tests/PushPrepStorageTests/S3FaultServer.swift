@@ -19,12 +19,30 @@ import Synchronization
 /// `x-amz-bucket-region`). It does not recompute the signature: that would test the signer
 /// against itself (moto does that, with its own implementation, in the integration tests).
 ///
+/// Checksums as S3 keeps them: an upload created with `x-amz-checksum-algorithm: SHA256` takes
+/// each part's `x-amz-checksum-sha256`, requires each part's `ChecksumSHA256` in the Complete
+/// list, and answers with the composite checksum (`<base64 of the SHA-256 of the parts' digests>-N`);
+/// a PUT's `x-amz-checksum-sha256` is kept; a HEAD with `x-amz-checksum-mode: ENABLED` gives
+/// the object's. ``Verification`` makes it as lax as some S3-compatible servers are, and
+/// ``Action/corruptBody`` alters a body on the way in.
+///
 /// Every request is recorded (operation, headers, body bytes and chunks), and the most
 /// `UploadPart` requests in flight at once is kept.
 final class S3FaultServer: Sendable {
     /// What a request asked for.
     enum Operation: String, Sendable {
-        case headObject, putObject, createMultipart, uploadPart, completeMultipart, abortMultipart, other
+        case headObject, putObject, deleteObject, createMultipart, uploadPart, completeMultipart, abortMultipart, other
+    }
+
+    /// What the server compares with the body it received.
+    enum Verification: Sendable {
+        /// `x-amz-content-sha256` and `x-amz-checksum-sha256`, as S3 does.
+        case all
+        /// Only `x-amz-checksum-sha256`: like the S3-compatible server that stored a part whose
+        /// body differed from its signed payload hash.
+        case checksumsOnly
+        /// Nothing: whatever arrives is stored (its checksums are still computed and reported).
+        case nothing
     }
 
     /// What a scripted fault does to a matching request.
@@ -37,6 +55,9 @@ final class S3FaultServer: Sendable {
         case closeAfterBodyBytes(Int)
         /// Does what was asked, then closes the connection instead of answering (a lost answer).
         case loseAnswer
+        /// Flips the bits of the body's first byte as it arrives, as a faulty link or proxy
+        /// would: the server hashes and stores the altered bytes.
+        case corruptBody
     }
 
     /// A fault for the next `times` requests of `operation` (and of `partNumber`, for parts).
@@ -54,11 +75,16 @@ final class S3FaultServer: Sendable {
         var headers: [String: String]
         /// How many times an upload stored this key.
         var writes: Int
+        /// `x-amz-checksum-sha256` as a HEAD with checksum mode gives it: the base64 SHA-256 of
+        /// a PUT sent with one, the composite `…-N` of a multipart upload created for SHA-256.
+        var checksum: String? = nil
     }
 
     struct Upload: Sendable {
         var key: String
         var headers: [String: String]
+        /// `x-amz-checksum-algorithm` of the CreateMultipartUpload.
+        var checksumAlgorithm: String? = nil
         var parts: [Int: (bytes: [UInt8]?, size: Int, hasher: SHA256Snapshot, etag: String)] = [:]
     }
 
@@ -96,14 +122,17 @@ final class S3FaultServer: Sendable {
     let retainBodies: Bool
     /// How long an `UploadPart` answer is held once its body is in, so that parallel parts overlap.
     let partDelay: TimeAmount
+    /// What the server checks the bodies against.
+    let verification: Verification
     let state = Mutex(State())
     private let channel: Mutex<(any Channel)?> = Mutex(nil)
     let port: Int
 
     private init(
         bucket: String, region: String, accessKeyID: String, retainBodies: Bool, partDelay: TimeAmount,
-        channel: any Channel
+        verification: Verification, channel: any Channel
     ) {
+        self.verification = verification
         self.bucket = bucket
         self.region = region
         self.accessKeyID = accessKeyID
@@ -115,7 +144,7 @@ final class S3FaultServer: Sendable {
 
     static func start(
         bucket: String = "media", region: String = "eu-west-3", accessKeyID: String = "AKIDTESTKEY",
-        retainBodies: Bool = true, partDelay: TimeAmount = .zero
+        retainBodies: Bool = true, partDelay: TimeAmount = .zero, verification: Verification = .all
     ) async throws -> S3FaultServer {
         let boxRef = BoxRef()
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -130,7 +159,7 @@ final class S3FaultServer: Sendable {
             .get()
         let server = S3FaultServer(
             bucket: bucket, region: region, accessKeyID: accessKeyID, retainBodies: retainBodies,
-            partDelay: partDelay, channel: channel)
+            partDelay: partDelay, verification: verification, channel: channel)
         boxRef.box.withLock { $0 = server }
         return server
     }
@@ -139,6 +168,15 @@ final class S3FaultServer: Sendable {
 
     func inject(_ fault: Fault) { state.withLock { $0.faults.append(fault) } }
     func object(_ key: String) -> Object? { state.withLock { $0.objects[key] } }
+    /// Stores `bytes` under `key` as another client would: with `headers` (lowercase names)
+    /// and no checksum unless `checksum` is given.
+    func put(_ key: String, bytes: [UInt8], headers: [String: String] = [:], checksum: String? = nil) {
+        state.withLock { state in
+            state.objects[key] = Object(
+                bytes: bytes, size: bytes.count, sha256: Array(SHA256.hash(data: bytes)), headers: headers,
+                writes: (state.objects[key]?.writes ?? 0) + 1, checksum: checksum)
+        }
+    }
     var requests: [Recorded] { state.withLock { $0.requests } }
     var openUploads: Int { state.withLock { $0.uploads.count } }
     var maxPartsInFlight: Int { state.withLock { $0.maxPartsInFlight } }
@@ -204,6 +242,11 @@ private final class S3Handler: ChannelInboundHandler, @unchecked Sendable {
             }
         case .body(var buffer):
             guard !closed else { return }
+            if case .corruptBody = fault, received == 0, buffer.readableBytes > 0,
+                let first = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self)
+            {
+                buffer.setInteger(~first, at: buffer.readerIndex)
+            }
             chunks += 1
             received += buffer.readableBytes
             buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
@@ -245,6 +288,7 @@ private final class S3Handler: ChannelInboundHandler, @unchecked Sendable {
         case (.HEAD, _, _): operation = .headObject
         case (.PUT, _, true): operation = .uploadPart
         case (.PUT, _, false): operation = .putObject
+        case (.DELETE, _, false): operation = .deleteObject
         case (.POST, true, _): operation = .createMultipart
         case (.POST, _, true): operation = .completeMultipart
         case (.DELETE, _, true): operation = .abortMultipart
@@ -361,14 +405,17 @@ private final class S3Handler: ChannelInboundHandler, @unchecked Sendable {
         }
         let key = parts.count > 1 ? (parts[1].removingPercentEncoding ?? parts[1]) : ""
         let digest = Array(hasher.finalize())
-        if payloadHash != "UNSIGNED-PAYLOAD", payloadHash != digest.map({ String(format: "%02x", $0) }).joined() {
+        if server.verification == .all, payloadHash != "UNSIGNED-PAYLOAD",
+            payloadHash != digest.map({ String(format: "%02x", $0) }).joined()
+        {
             return error(400, "XAmzContentSHA256Mismatch", "The provided 'x-amz-content-sha256' header does not match")
         }
-        if let checksum = head.headers.first(name: "x-amz-checksum-sha256"),
-            checksum != Data(digest).base64EncodedString()
-        {
+        let sentChecksum = head.headers.first(name: "x-amz-checksum-sha256")
+        if server.verification != .nothing, let sentChecksum, sentChecksum != Data(digest).base64EncodedString() {
             return error(400, "BadDigest", "The SHA256 you specified did not match the calculated checksum.")
         }
+        let checksumMode = head.headers.first(name: "x-amz-checksum-mode") == "ENABLED"
+        let checksumAlgorithm = head.headers.first(name: "x-amz-checksum-algorithm")
         let kept = ["content-type", "cache-control", "x-amz-meta-sha256", "content-disposition"]
         var stored: [String: String] = [:]
         for name in kept { if let value = head.headers.first(name: name) { stored[name] = value } }
@@ -379,16 +426,22 @@ private final class S3Handler: ChannelInboundHandler, @unchecked Sendable {
                 guard let object = state.objects[key] else { return Answer(status: 404) }
                 var headers = [("Content-Length", "\(object.size)"), ("ETag", "\"etag\"")]
                 for (name, value) in object.headers { headers.append((name, value)) }
+                if checksumMode, let checksum = object.checksum { headers.append(("x-amz-checksum-sha256", checksum)) }
                 return Answer(status: 200, headers: headers)
+            case .deleteObject:
+                state.objects[key] = nil
+                return Answer(status: 204)
             case .putObject:
                 let writes = (state.objects[key]?.writes ?? 0) + 1
                 state.objects[key] = S3FaultServer.Object(
-                    bytes: retained, size: received, sha256: digest, headers: stored, writes: writes)
+                    bytes: retained, size: received, sha256: digest, headers: stored, writes: writes,
+                    checksum: sentChecksum.map { _ in Data(digest).base64EncodedString() })
                 return Answer(status: 200, headers: [("ETag", "\"\(Data(digest.prefix(16)).base64EncodedString())\"")])
             case .createMultipart:
                 let id = "upload-\(state.nextUpload)~/+="
                 state.nextUpload += 1
-                state.uploads[id] = S3FaultServer.Upload(key: key, headers: stored)
+                state.uploads[id] = S3FaultServer.Upload(
+                    key: key, headers: stored, checksumAlgorithm: checksumAlgorithm)
                 let xml =
                     "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<InitiateMultipartUploadResult><Bucket>\(server.bucket)"
                     + "</Bucket><Key>\(key)</Key><UploadId>\(id)</UploadId></InitiateMultipartUploadResult>"
@@ -410,6 +463,23 @@ private final class S3Handler: ChannelInboundHandler, @unchecked Sendable {
                 guard !listed.isEmpty, listed.map(\.number) == listed.map(\.number).sorted(),
                     listed.allSatisfy({ upload.parts[$0.number]?.etag == $0.etag })
                 else { return error(400, "InvalidPart", "One or more of the specified parts could not be found.") }
+                // With a checksum algorithm, S3 requires each part's checksum, equal to the one it
+                // computed for the part's bytes; the object's is the composite of them.
+                var composite: String?
+                if upload.checksumAlgorithm == "SHA256" {
+                    let digests = listed.compactMap { upload.parts[$0.number]?.hasher.digest }
+                    guard
+                        server.verification == .nothing
+                            || zip(listed, digests).allSatisfy({ $0.checksum == Data($1).base64EncodedString() })
+                    else {
+                        return error(
+                            400, "InvalidPart",
+                            "One or more of the specified parts could not be found. The part may not have been "
+                                + "uploaded, or the specified entity tag or checksum may not match the part's.")
+                    }
+                    composite =
+                        "\(Data(SHA256.hash(data: digests.flatMap { $0 })).base64EncodedString())-\(listed.count)"
+                }
                 var whole: [UInt8]? = server.retainBodies ? [] : nil
                 var size = 0
                 for entry in listed {
@@ -420,11 +490,13 @@ private final class S3Handler: ChannelInboundHandler, @unchecked Sendable {
                 let writes = (state.objects[upload.key]?.writes ?? 0) + 1
                 state.objects[upload.key] = S3FaultServer.Object(
                     bytes: whole, size: size, sha256: whole.map { Array(SHA256.hash(data: $0)) } ?? [],
-                    headers: upload.headers, writes: writes)
+                    headers: upload.headers, writes: writes, checksum: composite)
                 state.uploads[id] = nil
                 let xml =
                     "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<CompleteMultipartUploadResult><Key>\(upload.key)"
-                    + "</Key><ETag>\"multi-\(listed.count)\"</ETag></CompleteMultipartUploadResult>"
+                    + "</Key><ETag>\"multi-\(listed.count)\"</ETag>"
+                    + (composite.map { "<ChecksumSHA256>\($0)</ChecksumSHA256>" } ?? "")
+                    + "</CompleteMultipartUploadResult>"
                 return Answer(status: 200, headers: [("Content-Type", "application/xml")], body: Array(xml.utf8))
             case .abortMultipart:
                 guard let id = query["uploadId"], state.uploads.removeValue(forKey: id) != nil else {
@@ -438,17 +510,20 @@ private final class S3Handler: ChannelInboundHandler, @unchecked Sendable {
     }
 }
 
-/// The `<Part><PartNumber>…</PartNumber><ETag>…</ETag></Part>` list of a CompleteMultipartUpload body.
+/// The `<Part><PartNumber>…</PartNumber><ETag>…</ETag><ChecksumSHA256>…</ChecksumSHA256></Part>`
+/// list of a CompleteMultipartUpload body.
 private final class PartList: NSObject, XMLParserDelegate {
     struct Entry {
         var number: Int
         var etag: String
+        var checksum: String?
     }
 
     private var entries: [Entry] = []
     private var text = ""
     private var number: Int?
     private var etag: String?
+    private var checksum: String?
 
     static func parse(_ bytes: [UInt8]) -> [Entry] {
         let list = PartList()
@@ -469,10 +544,12 @@ private final class PartList: NSObject, XMLParserDelegate {
         switch elementName {
         case "PartNumber": number = Int(text)
         case "ETag": etag = text
+        case "ChecksumSHA256": checksum = text
         case "Part":
-            if let number, let etag { entries.append(Entry(number: number, etag: etag)) }
+            if let number, let etag { entries.append(Entry(number: number, etag: etag, checksum: checksum)) }
             number = nil
             etag = nil
+            checksum = nil
         default: break
         }
     }

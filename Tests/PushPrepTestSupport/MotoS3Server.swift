@@ -152,6 +152,16 @@ package final class MotoS3Server: Sendable {
         return try decoder.decode(StoredObject.self, from: output)
     }
 
+    /// Stores `body` under `key` in `bucket` (``bucket`` when nil) with boto3
+    /// (`scripts/s3_put.py`), as a client other than PushPrep would: no `x-amz-meta-sha256`.
+    package func put(_ key: String, body: Data, bucket: String? = nil) async throws {
+        let instance = try await instance.value
+        let request = Self.request(
+            instance, region: region,
+            ["bucket": bucket ?? instance.bucket, "key": key, "body_base64": body.base64EncodedString()])
+        _ = try await Self.runScript("s3_put.py", request)
+    }
+
     /// An object as boto3 reads it back.
     package struct StoredObject: Sendable, Decodable {
         /// The bytes.

@@ -8,7 +8,7 @@ import Foundation
 /// server recorded as this process's, so the next run stops and deletes what a killed run left
 /// behind; spawning a program with no descriptor of this process; and running blocking work off
 /// Swift concurrency's pool.
-enum ServerProcess {
+package enum ServerProcess {
     // MARK: - Server directories
 
     /// A new directory `<pid>-<random>/` under `parent` (made, shared like /tmp, when missing),
@@ -146,7 +146,7 @@ enum ServerProcess {
 
     /// Runs blocking work (processes, waits) on a thread of its own instead of one of the few
     /// threads of Swift concurrency's pool.
-    static func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    package static func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 continuation.resume(with: Result { try work() })

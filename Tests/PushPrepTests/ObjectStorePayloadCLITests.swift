@@ -147,6 +147,36 @@ struct ObjectStorePayloadCLITests {
         }
     }
 
+    @Test(
+        "payload --store refuses an object another client put under an entry's key without x-amz-meta-sha256: 31 bytes for a larger entry are invalid_payload, saying what was expected and found"
+    )
+    func objectWithoutDigest() async throws {
+        let server = MotoS3Server.shared
+        let bucket = try await server.makeBucket()
+        let environment = try await server.pushprepEnvironment()
+        try await CLI.inTemporaryDirectory { directory in
+            let inputs = try CLI.makeSamples(in: directory)
+            let store = try await server.storeURL(prefix: "push", bucket: bucket)
+            let photo = try #require(
+                try Self.stored([inputs[0]], store: store, in: directory, environment: environment).first)
+            #expect(photo.bytes > 31)
+            // boto3 puts 31 other bytes under the entry's key, with no x-amz-meta-sha256.
+            try await server.put(
+                "push/\(photo.file)", body: Data("not the attachment, 31 bytes...".utf8), bucket: bucket)
+            #expect(try await server.readBack("push/\(photo.file)", bucket: bucket)?.metadata["sha256"] == nil)
+            let run = try CLI.pushprep(
+                ["payload", "manifest.json", "--store", store, "--presign", "1d", "--body", "Hi"], in: directory,
+                environment: environment)
+            #expect(run.status == 1, "\(run.stderr)")
+            #expect(run.stdout.isEmpty)
+            #expect(run.stderr.contains("invalid_payload"), "\(run.stderr)")
+            #expect(
+                run.stderr.contains(
+                    "the object push/\(photo.file) holds other bytes than the manifest's entry: expected "
+                        + "\(photo.bytes) bytes with SHA-256 \(photo.sha256), found 31 bytes"), "\(run.stderr)")
+        }
+    }
+
     @Test("payload: --presign without --store, a file: store, and --presign with --base-url are usage errors")
     func usageErrors() async throws {
         let server = MotoS3Server.shared

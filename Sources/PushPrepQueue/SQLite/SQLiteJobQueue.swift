@@ -443,7 +443,7 @@ public final class SQLiteJobQueue: JobQueue {
 
 /// The queue's SQL. Statements of the hot paths (enqueue, claim, heartbeat, finish, release)
 /// are prepared once per connection and cached.
-private enum SQL {
+enum SQL {
     static let columns = """
         id, state, source, payload, dedup_key, priority, attempt, max_attempts, timeout_seconds, run_at, \
         created_at, updated_at, finished_at, lease_owner, lease_token, lease_expires_at, cancel_requested, \

@@ -124,12 +124,15 @@ package final class UploadSweeper: Sendable {
             guard !needed.contains(path) else { continue }
             let size = state.withLock { state -> Int? in
                 guard state.active[path] == nil, !state.touched.contains(path) else { return nil }
-                var info = stat()
-                // lstat: a symbolic link is not followed, nor deleted (the server never makes one).
-                guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-                let written = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
-                guard Date().timeIntervalSince1970 - written >= grace.seconds else { return nil }
-                return unlink(path) == 0 ? Int(info.st_size) : nil
+                // attributesOfItem reads the entry with lstat: a symbolic link is not followed, nor
+                // deleted (the server never makes one).
+                guard let info = try? FileManager.default.attributesOfItem(atPath: path),
+                    info[.type] as? FileAttributeType == .typeRegular,
+                    let written = info[.modificationDate] as? Date
+                else { return nil }
+                guard Date().timeIntervalSince(written) >= grace.seconds else { return nil }
+                let size = (info[.size] as? NSNumber)?.intValue ?? 0
+                return unlink(path) == 0 ? size : nil
             }
             if let size {
                 removed += 1

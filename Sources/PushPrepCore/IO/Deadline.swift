@@ -29,10 +29,11 @@ package func withDeadline<T: Sendable>(
     }
 }
 
-/// A one-shot alarm for ``withDeadline(_:_:)``: ``wait()`` returns when the time has passed or
-/// when its task is cancelled, whichever comes first, and in both cases nothing is left
-/// scheduled afterwards (the timer source is cancelled, its handler and this object released).
-private final class Alarm: Sendable {
+/// A one-shot alarm for ``withDeadline(_:_:)`` and the webhook sender's deadline: ``wait()``
+/// returns when the time has passed or when its task is cancelled, whichever comes first, and in
+/// both cases nothing is left scheduled afterwards (the timer source is cancelled, its handler and
+/// this object released), unlike a cancelled `Task.sleep`.
+package final class Alarm: Sendable {
     private enum State {
         /// ``wait()`` has not suspended yet.
         case idle
@@ -45,12 +46,13 @@ private final class Alarm: Sendable {
     private let state = Mutex<State>(.idle)
     private let timeout: Duration
 
-    init(after timeout: Duration) {
+    /// An alarm that rings `timeout` after ``wait()`` is called.
+    package init(after timeout: Duration) {
         self.timeout = timeout
     }
 
     /// Returns once `timeout` has passed since the call, or as soon as the task is cancelled.
-    func wait() async {
+    package func wait() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let armed = state.withLock { state -> Bool in

@@ -239,7 +239,9 @@ extension WebhookSender {
                     continuation,
                     work: Task { race.finish(await body()) },
                     timer: Task {
-                        try? await Task.sleep(until: deadline, clock: .continuous)
+                        // An Alarm, not Task.sleep: a cancelled sleep stays scheduled until its
+                        // deadline (issue 32); the alarm is freed when the work wins.
+                        await Alarm(after: max(.zero, deadline - .now)).wait()
                         race.finish(nil)
                     })
             }

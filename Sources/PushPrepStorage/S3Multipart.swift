@@ -233,15 +233,7 @@ extension S3Client {
         let request = S3Request(
             method: .DELETE, key: key, query: "uploadId=\(upload)", operation: "AbortMultipartUpload \(operation)",
             acceptedStatuses: [404])
-        let outcome = await Task { () async -> PushPrepError? in
-            do throws(PushPrepError) {
-                _ = try await self.send(request, counter: counter)
-                return nil
-            } catch {
-                return error
-            }
-        }.value
-        if let outcome {
+        if let outcome = await sendDetached(request, counter: counter) {
             logger.warning(
                 "storage multipart upload not aborted; its parts stay stored until a lifecycle rule removes them",
                 metadata: ["upload": "\(upload)", "error": "\(outcome.message)"])
@@ -255,7 +247,17 @@ extension S3Client {
     private func deleteObject(key: String, operation: String, counter: RequestCounter) async {
         let request = S3Request(
             method: .DELETE, key: key, operation: "DeleteObject \(operation)", acceptedStatuses: [404])
-        let outcome = await Task { () async -> PushPrepError? in
+        if let outcome = await sendDetached(request, counter: counter) {
+            logger.warning(
+                "storage object stored with other bytes could not be deleted",
+                metadata: ["key": "\(key)", "error": "\(outcome.message)"])
+        }
+    }
+
+    /// Sends a clean-up request from a task of its own, so that it goes out even when the caller's
+    /// task is cancelled (the reason it cleans up); the error, or nil once it was answered.
+    private func sendDetached(_ request: S3Request, counter: RequestCounter) async -> PushPrepError? {
+        await Task { () async -> PushPrepError? in
             do throws(PushPrepError) {
                 _ = try await self.send(request, counter: counter)
                 return nil
@@ -263,11 +265,6 @@ extension S3Client {
                 return error
             }
         }.value
-        if let outcome {
-            logger.warning(
-                "storage object stored with other bytes could not be deleted",
-                metadata: ["key": "\(key)", "error": "\(outcome.message)"])
-        }
     }
 
     /// The hex SHA-256 of a range of the file, read in chunks.

@@ -170,7 +170,9 @@ struct JobsCommand: AsyncParsableCommand {
             let files = PrunedFiles(uploads: uploads, out: out)
             let (count, outcome) = try await common.withQueue { queue in
                 let pruned = try await queue.pruneReturningFiles(finishedBefore: before)
-                return (pruned.count, try await files.delete(pruned, queue: queue))
+                // Bound before the tuple is built (scripts/lint-tuple-await.py: issue 26 §0).
+                let outcome = try await files.delete(pruned, queue: queue)
+                return (pruned.count, outcome)
             }
             if common.output.json {
                 struct View: Encodable {

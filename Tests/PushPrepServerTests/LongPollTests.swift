@@ -29,7 +29,7 @@ struct LongPollTests {
         let baseline = try Self.descriptors(of: pid)
 
         let port = try #require(URL(string: server.baseURL)?.port)
-        let request = "GET /v1/jobs/\(id)?wait=60s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        let request = "GET /v1/jobs/\(id)?wait=60s HTTP/1.1\r\nHost: \(server.host)\r\n\r\n"
         let clients = try await RawClients.connect(count, port: port, sending: request)
         // Each wait holds its connection's descriptor.
         try await Poll.until(
@@ -71,7 +71,7 @@ struct LongPollTests {
         let body = #"{"sources": ["https://media.example.com/p.jpg"]}"#
         let process = try await RawClients.connect(
             5, port: port,
-            sending: "POST /v1/process?timeout=60s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            sending: "POST /v1/process?timeout=60s HTTP/1.1\r\nHost: \(server.host)\r\nContent-Type: application/json\r\n"
                 + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
         try await Poll.until("5 process waits", within: .seconds(30), diagnostics: { server.process.logTail() }) {
             try await Self.metric("pushprep_api_waits", api) == 5
@@ -104,7 +104,7 @@ struct LongPollTests {
         let id = try #require((try created.json()["jobs"] as? [[String: Any]])?.first?["id"] as? Int)
         let port = try #require(URL(string: server.baseURL)?.port)
         func request(_ key: String) -> String {
-            "GET /v1/jobs/\(id)?wait=60s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(key)\r\n\r\n"
+            "GET /v1/jobs/\(id)?wait=60s HTTP/1.1\r\nHost: \(server.host)\r\nAuthorization: Bearer \(key)\r\n\r\n"
         }
         func waiting(_ count: Int) async throws {
             try await Poll.until("\(count) waits", within: .seconds(30), diagnostics: { server.process.logTail() }) {

@@ -236,9 +236,11 @@ struct HostileRequestCorpusTests {
 
 /// One file of the corpus, named for the test's report.
 struct CorpusFile: Sendable, CustomTestStringConvertible {
+    /// `NN-short-name.http`.
     var name: String
     var url: URL
 
+    /// The file's name, as the test's report shows the case.
     var testDescription: String { name }
 
     /// The file's setup and requests; throws, naming the file and line, when it does not follow
@@ -274,10 +276,13 @@ struct CorpusFile: Sendable, CustomTestStringConvertible {
 /// `/files/a.bmp`, see TestHTTPServer), `{{CONTENT_LENGTH}}` (the body's length once
 /// substituted), `{{HEX:c2 85}}` (raw bytes), `{{REPEAT:20000:a}}` (a text repeated).
 struct HostileCase: Sendable {
+    /// The `# issue` line: which defect the file reproduces.
     var issue: String
     var setup: CorpusSetup
+    /// The requests, sent in order, each on a connection of its own.
     var steps: [CorpusStep]
 
+    /// Parses the text of the corpus file `file`; throws ``malformed(_:_:_:)`` failures.
     init(parsing bytes: [UInt8], file: String) throws {
         guard String(validating: bytes, as: UTF8.self) != nil else { throw Self.malformed(file, 1, "not UTF-8") }
         let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
@@ -366,6 +371,7 @@ struct HostileCase: Sendable {
         return (String(name), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
     }
 
+    /// The failure for line `line` of `file`, naming both.
     static func malformed(_ file: String, _ line: Int, _ message: String) -> TestTools.Failure {
         TestTools.Failure(description: "Tests/HostileRequests/\(file):\(line): malformed: \(message)")
     }
@@ -373,7 +379,10 @@ struct HostileCase: Sendable {
 
 /// A problem in a corpus file's line.
 struct CorpusError: Error {
+    /// What is wrong, without the file and line (the parser adds them).
     var message: String
+
+    /// An error saying `message`.
     init(_ message: String) { self.message = message }
 }
 
@@ -390,12 +399,15 @@ struct CorpusSetup: Sendable {
     /// `--allowed-host NAME` (repeatable).
     var allowedHosts: [String] = []
 
+    /// The options that take a number, set on ``ServerConfiguration`` by ``apply(to:)``.
     static let numericOptions = [
         "--max-waits", "--max-waits-per-client", "--max-queued", "--auth-failure-limit", "--max-body-bytes",
     ]
 
+    /// The setup of a file without `# serve:`.
     init() {}
 
+    /// The setup `# serve: OPTIONS` names; throws for an option the corpus does not know.
     init(options text: String) throws(CorpusError) {
         var words = text.split(separator: " ").map(String.init)[...]
         while let option = words.popFirst() {
@@ -452,16 +464,26 @@ struct CorpusStep: Sendable {
         var status: Int
     }
 
+    /// The rest of the `###` line that starts the step, if any.
     var title: String?
+    /// `# expect:`.
     var expected: (status: Int, outcome: Outcome)?
+    /// `# expect-header:` (a nil value: present with any value).
     var headers: [(name: String, value: String?)] = []
+    /// `# expect-no-header:`.
     var absentHeaders: [String] = []
+    /// `# expect-json:`, the value in ``CorpusWire/canonical(json:)`` form.
     var fields: [(path: String, json: String)] = []
+    /// `# repeat:`.
     var repeatCount = 1
+    /// `# hold-until:`.
     var holdUntil: Hold?
+    /// The request line and header lines, as written.
     var head: [String] = []
+    /// The body's lines, as written.
     var body: [String] = []
 
+    /// A step with no directives yet.
     init(title: String?) { self.title = title }
 
     /// Applies the directive `# name: value`.
@@ -566,13 +588,16 @@ struct CorpusStep: Sendable {
 
 /// What the placeholders stand for in one file's server.
 struct CorpusValues: Sendable {
+    /// The API's port.
     var port: Int
     /// The source server's base URL.
     var sources: String
+    /// Whether the server has keys (`{{WRITE_KEY}}` and `{{READ_KEY}}` can be filled in).
     var keys: Bool
     var writeKey: String
     var readKey: String
 
+    /// `{{HOST}}`.
     var host: String { "127.0.0.1:\(port)" }
 
     /// `line` with its placeholders replaced, as bytes (and as text, for headers).
@@ -592,6 +617,7 @@ struct CorpusValues: Sendable {
         return (bytes, String(decoding: bytes, as: UTF8.self))
     }
 
+    /// The bytes of the placeholder `{{name}}`.
     private func value(_ name: String, label: String) throws -> [UInt8] {
         func failure(_ message: String) -> TestTools.Failure {
             TestTools.Failure(description: "\(label): malformed: {{\(name)}}: \(message)")
@@ -628,9 +654,11 @@ enum CorpusWire {
     /// The first answer on a connection.
     struct Answer: Sendable {
         var status: Int
+        /// The header fields in order.
         var headers: [(name: String, value: String)]
         var body: [UInt8]
 
+        /// The first field named `name` (any case).
         func header(_ name: String) -> String? {
             headers.first { $0.name.lowercased() == name.lowercased() }?.value
         }
@@ -667,6 +695,7 @@ enum CorpusWire {
         return canonical(value)
     }
 
+    /// `value` (from JSONSerialization) written one way.
     static func canonical(_ value: Any) -> String? {
         guard
             let data = try? JSONSerialization.data(

@@ -71,7 +71,8 @@ struct LongPollTests {
         let body = #"{"sources": ["https://media.example.com/p.jpg"]}"#
         let process = try await RawClients.connect(
             5, port: port,
-            sending: "POST /v1/process?timeout=60s HTTP/1.1\r\nHost: \(server.host)\r\nContent-Type: application/json\r\n"
+            sending:
+                "POST /v1/process?timeout=60s HTTP/1.1\r\nHost: \(server.host)\r\nContent-Type: application/json\r\n"
                 + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
         try await Poll.until("5 process waits", within: .seconds(30), diagnostics: { server.process.logTail() }) {
             try await Self.metric("pushprep_api_waits", api) == 5

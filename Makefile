@@ -128,7 +128,7 @@ test-release-pass:
 ## soak: the soak test alone and long: SOAK_SECONDS (default 120) of mixed load per backend
 # (SQLite, then PostgreSQL) on one `pushprep serve` of the release build, so that its memory bound
 # applies too (Tests/PushPrepServerTests/SoakTests.swift says what runs and what is asserted; it
-# prints the figures). `make test` runs the same test with 10 s of load per backend, in both passes.
+# prints the figures). `make test` runs the same test with 6 s of load per backend, in both passes.
 SOAK_SECONDS ?= 120
 soak: build release pyenv
 	@export PUSHPREP_SOAK_SECONDS=$(SOAK_SECONDS) PUSHPREP_BINARY=$$($(SWIFT) build -c release --show-bin-path)/pushprep; \

@@ -87,6 +87,7 @@ struct SoakTests {
             let server = try await ServeProcess.start(arguments, in: dir)
             defer { server.process.send(SIGKILL) }
             let pid = server.process.pid
+            let serverPort = try #require(URL(string: server.baseURL)?.port)
             let uploads = dir.appendingPathComponent("uploads")
             let load = Load(server: server, sources: sources, receivers: receivers, media: media)
 
@@ -100,7 +101,7 @@ struct SoakTests {
             _ = try? await Poll.until("the warm-up's uploads to be swept", within: .seconds(15)) {
                 Self.files(in: uploads) == 0
             }
-            let before = try Resources(pid: pid, uploads: uploads)
+            let before = try Resources(pid: pid, port: serverPort, uploads: uploads)
 
             // A job parked for an hour: the dropped long polls wait for it, so each one really
             // waits (a finished job is answered at once). It is cancelled once the figures are
@@ -127,11 +128,11 @@ struct SoakTests {
 
             // Back to the baseline, within 10%: polled, since a delivery to the hanging receiver
             // may hold a connection for its 10 s deadline, and uploads are swept after 1 s.
-            var after = try Resources(pid: pid, uploads: uploads)
+            var after = try Resources(pid: pid, port: serverPort, uploads: uploads)
             let settle = ContinuousClock.now + .seconds(30)
             while !after.isWithin(before, memory: rssApplies), ContinuousClock.now < settle {
                 try await Task.sleep(for: .milliseconds(500))
-                after = try Resources(pid: pid, uploads: uploads)
+                after = try Resources(pid: pid, port: serverPort, uploads: uploads)
             }
 
             let deliveries = try Deliveries(receivers: receivers)
@@ -257,8 +258,8 @@ struct SoakTests {
         let rule = rssApplies ? "bound applies" : "not bounded: debug build"
         lines.append(
             "  RssAnon \(before.rssAnonKiB) kB -> \(after.rssAnonKiB) kB (\(rule)); descriptors "
-                + "\(before.descriptors) -> \(after.descriptors) (and to the failing and hanging receivers "
-                + "\(before.toRetried) -> \(after.toRetried)); uploads \(before.uploads) -> \(after.uploads) files")
+                + "\(before.descriptors) -> \(after.descriptors) (outgoing connections "
+                + "\(before.outgoing) -> \(after.outgoing)); uploads \(before.uploads) -> \(after.uploads) files")
         return lines.joined(separator: "\n")
     }
 
@@ -268,38 +269,42 @@ struct SoakTests {
     struct Resources {
         /// `RssAnon` of `/proc/PID/status`, in KiB.
         var rssAnonKiB: Int
-        /// Entries of `/proc/PID/fd`, less ``toRetried``.
+        /// Entries of `/proc/PID/fd`, less ``outgoing``: files, pipes, the listening socket and
+        /// the clients' connections (where a dropped long poll would stay).
         var descriptors: Int
-        /// Connections to the failing and hanging receivers (127.0.0.3, 127.0.0.4): their retries
-        /// go on for a day by design, and whether one is in flight at a given moment is chance
-        /// (bounded by the server's slots per receiver host), so they are counted apart.
-        var toRetried: Int
+        /// The server's own TCP connections to others (webhook receivers, the source server,
+        /// PostgreSQL): pooled, or in flight by chance (a retry to the hanging receiver holds one
+        /// for 10 s), bounded by the server's pools and slots; counted apart and printed.
+        var outgoing: Int
         /// Files in the uploads directory.
         var uploads: Int
 
-        /// Reads process `pid`'s figures and counts the files in `directory`.
-        init(pid: Int32, uploads directory: URL) throws {
+        /// Reads process `pid`'s figures (its server listening on `port`) and counts the files
+        /// in `directory`.
+        init(pid: Int32, port: Int, uploads directory: URL) throws {
             rssAnonKiB = try ServeMemoryTests.anonymousKiB(of: pid)
-            let inodes = Self.socketInodes(of: pid, to: ["0300007F", "0400007F"])
+            let inodes = Self.outgoingSockets(of: pid, serverPort: port)
             let links = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").compactMap {
                 try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")
             }
-            toRetried = links.filter { inodes.contains($0) }.count
-            descriptors = try LongPollTests.descriptors(of: pid) - toRetried
+            outgoing = links.filter { inodes.contains($0) }.count
+            descriptors = try LongPollTests.descriptors(of: pid) - outgoing
             uploads = SoakTests.files(in: directory)
         }
 
-        /// `socket:[INODE]` of process `pid`'s TCP sockets whose remote IPv4 address is one of
-        /// `remotes` (as `/proc/PID/net/tcp` writes them: hex, little-endian).
-        static func socketInodes(of pid: Int32, to remotes: Set<String>) -> Set<String> {
-            let table = (try? String(contentsOfFile: "/proc/\(pid)/net/tcp", encoding: .utf8)) ?? ""
+        /// `socket:[INODE]` of the TCP sockets (`/proc/PID/net/tcp` and `tcp6`) whose local
+        /// port is not `serverPort`: the connections the server opened.
+        static func outgoingSockets(of pid: Int32, serverPort: Int) -> Set<String> {
             var inodes: Set<String> = []
-            for line in table.split(separator: "\n").dropFirst() {
-                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-                guard fields.count > 9, let remote = fields[2].split(separator: ":").first,
-                    remotes.contains(String(remote))
-                else { continue }
-                inodes.insert("socket:[\(fields[9])]")
+            for table in ["tcp", "tcp6"] {
+                let text = (try? String(contentsOfFile: "/proc/\(pid)/net/\(table)", encoding: .utf8)) ?? ""
+                for line in text.split(separator: "\n").dropFirst() {
+                    let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                    guard fields.count > 9, let local = fields[1].split(separator: ":").last,
+                        Int(local, radix: 16) != serverPort
+                    else { continue }
+                    inodes.insert("socket:[\(fields[9])]")
+                }
             }
             return inodes
         }

@@ -42,7 +42,7 @@ PYTEST_VERSION := 9.2.0
 
 DEMO_OUT := demo-out
 
-.PHONY: deps bench-deps browser-deps pyenv build release test test-release test-release-pass test-browser demo lint format bench samples clean fuzz fuzz-seeds test-sanitize
+.PHONY: deps bench-deps browser-deps pyenv build release test test-release test-release-pass soak test-browser demo lint format bench samples clean fuzz fuzz-seeds test-sanitize
 
 ## deps: install the missing Debian packages (apt-get update first, only when something is missing)
 deps:
@@ -103,7 +103,7 @@ release: deps
 # The logs are kept in .build/test.log and .build/test-release.log; on failure the failing tests'
 # lines are repeated at the end, where a CI log's tail shows them. `make test TEST_ARGS="--filter
 # Preflight"` runs a subset of the first pass; `make test-release` runs the second pass alone.
-E2E_SUITES := CLITests|ObjectStoreCLITests|ObjectStorePayloadCLITests|PreflightCLITests|ReportCLITests|CorpusProcessTests|HostileMediaTests|WorkerProcessTests|WorkerStoreTests|QueueHardeningTests|ServeWebhookTests|PostgresServeTests|UploadAndPayloadTests|JobsAPITests|AuthAndLimitsTests|ServeMemoryTests
+E2E_SUITES := CLITests|ObjectStoreCLITests|ObjectStorePayloadCLITests|PreflightCLITests|ReportCLITests|CorpusProcessTests|HostileMediaTests|WorkerProcessTests|WorkerStoreTests|QueueHardeningTests|ServeWebhookTests|PostgresServeTests|UploadAndPayloadTests|JobsAPITests|AuthAndLimitsTests|ServeMemoryTests|SoakTests
 RUN_TESTS = set -o pipefail; $(SWIFT) test --skip-build --no-parallel $(1) 2>&1 | tee $(2); status=$$?; \
 	if [ $$status -ne 0 ]; then \
 		echo; echo "Failing tests (whole log: $(2)):"; \
@@ -124,6 +124,15 @@ test-release-pass:
 	@echo; echo "== The end-to-end suites against the release build (PUSHPREP_BINARY)"
 	@export PUSHPREP_BINARY=$$($(SWIFT) build -c release --show-bin-path)/pushprep; \
 		$(call RUN_TESTS,--filter '$(E2E_SUITES)',.build/test-release.log)
+
+## soak: the soak test alone and long: SOAK_SECONDS (default 120) of mixed load per backend
+# (SQLite, then PostgreSQL) on one `pushprep serve` of the release build, so that its memory bound
+# applies too (Tests/PushPrepServerTests/SoakTests.swift says what runs and what is asserted; it
+# prints the figures). `make test` runs the same test with 6 s of load per backend, in both passes.
+SOAK_SECONDS ?= 120
+soak: build release pyenv
+	@export PUSHPREP_SOAK_SECONDS=$(SOAK_SECONDS) PUSHPREP_BINARY=$$($(SWIFT) build -c release --show-bin-path)/pushprep; \
+		$(call RUN_TESTS,--filter SoakTests,.build/soak.log)
 
 ## test-browser: the batch report and the console pages in a real, headless chromium (Tests/Browser)
 # The tests make their own inputs, run `pushprep process --report` and `pushprep serve` (debug

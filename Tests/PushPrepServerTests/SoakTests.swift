@@ -259,7 +259,8 @@ struct SoakTests {
         lines.append(
             "  RssAnon \(before.rssAnonKiB) kB -> \(after.rssAnonKiB) kB (\(rule)); descriptors "
                 + "\(before.descriptors) -> \(after.descriptors) (outgoing connections "
-                + "\(before.outgoing) -> \(after.outgoing)); uploads \(before.uploads) -> \(after.uploads) files")
+                + "\(before.outgoing) -> \(after.outgoing), queue database files \(before.database) -> "
+                + "\(after.database)); uploads \(before.uploads) -> \(after.uploads) files")
         return lines.joined(separator: "\n")
     }
 
@@ -269,9 +270,14 @@ struct SoakTests {
     struct Resources {
         /// `RssAnon` of `/proc/PID/status`, in KiB.
         var rssAnonKiB: Int
-        /// Entries of `/proc/PID/fd`, less ``outgoing``: files, pipes, the listening socket and
-        /// the clients' connections (where a dropped long poll would stay).
+        /// Entries of `/proc/PID/fd`, less ``outgoing`` and ``database``: files, pipes, the
+        /// listening socket and the clients' connections (where a dropped long poll would stay).
         var descriptors: Int
+        /// The SQLite queue's own files (`*.db`, `-wal`, `-shm`): GRDB's pool opens a reader
+        /// connection (three descriptors) when the load needs one and keeps it, up to its
+        /// maximum, so these grow with the peak concurrency of a run, bounded by the pool, and
+        /// are counted apart and printed (40 -> 43 in a 6 s run was one more reader).
+        var database: Int
         /// The server's own TCP connections to others (webhook receivers, the source server,
         /// PostgreSQL): pooled, or in flight by chance (a retry to the hanging receiver holds one
         /// for 10 s), bounded by the server's pools and slots; counted apart and printed.
@@ -288,14 +294,22 @@ struct SoakTests {
                 try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")
             }
             outgoing = links.filter { inodes.contains($0) }.count
-            descriptors = try LongPollTests.descriptors(of: pid) - outgoing
+            database = links.filter { $0.hasSuffix(".db") || $0.hasSuffix(".db-wal") || $0.hasSuffix(".db-shm") }.count
+            descriptors = try LongPollTests.descriptors(of: pid) - outgoing - database
             uploads = SoakTests.files(in: directory)
         }
 
         /// `socket:[INODE]` of the TCP sockets (`/proc/PID/net/tcp` and `tcp6`) whose local
-        /// port is not `serverPort`: the connections the server opened.
+        /// port is not `serverPort`, and of the Unix-domain sockets (`/proc/PID/net/unix`: the
+        /// server's pooled connections to the PostgreSQL test server, which listens on one):
+        /// the connections the server opened.
         static func outgoingSockets(of pid: Int32, serverPort: Int) -> Set<String> {
             var inodes: Set<String> = []
+            let unix = (try? String(contentsOfFile: "/proc/\(pid)/net/unix", encoding: .utf8)) ?? ""
+            for line in unix.split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                if fields.count > 6 { inodes.insert("socket:[\(fields[6])]") }
+            }
             for table in ["tcp", "tcp6"] {
                 let text = (try? String(contentsOfFile: "/proc/\(pid)/net/\(table)", encoding: .utf8)) ?? ""
                 for line in text.split(separator: "\n").dropFirst() {

@@ -713,34 +713,26 @@ enum CorpusWire {
                     try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                 }
             }
-        return try await withThrowingTaskGroup(of: Answer?.self) { group in
-            group.addTask {
-                try await channel.executeThenClose { inbound, outbound in
-                    try await outbound.write(ByteBuffer(bytes: request))
-                    var received: [UInt8] = []
-                    for try await chunk in inbound {
-                        received += chunk.readableBytesView
-                        if let answer = try parse(received, closed: false) { return answer }
-                    }
-                    guard let answer = try parse(received, closed: true) else {
-                        throw TestTools.Failure(
-                            description: "\(label): the server closed the connection without an answer "
-                                + "(\(received.count) bytes: \(String(decoding: received.prefix(200), as: UTF8.self)))"
-                        )
-                    }
-                    return answer
+        // withDeadline (PushPrepCore), whose timer is freed when the answer comes first.
+        let answer = try await withDeadline(.seconds(30)) {
+            try await channel.executeThenClose { inbound, outbound in
+                try await outbound.write(ByteBuffer(bytes: request))
+                var received: [UInt8] = []
+                for try await chunk in inbound {
+                    received += chunk.readableBytesView
+                    if let answer = try parse(received, closed: false) { return answer }
                 }
+                guard let answer = try parse(received, closed: true) else {
+                    throw TestTools.Failure(
+                        description: "\(label): the server closed the connection without an answer "
+                            + "(\(received.count) bytes: \(String(decoding: received.prefix(200), as: UTF8.self)))"
+                    )
+                }
+                return answer
             }
-            group.addTask {
-                try await Task.sleep(for: .seconds(30))
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let answer = try await group.next(), let answer else {
-                throw TestTools.Failure(description: "\(label): no answer within 30 s")
-            }
-            return answer
         }
+        guard let answer else { throw TestTools.Failure(description: "\(label): no answer within 30 s") }
+        return answer
     }
 
     /// Sends `request` on a new connection and leaves it open, unread.

@@ -484,28 +484,22 @@ enum RawHTTP {
                 try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
             }
         }
-        return try await withThrowingTaskGroup(of: Answer?.self) { group in
-            group.addTask {
-                try await channel.executeThenClose { inbound, outbound in
-                    try await outbound.write(ByteBuffer(string: request))
-                    var received = ByteBuffer()
-                    for try await chunk in inbound {
-                        received.writeImmutableBuffer(chunk)
-                        // Keep-alive answers (a pipelined request) end here once the last one is in.
-                        if received.readableBytes > 1 << 20 { break }
-                    }
-                    return Answer(text: String(buffer: received))
+        // withDeadline (PushPrepCore), whose timer is freed when the answer comes first.
+        let answer = try await withDeadline(.seconds(20)) {
+            try await channel.executeThenClose { inbound, outbound in
+                try await outbound.write(ByteBuffer(string: request))
+                var received = ByteBuffer()
+                for try await chunk in inbound {
+                    received.writeImmutableBuffer(chunk)
+                    // Keep-alive answers (a pipelined request) end here once the last one is in.
+                    if received.readableBytes > 1 << 20 { break }
                 }
+                return Answer(text: String(buffer: received))
             }
-            group.addTask {
-                try await Task.sleep(for: .seconds(20))
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let answer = try await group.next(), let answer else {
-                throw TestTools.Failure(description: "no answer within 20 s to \(request.prefix(200))")
-            }
-            return answer
         }
+        guard let answer else {
+            throw TestTools.Failure(description: "no answer within 20 s to \(request.prefix(200))")
+        }
+        return answer
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 package import Logging
 import PushPrepCore
+import Synchronization
 
 /// The log lines of every `pushprep` command, written to standard error in swift-log's
 /// `StreamLogHandler` layout, `TIME LEVEL LABEL: key=value key=value [SOURCE] message`, with
@@ -36,21 +37,28 @@ package struct LogLineHandler: LogHandler {
     package static func standardError(label: String, level: Logger.Level) -> LogLineHandler {
         LogLineHandler(label: label, level: level, metadataProvider: LoggingSystem.metadataProvider) { line in
             var line = line
-            line.withUTF8 { bytes in
-                var offset = 0
-                while offset < bytes.count {
-                    let written = systemWrite(STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
-                    if written > 0 {
-                        offset += written
-                    } else if written < 0 && errno == EINTR {
-                        continue
-                    } else {
-                        return
+            // One writer at a time: past PIPE_BUF a line takes several write(2)s, and two tasks'
+            // lines must not interleave into one forged line.
+            standardErrorLock.withLock { _ in
+                line.withUTF8 { bytes in
+                    var offset = 0
+                    while offset < bytes.count {
+                        let written = systemWrite(STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
+                        if written > 0 {
+                            offset += written
+                        } else if written < 0 && errno == EINTR {
+                            continue
+                        } else {
+                            return
+                        }
                     }
                 }
             }
         }
     }
+
+    /// Serialises the lines written to standard error.
+    private static let standardErrorLock = Mutex(())
 
     package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }

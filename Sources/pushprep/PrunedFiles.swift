@@ -71,7 +71,9 @@ struct PrunedFiles {
                 for (source, name) in candidates {
                     if needed.contains(source) {
                         outcome.keptInUse += 1
-                    } else if let bytes = Self.unlinkRegularFile(name, in: uploads) {
+                    } else if let bytes = Self.unlinkRegularFile(
+                        name, in: uploads, writtenBefore: Date(timeIntervalSinceNow: -Self.uploadGrace))
+                    {
                         outcome.uploadsDeleted += 1
                         outcome.bytesDeleted += bytes
                     }
@@ -115,10 +117,17 @@ struct PrunedFiles {
     }
 
     /// Deletes `root/name` when it is a regular file (not followed if a link); its size, or nil.
-    static func unlinkRegularFile(_ name: String, in root: String) -> Int? {
+    static func unlinkRegularFile(_ name: String, in root: String, writtenBefore cutoff: Date? = nil) -> Int? {
         let path = "\(root)/\(name)"
         var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, unlink(path) == 0 else { return nil }
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        // A file written since the cutoff may just have been handed to a new job (uploads are named
+        // by their bytes, so an upload of the same bytes reuses the file and renews its time).
+        if let cutoff, Double(info.st_mtim.tv_sec) >= cutoff.timeIntervalSince1970 { return nil }
+        guard unlink(path) == 0 else { return nil }
         return Int(info.st_size)
     }
+
+    /// How recently written an upload is left alone: `serve --keep-uploads`' default.
+    static let uploadGrace: TimeInterval = 60
 }

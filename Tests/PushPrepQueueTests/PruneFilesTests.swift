@@ -22,6 +22,10 @@ import Testing
         }
         func write(_ path: String, _ size: Int = 100) throws -> String {
             try Data(repeating: 7, count: size).write(to: URL(fileURLWithPath: path))
+            // Written when their jobs ran, days ago: prune leaves an upload written in the last
+            // minute alone (a new job may just have been given it).
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSinceNow: -3 * 86_400)], ofItemAtPath: path)
             return path
         }
         let hex = { (digit: Character) in String(repeating: digit, count: 64) }

@@ -77,7 +77,7 @@ package final class S3Client: Sendable {
                 let expected = S3Client.digestBytes(hex: sha256).map { Data($0).base64EncodedString() }
                 guard checksum == expected else {
                     let found = Data(base64Encoded: checksum).map { Array($0).hexString } ?? checksum
-                    return .mismatch("x-amz-checksum-sha256 \(found)")
+                    return .mismatch("x-amz-checksum-sha256 \(found.prefix(96))")
                 }
                 confirmed = .confirmed("x-amz-checksum-sha256")
             }

@@ -142,7 +142,7 @@ extension S3Client {
         guard given == expected || "\(given)-\(parts.count)" == expected else {
             throw PushPrepError(
                 .storageUnavailable,
-                "\(operation): the stored object's checksum is \(given), not \(expected) (the parts' SHA-256 "
+                "\(operation): the stored object's checksum is \(given.prefix(96)), not \(expected) (the parts' SHA-256 "
                     + "checksums): the server holds other bytes than were sent")
         }
     }
@@ -221,7 +221,7 @@ extension S3Client {
         if let echoed = response.headers.first(name: "x-amz-checksum-sha256"), !echoed.isEmpty, echoed != checksum {
             throw PushPrepError(
                 .storageUnavailable,
-                "\(name): the server computed the checksum \(echoed) for the part, not \(checksum): it received other "
+                "\(name): the server computed the checksum \(echoed.prefix(96)) for the part, not \(checksum): it received other "
                     + "bytes than were sent")
         }
         return UploadedPart(etag: etag, checksum: checksum)

@@ -157,11 +157,3 @@ package final class UploadSweeper: Sendable {
             && parts[1].utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) }
     }
 }
-
-extension Duration {
-    /// The duration in seconds, fractions included.
-    fileprivate var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
-}

@@ -393,7 +393,11 @@ package final class RemoteFetcher: Sendable {
 
     /// Runs `body`, cancelling it when `deadline` passes (then `timeout`), so that a server
     /// that trickles bytes just fast enough to beat the idle timeout still cannot hold a job.
-    private static func withDeadline<T: Sendable>(
+    ///
+    /// The deadline is an ``Alarm``, not a raced `Task.sleep`: a cancelled sleep stays scheduled,
+    /// with its task, until `deadline` (swiftlang/swift#60441), so every fetch kept memory for the
+    /// whole `--fetch-timeout` (120 s by default) after it ended.
+    static func withDeadline<T: Sendable>(
         _ deadline: ContinuousClock.Instant, timeout: Duration, source: String,
         _ body: @escaping @Sendable () async throws(PushPrepError) -> T
     ) async throws(PushPrepError) -> T {
@@ -406,7 +410,7 @@ package final class RemoteFetcher: Sendable {
                 }
             }
             group.addTask {
-                try? await Task.sleep(until: deadline, clock: .continuous)
+                await Alarm(after: ContinuousClock.now.duration(to: deadline)).wait()
                 return nil
             }
             var first = await group.next() ?? nil

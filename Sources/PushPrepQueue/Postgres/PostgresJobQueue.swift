@@ -578,7 +578,10 @@ extension PostgresJobQueue {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await body() }
             group.addTask {
-                try await Task.sleep(for: limit)
+                // An Alarm: a cancelled sleep would stay scheduled for `limit` (swiftlang/swift#60441).
+                // It also returns when cancelled: then the body won.
+                await Alarm(after: limit).wait()
+                try Task.checkCancellation()
                 try? await connection.close()
                 throw DeadlineExceeded(limit: limit)
             }

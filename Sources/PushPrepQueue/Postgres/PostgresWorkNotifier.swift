@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import PushPrep
 import Synchronization
 
 /// Wakes idle workers when the database announces work on the `pushprep_jobs` channel.
@@ -68,7 +69,9 @@ final class PostgresWorkNotifier: Sendable {
         guard timeout > .zero else { return }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.waitForSignal() }
-            group.addTask { try? await Task.sleep(for: timeout) }
+            // An Alarm, not Task.sleep: a cancelled sleep stays scheduled, with its task, for the
+            // whole timeout (swiftlang/swift#60441), once for every wait a notification ended.
+            group.addTask { await Alarm(after: timeout).wait() }
             await group.next()
             group.cancelAll()
         }

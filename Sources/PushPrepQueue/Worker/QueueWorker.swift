@@ -190,7 +190,11 @@ public final class QueueWorker<Handler: JobHandler>: Service {
                     let now = ContinuousClock.now
                     if now >= deadline { break }
                     let wake = moving ? max(deadline, now + .milliseconds(100)) : deadline
-                    do { try await Task.sleep(until: wake, clock: .continuous) } catch { return nil }
+                    // An Alarm, not Task.sleep: a sleep cancelled when the job ends stays
+                    // scheduled, with its task, until the job's deadline (swiftlang/swift#60441),
+                    // so every job kept memory for its whole timeout after it finished.
+                    await Alarm(after: now.duration(to: wake)).wait()
+                    if Task.isCancelled { return nil }
                 }
                 if !Task.isCancelled { control.stop(.timedOut(timeout)) }
                 return nil

@@ -41,6 +41,14 @@ void cvipsshims_set_mmap_threshold(int bytes) {
 #endif
 }
 
+void cvipsshims_set_arena_max(int arenas) {
+#ifdef __GLIBC__
+    mallopt(M_ARENA_MAX, arenas);
+#else
+    (void)arenas;
+#endif
+}
+
 static cvipsshims_log_function log_function = NULL;
 
 static void forward_log(const gchar *domain, GLogLevelFlags level, const gchar *message,

@@ -235,6 +235,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = LoggingOptions.makeLogger(level: Logger.Level(rawValue: logLevel) ?? .info)
+        WorkerRuntime.tuneAllocator(logger: logger)
         var keys: APIKeyStore?
         if let apiKeysFile {
             do {

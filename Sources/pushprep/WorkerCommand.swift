@@ -124,6 +124,7 @@ struct WorkerCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = LoggingOptions.makeLogger(level: Logger.Level(rawValue: logLevel) ?? .info)
+        WorkerRuntime.tuneAllocator(logger: logger)
         let (store, client) = try WorkerRuntime.outputStore(location: try location, storage: storage, logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         // Metrics must be bootstrapped before the worker creates its counters.

@@ -34,6 +34,10 @@ void cvipsshims_trim_heap(void);
 /// ends glibc's own adjustment of the threshold. Does nothing on other C libraries.
 void cvipsshims_set_mmap_threshold(int bytes);
 
+/// Caps the number of glibc's malloc arenas (mallopt(M_ARENA_MAX)); arenas already made stay.
+/// Does nothing on other C libraries.
+void cvipsshims_set_arena_max(int arenas);
+
 /// Reads the header of an image (no pixel decoding). `option_string` as in "[n=-1]" without
 /// brackets, e.g. "n=-1,fail_on=error". Returns NULL on failure.
 VipsImage *cvipsshims_header_from_source(VipsSource *source, const char *option_string);

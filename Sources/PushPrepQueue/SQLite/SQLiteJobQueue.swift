@@ -303,6 +303,14 @@ public final class SQLiteJobQueue: JobQueue {
 
     // MARK: - Opening
 
+    /// Each connection's page cache, in KiB (SQLite's default is 2,000 KiB). The pool holds up to
+    /// six connections (a writer and GRDB's five readers), and a server opens a pool for its API,
+    /// its workers and its webhooks: each connection fills its cache as the file grows, so with
+    /// the default a busy server's memory grew for minutes (`make soak`). The queue's hot pages
+    /// (the pending-jobs index, the latest rows) fit in far less, and the rest is in the kernel's
+    /// page cache anyway.
+    static let pageCacheKiB = 512
+
     private static func configuration(busyTimeout: Duration) -> Configuration {
         var configuration = Configuration()
         configuration.label = "pushprep.queue"
@@ -310,6 +318,7 @@ public final class SQLiteJobQueue: JobQueue {
         configuration.busyMode = .timeout(busyTimeout.seconds)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            try db.execute(sql: "PRAGMA cache_size = -\(pageCacheKiB)")
         }
         return configuration
     }

@@ -211,7 +211,7 @@ struct SoakTests {
                 #expect(try await api.get("/v1/jobs/\(parked)").json()["state"] as? String == "cancelled")
             }
             #expect(server.process.isRunning, "\(server.process.logTail())")
-            #expect(await server.stop() != nil, "pushprep serve did not drain within 30 s")
+            #expect(await server.stop() != nil, "pushprep serve did not drain within 30 s\n\(server.process.logTail())")
         }
     }
 

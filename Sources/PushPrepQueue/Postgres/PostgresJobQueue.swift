@@ -30,16 +30,16 @@ public final class PostgresJobQueue: JobQueue {
     static let openTimeout: Duration = .seconds(30)
     /// The most connections one queue opens for its queries (the listener has its own).
     static let maximumConnections = 8
-    /// How long a pooled connection may stay idle before it is closed, and how often an idle one
-    /// is pinged. postgres-nio's pool times both with a `Task.sleep` raced in a task group, which
-    /// every lease of the connection cancels, and a cancelled sleep stays scheduled, with its task
-    /// and timer, for its whole duration (swiftlang/swift#60441). With the pool's defaults (60 s
-    /// and 30 s) `pushprep serve` under the soak's load held about 15,000 such sleeps, some 8 MB
+    /// How long a pooled connection may stay idle before it is closed. postgres-nio's pool times
+    /// this, and its keep-alive pings, with a `Task.sleep` raced in a task group that every lease
+    /// of the connection cancels, and a cancelled sleep stays scheduled, with its task and timer,
+    /// for its whole duration (swiftlang/swift#60441). With the pool's defaults (60 s idle, a ping
+    /// every 30 s) `pushprep serve` under the soak's load held about 15,000 such sleeps, some 8 MB
     /// (heaptrack: `swift_task_create_common` and `dispatch_source_create` under
-    /// `Task.sleep(until:)`), for a minute after each burst. Shorter timers keep less: what stays
-    /// is proportional to them.
+    /// `Task.sleep(until:)`), for a minute after each burst; what stays is proportional to the
+    /// timers. The keep-alive keeps its default: at 10 s as well, two 120 s soaks out of two did
+    /// not drain within 30 s of SIGTERM (the pool's shutdown hung), at 30 s they did.
     static let connectionIdleTimeout: Duration = .seconds(10)
-    static let keepAliveFrequency: Duration = .seconds(10)
 
     private init(description: String, client: PostgresClient, notifier: PostgresWorkNotifier, logger: Logger) {
         self.description = description
@@ -507,7 +507,6 @@ extension PostgresJobQueue {
             client.options.connectTimeout = PostgresJobQueue.connectTimeout
             client.options.maximumConnections = PostgresJobQueue.maximumConnections
             client.options.connectionIdleTimeout = PostgresJobQueue.connectionIdleTimeout
-            client.options.keepAliveBehavior = .init(frequency: PostgresJobQueue.keepAliveFrequency)
             client.options.additionalStartupParameters = [("application_name", "pushprep")]
             connection = PostgresConnection.Configuration(
                 host: location.host, port: location.port, username: location.username, password: location.password,

@@ -44,20 +44,9 @@ def findings(text):
 
 
 def main(directories):
-    found = False
-    for directory in directories:
-        for root, _, files in os.walk(directory):
-            for name in sorted(files):
-                if not name.endswith(".swift"):
-                    continue
-                path = os.path.join(root, name)
-                with open(path, encoding="utf-8") as handle:
-                    text = handle.read()
-                for line in findings(text):
-                    found = True
-                    print(f"{path}:{line}: Task.sleep in a task group's child; use withDeadline or an Alarm "
-                          "(a cancelled sleep stays scheduled until its deadline, swiftlang/swift#60441)")
-    return 1 if found else 0
+    return lint_tuple_await.report(
+        directories, findings, "Task.sleep in a task group's child; use withDeadline or an Alarm "
+        "(a cancelled sleep stays scheduled until its deadline, swiftlang/swift#60441)")
 
 
 if __name__ == "__main__":

@@ -107,7 +107,9 @@ def findings(text):
     return lines
 
 
-def main(roots):
+def report(roots, find, message):
+    """Prints `path:line: message` for each line `find(text)` returns in the .swift files under
+    `roots`; 1 when there was any, else 0. Shared with lint-raced-sleep.py."""
     found = 0
     for root in roots:
         for directory, _, files in os.walk(root):
@@ -116,11 +118,16 @@ def main(roots):
                     continue
                 path = os.path.join(directory, name)
                 with open(path, encoding="utf-8") as handle:
-                    for line in findings(handle.read()):
-                        print(f"{path}:{line}: a tuple element before `try await` in the same tuple literal "
-                              "(Swift 6.3's optimiser loses it): bind the awaited value with let first")
+                    for line in find(handle.read()):
+                        print(f"{path}:{line}: {message}")
                         found += 1
     return 1 if found else 0
+
+
+def main(roots):
+    return report(
+        roots, findings, "a tuple element before `try await` in the same tuple literal "
+        "(Swift 6.3's optimiser loses it): bind the awaited value with let first")
 
 
 if __name__ == "__main__":

@@ -7,22 +7,10 @@ import Testing
 /// which kept memory per request (issue 32) and per job (the worker's job timeout). The grep it
 /// replaces stopped at the first `}` and missed the worker's sleep inside a loop.
 struct RacedSleepLintTests {
-    static let script = TestTools.packageRoot.appendingPathComponent("scripts/lint-raced-sleep.py").path
-
-    /// The 1-based lines of `source` the script flags, and its exit status.
-    static func flagged(_ source: String) throws -> (lines: [Int], status: Int32) {
-        let directory = try TestTools.temporaryDirectory()
-        defer { TestTools.removeDirectory(directory) }
-        try source.write(to: directory.appendingPathComponent("Code.swift"), atomically: true, encoding: .utf8)
-        let result = try TestTools.run("python3", [Self.script, directory.path])
-        let lines = String(decoding: result.stdout, as: UTF8.self).split(separator: "\n").compactMap { line in
-            line.split(separator: ":").dropFirst().first.flatMap { Int($0) }
-        }
-        return (lines, result.status)
-    }
+    static let script = LintScript("lint-raced-sleep.py")
 
     @Test func flagsASleepInAChildEvenInsideALoop() throws {
-        let (lines, status) = try Self.flagged(
+        let (lines, status) = try Self.script.flagged(
             """
             group.addTask { try await Task.sleep(for: limit); throw Timeout() }
             group.addTask {
@@ -38,7 +26,7 @@ struct RacedSleepLintTests {
     }
 
     @Test func leavesSleepsOutsideChildrenCommentsAndStringsAlone() throws {
-        let (lines, status) = try Self.flagged(
+        let (lines, status) = try Self.script.flagged(
             """
             group.addTask { await Alarm(after: limit).wait() }
             while true { try await Task.sleep(for: interval); trim() }
@@ -50,8 +38,7 @@ struct RacedSleepLintTests {
     }
 
     @Test func theProjectsSourcesAreClean() throws {
-        let result = try TestTools.run(
-            "python3", [Self.script, TestTools.packageRoot.appendingPathComponent("Sources").path])
-        #expect(result.status == 0, "\(String(decoding: result.stdout, as: UTF8.self))")
+        let (status, output) = try Self.script.run(onProject: ["Sources"])
+        #expect(status == 0, "\(output)")
     }
 }

@@ -7,22 +7,10 @@ import Testing
 /// 6.3's optimiser loses (every publication came back for index 0 in release builds). Run it on
 /// the shapes it must flag and on those it must leave alone (each measured correct at -O).
 struct TupleAwaitLintTests {
-    static let script = TestTools.packageRoot.appendingPathComponent("scripts/lint-tuple-await.py").path
-
-    /// The 1-based lines of `source` the script flags, and its exit status.
-    static func flagged(_ source: String) throws -> (lines: [Int], status: Int32) {
-        let directory = try TestTools.temporaryDirectory()
-        defer { TestTools.removeDirectory(directory) }
-        try source.write(to: directory.appendingPathComponent("Code.swift"), atomically: true, encoding: .utf8)
-        let result = try TestTools.run("python3", [Self.script, directory.path])
-        let lines = String(decoding: result.stdout, as: UTF8.self).split(separator: "\n").compactMap { line in
-            line.split(separator: ":").dropFirst().first.flatMap { Int($0) }
-        }
-        return (lines, result.status)
-    }
+    static let script = LintScript("lint-tuple-await.py")
 
     @Test func flagsAnElementBeforeATryAwaitInOneTuple() throws {
-        let (lines, status) = try Self.flagged(
+        let (lines, status) = try Self.script.flagged(
             """
             return (index, .ok(try await publish(attachment, from: directory, urls: urls)))
             let pair = (a, try await g())
@@ -34,7 +22,7 @@ struct TupleAwaitLintTests {
     }
 
     @Test func leavesCallsInitialisersClosuresAndStringsAlone() throws {
-        let (lines, status) = try Self.flagged(
+        let (lines, status) = try Self.script.flagged(
             """
             let published = try await publish(attachment); return (index, .ok(published))
             let call = pair(index, .ok(try await publish(item)))
@@ -49,12 +37,7 @@ struct TupleAwaitLintTests {
     }
 
     @Test func theProjectsSourcesAreClean() throws {
-        let result = try TestTools.run(
-            "python3",
-            [
-                Self.script, TestTools.packageRoot.appendingPathComponent("Sources").path,
-                TestTools.packageRoot.appendingPathComponent("Tests").path,
-            ])
-        #expect(result.status == 0, "\(String(decoding: result.stdout, as: UTF8.self))")
+        let (status, output) = try Self.script.run(onProject: ["Sources", "Tests"])
+        #expect(status == 0, "\(output)")
     }
 }

@@ -51,6 +51,24 @@ struct ImageOptions: ParsableArguments {
     @Option(name: Declared.gifMaxMemory.name, help: Declared.gifMaxMemory.argumentHelp)
     var gifMaxMemory: Int = Declared.gifMaxMemory.defaultValue
 
+    @Option(name: Declared.platforms.name, help: Declared.platforms.argumentHelp)
+    var platforms: PlatformSet = Declared.platforms.defaultValue
+
+    @Option(name: Declared.androidWidth.name, help: Declared.androidWidth.argumentHelp)
+    var androidWidth: Int = Declared.androidWidth.defaultValue
+
+    @Option(name: Declared.androidMaxBytes.name, help: Declared.androidMaxBytes.argumentHelp)
+    var androidMaxBytes: Int = Declared.androidMaxBytes.defaultValue
+
+    @Option(name: Declared.webWidth.name, help: Declared.webWidth.argumentHelp)
+    var webWidth: Int = Declared.webWidth.defaultValue
+
+    @Option(name: Declared.crop.name, help: Declared.crop.argumentHelp)
+    var crop: CropStrategy = Declared.crop.defaultValue
+
+    @Option(name: Declared.focus.name, help: Declared.focus.argumentHelp)
+    var focus: FocalPoint? = Declared.focus.defaultValue
+
     /// The options as settings; `jobs` and `baseURL` are the commands' own.
     var settings: ProcessingSettings {
         var settings = ProcessingSettings()
@@ -68,6 +86,12 @@ struct ImageOptions: ParsableArguments {
         settings.timeout = timeout
         settings.gifAsVideo = gifAsVideo
         settings.gifMaxMemory = gifMaxMemory
+        settings.platforms = platforms
+        settings.androidWidth = androidWidth
+        settings.androidMaxBytes = androidMaxBytes
+        settings.webWidth = webWidth
+        settings.crop = crop
+        settings.focus = focus
         return settings
     }
 }
@@ -109,3 +133,14 @@ struct LoggingOptions: ParsableArguments {
 }
 
 extension ProcessingSettings.GIFAsVideo: ExpressibleByArgument {}
+extension CropStrategy: ExpressibleByArgument {}
+
+extension PlatformSet: ExpressibleByArgument {
+    init?(argument: String) { self.init(text: argument) }
+    var defaultValueDescription: String { description }
+    static var defaultCompletionKind: CompletionKind { .list(["ios", "android", "web"]) }
+}
+
+extension FocalPoint: ExpressibleByArgument {
+    init?(argument: String) { self.init(text: argument) }
+}

@@ -3,8 +3,9 @@ public import Foundation
 /// The record of one run: what was produced from each input, ready for a push payload.
 /// Written as `manifest.json`; its JSON Schema is `schema/manifest.schema.json`.
 public struct Manifest: Sendable, Codable, Equatable {
-    /// The manifest format version.
-    public var version: Int = 1
+    /// The manifest format version: 2 since attachments carry ``Attachment/renditions``; a
+    /// version 1 manifest (none) still reads.
+    public var version: Int = Manifest.currentVersion
     /// The program that wrote it.
     public var generator: Generator
     /// The effective settings of the run.
@@ -17,6 +18,11 @@ public struct Manifest: Sendable, Codable, Equatable {
         public var name: String
         public var version: String
     }
+
+    /// The version this PushPrep writes.
+    public static let currentVersion = 2
+    /// The versions this PushPrep reads.
+    public static let readableVersions = 1...2
 
     /// Creates a manifest written by this version of PushPrep.
     public init(settings: ProcessingSettings, attachments: [ManifestEntry]) {
@@ -195,6 +201,25 @@ public struct Attachment: Sendable, Codable, Equatable {
             poster?.url = posterURL
             poster?.urlExpires = posterURL == nil ? nil : expiry
         }
+        for key in Renditions.Key.allCases {
+            guard let name = renditions[key]?.file else { continue }
+            let renditionURL = try link(name)
+            renditions[key]?.url = renditionURL
+            renditions[key]?.urlExpires = renditionURL == nil ? nil : expiry
+        }
+    }
+
+    /// The platforms' renditions of this attachment (Android, web), keyed by name; empty for
+    /// `--platforms ios`, for a sound, and in manifests of version 1.
+    public var renditions: Renditions = Renditions()
+
+    /// Every file this attachment put in the out directory besides ``file``, with its MIME type:
+    /// the poster, then the renditions. What every store publishes, and what pruning removes.
+    public var companionFiles: [(file: String, mime: String)] {
+        var files: [(file: String, mime: String)] = []
+        if let poster { files.append((poster.file, MediaType.jpeg.mime)) }
+        for (_, rendition) in renditions.all { files.append((rendition.file, rendition.mime)) }
+        return files
     }
 
     /// A movie's poster frame.
@@ -238,7 +263,33 @@ public struct Attachment: Sendable, Codable, Equatable {
     /// requires.
     private enum CodingKeys: String, CodingKey {
         case id, status, source, kind, file, url, urlExpires, uti, mime, bytes, sha256, width, height, duration, frames
-        case options, input, operations, warnings, poster
+        case options, input, operations, warnings, poster, renditions
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        status = try c.decode(String.self, forKey: .status)
+        source = try c.decode(String.self, forKey: .source)
+        kind = try c.decode(MediaKind.self, forKey: .kind)
+        file = try c.decode(String.self, forKey: .file)
+        url = try c.decodeIfPresent(String.self, forKey: .url)
+        urlExpires = try c.decodeIfPresent(String.self, forKey: .urlExpires)
+        uti = try c.decode(String.self, forKey: .uti)
+        mime = try c.decode(String.self, forKey: .mime)
+        bytes = try c.decode(Int.self, forKey: .bytes)
+        sha256 = try c.decode(String.self, forKey: .sha256)
+        width = try c.decodeIfPresent(Int.self, forKey: .width)
+        height = try c.decodeIfPresent(Int.self, forKey: .height)
+        duration = try c.decodeIfPresent(Double.self, forKey: .duration)
+        frames = try c.decodeIfPresent(Int.self, forKey: .frames)
+        options = try c.decode(AttachmentOptions.self, forKey: .options)
+        input = try c.decode(InputInfo.self, forKey: .input)
+        operations = try c.decode([String].self, forKey: .operations)
+        warnings = try c.decode([String].self, forKey: .warnings)
+        poster = try c.decodeIfPresent(Poster.self, forKey: .poster)
+        // A version 1 manifest has none.
+        renditions = try c.decodeIfPresent(Renditions.self, forKey: .renditions) ?? Renditions()
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -263,6 +314,164 @@ public struct Attachment: Sendable, Codable, Equatable {
         try c.encode(operations, forKey: .operations)
         try c.encode(warnings, forKey: .warnings)
         try c.encodeIfPresent(poster, forKey: .poster)
+        // Absent when there are none, so that `--platforms ios` writes entries as version 1 did.
+        if !renditions.isEmpty { try c.encode(renditions, forKey: .renditions) }
+    }
+}
+
+/// An attachment's renditions for the other platforms, each a file of its own in the out
+/// directory, published beside the attachment.
+public struct Renditions: Sendable, Codable, Equatable {
+    /// Android's big picture (FCM `image`): 2:1, at most 1 MiB, JPEG or PNG.
+    public var android: Rendition?
+    /// The web push `image`: 2:1, at most 1 MB.
+    public var web: Rendition?
+    /// The web push `icon`: 192×192.
+    public var webIcon: Rendition?
+
+    /// None.
+    public init(android: Rendition? = nil, web: Rendition? = nil, webIcon: Rendition? = nil) {
+        self.android = android
+        self.web = web
+        self.webIcon = webIcon
+    }
+
+    /// The renditions' names in the manifest.
+    public enum Key: String, Sendable, CaseIterable, CodingKey {
+        case android, web, webIcon
+
+        /// The platform whose push carries this rendition.
+        public var platform: Platform {
+            switch self {
+            case .android: .android
+            case .web, .webIcon: .web
+            }
+        }
+
+        /// The prefix of its id: `and-`, `web-`, `wic-`.
+        public var idPrefix: String {
+            switch self {
+            case .android: "and"
+            case .web: "web"
+            case .webIcon: "wic"
+            }
+        }
+    }
+
+    /// The rendition under `key`.
+    public subscript(key: Key) -> Rendition? {
+        get {
+            switch key {
+            case .android: android
+            case .web: web
+            case .webIcon: webIcon
+            }
+        }
+        set {
+            switch key {
+            case .android: android = newValue
+            case .web: web = newValue
+            case .webIcon: webIcon = newValue
+            }
+        }
+    }
+
+    /// Those present, in the order of ``Key/allCases``.
+    public var all: [(key: Key, rendition: Rendition)] {
+        Key.allCases.compactMap { key in self[key].map { (key, $0) } }
+    }
+
+    /// Whether there are none.
+    public var isEmpty: Bool { all.isEmpty }
+
+    /// Whether `platform` has any rendition here.
+    public func has(_ platform: Platform) -> Bool { all.contains { $0.key.platform == platform } }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Key.self)
+        android = try c.decodeIfPresent(Rendition.self, forKey: .android)
+        web = try c.decodeIfPresent(Rendition.self, forKey: .web)
+        webIcon = try c.decodeIfPresent(Rendition.self, forKey: .webIcon)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        for (key, rendition) in all { try c.encode(rendition, forKey: key) }
+    }
+}
+
+/// One platform's rendition of an attachment: a still picture made from the same source.
+public struct Rendition: Sendable, Codable, Equatable {
+    /// Deterministic id (`and-…`, `web-…`, `wic-…`): the source's bytes and the settings that
+    /// shaped it.
+    public var id: String
+    /// The file's name in the out directory: `<id>.<ext>`.
+    public var file: String
+    /// Where the device downloads it, as the attachment's `url`; nil without one.
+    public var url: String?
+    /// When `url` stops working, as the attachment's `urlExpires`.
+    public var urlExpires: String?
+    /// `image/jpeg` or `image/png`.
+    public var mime: String
+    /// The file's size in bytes.
+    public var bytes: Int
+    /// Lowercase hex SHA-256 of the file.
+    public var sha256: String
+    public var width: Int
+    public var height: Int
+    /// The rectangle of the source (upright, in source pixels; a movie's displayed frame) that
+    /// the rendition shows.
+    public var crop: CropRectangle
+
+    /// Every field.
+    public init(
+        id: String, file: String, url: String? = nil, urlExpires: String? = nil, mime: String, bytes: Int,
+        sha256: String, width: Int, height: Int, crop: CropRectangle
+    ) {
+        self.id = id
+        self.file = file
+        self.url = url
+        self.urlExpires = urlExpires
+        self.mime = mime
+        self.bytes = bytes
+        self.sha256 = sha256
+        self.width = width
+        self.height = height
+        self.crop = crop
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, file, url, urlExpires, mime, bytes, sha256, width, height, crop
+    }
+
+    /// Writes `url` and `urlExpires` as explicit nulls, as the attachment's own.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(file, forKey: .file)
+        try c.encode(url, forKey: .url)
+        try c.encode(urlExpires, forKey: .urlExpires)
+        try c.encode(mime, forKey: .mime)
+        try c.encode(bytes, forKey: .bytes)
+        try c.encode(sha256, forKey: .sha256)
+        try c.encode(width, forKey: .width)
+        try c.encode(height, forKey: .height)
+        try c.encode(crop, forKey: .crop)
+    }
+}
+
+/// A rectangle of a source picture, in its pixels, from the top left.
+public struct CropRectangle: Sendable, Codable, Equatable {
+    public var x: Int
+    public var y: Int
+    public var width: Int
+    public var height: Int
+
+    public init(x: Int, y: Int, width: Int, height: Int) {
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
     }
 }
 

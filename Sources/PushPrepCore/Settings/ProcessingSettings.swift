@@ -43,6 +43,19 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
     /// older iOS). Larger animations are shrunk, sent as a movie (`--gif-as-video auto`), thinned
     /// or sent as a still, exactly as for the byte limit.
     public var gifMaxMemory: Int = Declared.gifMaxMemory.defaultValue
+    /// The platforms each attachment is prepared for: iOS is the attachment itself, Android and
+    /// web get renditions beside it (``Attachment/renditions``).
+    public var platforms: PlatformSet = Declared.platforms.defaultValue
+    /// Width of the Android rendition (2:1, so its height is half); never upscaled.
+    public var androidWidth: Int = Declared.androidWidth.defaultValue
+    /// The largest Android rendition in bytes; never more than FCM's 1 MiB.
+    public var androidMaxBytes: Int = Declared.androidMaxBytes.defaultValue
+    /// Width of the web push image (2:1); never upscaled.
+    public var webWidth: Int = Declared.webWidth.defaultValue
+    /// Where the 2:1 crops of the Android and web renditions fall.
+    public var crop: CropStrategy = Declared.crop.defaultValue
+    /// A focal point that the crops are centred on, whatever ``crop`` says; nil for none.
+    public var focus: FocalPoint? = Declared.focus.defaultValue
 
     /// When an animated GIF or WebP becomes a movie attachment.
     public enum GIFAsVideo: String, Sendable, Codable, CaseIterable, CustomStringConvertible {
@@ -130,6 +143,30 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
         public static let jobs = Setting(
             \.jobs, key: "jobs", option: "jobs", default: defaultJobs,
             help: "How many inputs to process at once (default: the number of cores).", accepts: .between(1...256))
+        public static let platforms = Setting(
+            \.platforms, key: "platforms", option: "platforms", default: PlatformSet.default,
+            help: "The platforms to prepare for, among ios, android and web, separated by commas;"
+                + " ios is the attachment itself, android and web get renditions beside it.",
+            accepts: .values("a list of ios, android and web that includes ios") { $0.contains(.ios) })
+        public static let androidWidth = Setting(
+            \.androidWidth, key: "androidWidth", option: "android-width", default: 1024,
+            help: "Width of the Android rendition in pixels (2:1, FCM's big picture); never upscaled.",
+            accepts: .between(AndroidRules.minWidth...AndroidRules.maxWidth))
+        public static let androidMaxBytes = Setting(
+            \.androidMaxBytes, key: "androidMaxBytes", option: "android-max-bytes", default: AndroidRules.maxBytes,
+            help: "Largest Android rendition in bytes.",
+            accepts: .between(50_000...AndroidRules.maxBytes, "FCM's download cap"))
+        public static let webWidth = Setting(
+            \.webWidth, key: "webWidth", option: "web-width", default: WebRules.imageWidth,
+            help: "Width of the web push image in pixels (2:1); never upscaled.",
+            accepts: .between(WebRules.iconSize...2048))
+        public static let crop = Setting(
+            \.crop, key: "crop", option: "crop", default: CropStrategy.attention,
+            help: "Where the Android and web 2:1 crops fall: attention (libvips' saliency), centre,"
+                + " or fit (no crop: the whole picture at its own ratio).")
+        public static let focus = Setting<FocalPoint?>(
+            \.focus, key: "focus", option: "focus", default: nil,
+            help: "A focal point x,y (each 0...1 from the top left) that the crops are centred on, whatever --crop says.")
         public static let baseURL = Setting<String?>(
             \.baseURL, key: "baseURL", option: "base-url", default: nil,
             help: "URL prefix of the out directory; each entry's url is this + its file.",
@@ -140,7 +177,8 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
         /// Every setting above, in order: what the coding, the validation and the tests go through.
         package static let all: [any AnySetting] = [
             width, quality, imageMaxBytes, videoStart, videoSeconds, videoWidth, videoMaxBytes, audioSeconds,
-            audioMaxBytes, gifAsVideo, gifMaxMemory, timeout, maxPixels, maxInputBytes, jobs, baseURL,
+            audioMaxBytes, gifAsVideo, gifMaxMemory, timeout, maxPixels, maxInputBytes, jobs, baseURL, platforms,
+            androidWidth, androidMaxBytes, webWidth, crop, focus,
         ]
     }
 
@@ -226,6 +264,27 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
         imageFields + [
             Declared.gifAsVideo.field("asVideo"), Declared.videoWidth.field(), Declared.videoMaxBytes.field(),
         ]
+
+    /// The settings that decide an Android rendition, after its source's own fingerprint (a
+    /// movie's poster depends on where the preview starts).
+    static let androidFields = [
+        Declared.androidWidth.field("width"), Declared.androidMaxBytes.field("maxBytes"),
+        Declared.quality.field(), Declared.crop.field(), focusField,
+    ]
+
+    /// The settings that decide a web rendition (the image and the icon), after its source's own.
+    static let webFields = [
+        Declared.webWidth.field("width"), Declared.quality.field(), Declared.crop.field(), focusField,
+    ]
+
+    /// `focus=x,y`, or `focus=none`.
+    static let focusField = FingerprintField(label: "focus") { $0.focus?.description ?? "none" }
+
+    /// The fingerprint of `platform`'s rendition of an output whose fingerprint is `source`.
+    package func renditionFingerprint(_ platform: Platform, source: String) -> String {
+        let fields = platform == .web ? Self.webFields : Self.androidFields
+        return source + ";" + fingerprint(kind: "rendition-\(platform)", fields)
+    }
 
     /// `pipeline=…;kind=…;label=value;…`: the settings that decide an output, in a fixed textual
     /// form.

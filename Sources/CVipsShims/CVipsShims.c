@@ -104,6 +104,18 @@ int cvipsshims_extract_area(VipsImage *in, VipsImage **out, int left, int top, i
     return vips_extract_area(in, out, left, top, width, height, NULL);
 }
 
+int cvipsshims_attention(VipsImage *in, int width, int height, int *x, int *y) {
+    VipsImage *cropped = NULL;
+    int result = vips_smartcrop(in, &cropped, width, height, "interesting", VIPS_INTERESTING_ATTENTION,
+                                "attention_x", x, "attention_y", y, NULL);
+    if (cropped) g_object_unref(cropped);
+    return result;
+}
+
+int cvipsshims_resize(VipsImage *in, VipsImage **out, double hscale, double vscale) {
+    return vips_resize(in, out, hscale, "vscale", vscale, NULL);
+}
+
 int cvipsshims_arrayjoin_vertical(VipsImage **in, int n, VipsImage **out) {
     return vips_arrayjoin(in, out, n, "across", 1, NULL);
 }

@@ -102,6 +102,14 @@ extension Explanation {
             self.init(
                 meaning: "--video-start is at or past the movie's end, so the preview starts at the beginning.",
                 action: "Give a --video-start within the movie's length.")
+        case .renditionNotMade:
+            self.init(
+                meaning:
+                    "A platform's rendition (Android's big picture, the web image or icon) could not be made, so"
+                    + " that platform's push carries no picture; the iOS attachment is not affected.",
+                action:
+                    "Read the reason: raise --android-max-bytes or lower --android-width, or send that platform's"
+                    + " push without a picture.")
         }
     }
 }

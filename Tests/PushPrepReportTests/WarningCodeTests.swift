@@ -24,6 +24,8 @@ import Testing
         case .copyFailed: .copyFailed(reason: "skipped 2 damaged packets")
         case .startMovedToKeyframe: .startMovedToKeyframe(keyframe: "4.0", early: "1.5")
         case .videoStartPastEnd: .videoStartPastEnd(start: "30.0", duration: "2.0")
+        case .renditionNotMade:
+            .renditionNotMade(rendition: "android", reason: "no jpeg fits in 50000 bytes (smallest: 61234 at 160 px)")
         }
     }
 
@@ -75,6 +77,10 @@ import Testing
                 "the preview starts at the keyframe at 4.0 s, 1.5 s before --video-start"
             ),
             (Self.sample(.videoStartPastEnd), "--video-start 30.0 s is past the end of the 2.0 s video; started at 0"),
+            (
+                Self.sample(.renditionNotMade),
+                "no android rendition: no jpeg fits in 50000 bytes (smallest: 61234 at 160 px)"
+            ),
             (.videoStartPastEnd(start: "30.0", duration: nil), "--video-start 30.0 s is past the end; started at 0"),
         ]
         #expect(Set(expected.map(\.0.code)) == Set(ProcessingWarning.Code.allCases))

@@ -70,6 +70,14 @@ int cvipsshims_extract_band(VipsImage *in, VipsImage **out, int band, int n);
 int cvipsshims_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width,
                             int height);
 
+/// libvips' attention strategy (vips_smartcrop, interesting=attention) for a `width` x `height`
+/// crop of `in`: writes the centre of attention, in `in`'s pixels, to `x` and `y`. The cropped
+/// image itself is dropped: the caller crops where it decides (a focal point may override).
+int cvipsshims_attention(VipsImage *in, int width, int height, int *x, int *y);
+
+/// Resizes by `hscale` horizontally and `vscale` vertically (lanczos3, as vips_resize).
+int cvipsshims_resize(VipsImage *in, VipsImage **out, double hscale, double vscale);
+
 /// Joins images vertically (one column), as libvips stores animation frames.
 int cvipsshims_arrayjoin_vertical(VipsImage **in, int n, VipsImage **out);
 

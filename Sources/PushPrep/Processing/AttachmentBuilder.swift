@@ -80,10 +80,44 @@ struct AttachmentBuilder {
         return Attachment.Poster(file: name, width: width, height: height)
     }
 
+    /// Writes the platforms' renditions beside the attachment, each `<id>.<ext>` with its own
+    /// content-addressed id: the source's bytes and `fingerprint` (the attachment's, which the
+    /// rendition's own settings extend). `poster` is the size of the picture the renditions were
+    /// made from when it is not the source (a movie's poster) and `source` the source's: their
+    /// crops are scaled to the source's pixels.
+    mutating func writeRenditions(
+        _ outcome: RenditionOutcome, sourceSHA256: String, fingerprint: String, settings: ProcessingSettings,
+        poster: (width: Int, height: Int)? = nil, source: (width: Int, height: Int)? = nil
+    ) throws(PushPrepError) -> Renditions {
+        var renditions = Renditions()
+        for made in outcome.rendered {
+            let id = AttachmentID.make(
+                rendition: made.key, sourceSHA256: sourceSHA256,
+                fingerprint: settings.renditionFingerprint(made.key, source: fingerprint))
+            let type = made.format.mediaType
+            let name = "\(id).\(type.fileExtension)"
+            operations.append(made.operation)
+            record(try AtomicFile.write(made.bytes, to: "\(outputDirectory)/\(name)"), name)
+            renditions[made.key] = Rendition(
+                id: id, file: name, mime: type.mime, bytes: made.bytes.count,
+                sha256: SHA256.hash(data: made.bytes).hexString, width: made.width, height: made.height,
+                crop: scaled(made.crop, from: poster, to: source))
+        }
+        return renditions
+    }
+
+    /// `crop`, taken in a picture of size `picture`, in the pixels of `source`.
+    private func scaled(
+        _ crop: CropRectangle, from picture: (width: Int, height: Int)?, to source: (width: Int, height: Int)?
+    ) -> CropRectangle {
+        guard let picture, let source, picture.width > 0 else { return crop }
+        return crop.scaled(by: Double(source.width) / Double(picture.width), within: source)
+    }
+
     /// The manifest entry for `output`.
     func attachment(
         _ output: Output, picture: Picture, duration: Double?, input: InputInfo, warnings: [String],
-        thumbnailTime: Double? = nil, poster: Attachment.Poster? = nil
+        thumbnailTime: Double? = nil, poster: Attachment.Poster? = nil, renditions: Renditions = Renditions()
     ) -> Attachment {
         var attachment = Attachment(
             id: id,
@@ -104,6 +138,7 @@ struct AttachmentBuilder {
             warnings: warnings,
             poster: poster
         )
+        attachment.renditions = renditions
         attachment.setURLs(baseURL: baseURL)
         return attachment
     }

@@ -28,7 +28,7 @@ extension InputProcessor {
         input.audioCodec = video.input?.audio?.codec
         return try movieAttachment(
             builder, temporary: temporary, video: video, input: input, operations: video.operations,
-            warnings: warnings)
+            warnings: warnings, sourceSHA256: file.sha256, fingerprint: settings.videoFingerprint)
     }
 
     func processAnimationAsVideo(
@@ -52,12 +52,13 @@ extension InputProcessor {
             "decoded \(image.type.rawValue) \(header.uprightWidth)x\(header.uprightHeight), \(header.frames) frames"
         return try movieAttachment(
             builder, temporary: temporary, video: video, input: input, operations: [decoded] + video.operations,
-            warnings: warnings + [ProcessingWarning.animationSentAsMovie(reason: reason).message])
+            warnings: warnings + [ProcessingWarning.animationSentAsMovie(reason: reason).message],
+            sourceSHA256: file.sha256, fingerprint: settings.animationVideoFingerprint)
     }
 
     private func movieAttachment(
         _ builder: AttachmentBuilder, temporary: String, video: ProcessedVideo, input: InputInfo,
-        operations: [String], warnings: [String]
+        operations: [String], warnings: [String], sourceSHA256: String, fingerprint: String
     ) throws(PushPrepError) -> Attachment {
         var builder = builder
         builder.operations = operations
@@ -65,10 +66,32 @@ extension InputProcessor {
         let poster = try video.poster.map { frame throws(PushPrepError) in
             try builder.writePoster(frame.jpeg, width: frame.width, height: frame.height)
         }
+        var renditions = Renditions()
+        var renditionWarnings: [String] = []
+        let specs = RenditionSpec.specs(for: settings)
+        if let poster, !specs.isEmpty {
+            // The platforms see the frame iOS shows as the thumbnail: the poster, cropped.
+            try control?.check()
+            let outcome = try posterRenditions(poster, specs: specs)
+            renditionWarnings = outcome.warnings
+            let source = (width: input.width ?? poster.width, height: input.height ?? poster.height)
+            renditions = try builder.writeRenditions(
+                outcome, sourceSHA256: sourceSHA256, fingerprint: fingerprint, settings: settings,
+                poster: (poster.width, poster.height), source: source)
+        }
         return builder.attachment(
             output, picture: .init(width: video.width, height: video.height, frames: video.frames),
-            duration: video.duration, input: input, warnings: warnings + video.warnings,
-            thumbnailTime: video.thumbnailTime, poster: poster)
+            duration: video.duration, input: input, warnings: warnings + video.warnings + renditionWarnings,
+            thumbnailTime: video.thumbnailTime, poster: poster, renditions: renditions)
+    }
+
+    /// The renditions of a movie's poster, read back from the out directory.
+    private func posterRenditions(_ poster: Attachment.Poster, specs: [RenditionSpec]) throws(PushPrepError)
+        -> RenditionOutcome
+    {
+        let file = try InputFile.read(path: "\(outputDirectory)/\(poster.file)", maxBytes: AppleLimits.imageBytes)
+        let image = ImageInput(type: .jpeg, payload: .encoded(try ImageSource(descriptor: file.descriptor)))
+        return try RenditionStep.make(from: image, specs: specs, maxPixels: settings.maxPixels)
     }
 
     func processAudio(

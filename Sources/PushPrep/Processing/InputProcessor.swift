@@ -97,11 +97,14 @@ struct InputProcessor: Sendable {
         builder.operations = processed.operations
         try control?.check()
         let output = try builder.write(processed.bytes, as: processed.format.mediaType)
+        try control?.check()
+        let renditions = try builder.writeRenditions(
+            processed.renditions, sourceSHA256: file.sha256, fingerprint: settings.imageFingerprint, settings: settings)
         let input = InputInfo(
             type: type.rawValue, bytes: file.size, width: processed.header.uprightWidth,
             height: processed.header.uprightHeight, duration: nil)
         return builder.attachment(
             output, picture: .init(width: processed.width, height: processed.height, frames: processed.frames),
-            duration: nil, input: input, warnings: warnings)
+            duration: nil, input: input, warnings: warnings + processed.renditions.warnings, renditions: renditions)
     }
 }

@@ -7,8 +7,18 @@ import Crypto
 /// SHA-256(source SHA-256 ‖ settings fingerprint): lowercase `[a-z0-9-]`, 44 characters.
 package enum AttachmentID {
     package static func make(kind: MediaKind, sourceSHA256: String, fingerprint: String) -> String {
+        make(prefix: kind.idPrefix, sourceSHA256: sourceSHA256, fingerprint: fingerprint)
+    }
+
+    /// A rendition's id (`and-…`, `web-…`, `wic-…`), made the same way from its own fingerprint
+    /// (``ProcessingSettings/renditionFingerprint(_:source:)``).
+    package static func make(rendition key: Renditions.Key, sourceSHA256: String, fingerprint: String) -> String {
+        make(prefix: key.idPrefix, sourceSHA256: sourceSHA256, fingerprint: fingerprint)
+    }
+
+    private static func make(prefix: String, sourceSHA256: String, fingerprint: String) -> String {
         let digest = SHA256.hash(data: Array("\(sourceSHA256)\n\(fingerprint)".utf8))
-        return "\(kind.idPrefix)-\(digest.hexString.prefix(40))"
+        return "\(prefix)-\(digest.hexString.prefix(40))"
     }
 }
 

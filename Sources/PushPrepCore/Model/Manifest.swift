@@ -473,6 +473,18 @@ public struct CropRectangle: Sendable, Codable, Equatable {
         self.width = width
         self.height = height
     }
+
+    /// The same rectangle in pixels `factor` times as large (a poster's crop in its movie's),
+    /// kept inside a `bounds` picture.
+    package func scaled(by factor: Double, within bounds: (width: Int, height: Int)) -> CropRectangle {
+        guard factor != 1 else { return self }
+        func scale(_ value: Int) -> Int { Int((Double(value) * factor).rounded()) }
+        let x = min(max(0, bounds.width - 1), scale(x))
+        let y = min(max(0, bounds.height - 1), scale(y))
+        return CropRectangle(
+            x: x, y: y, width: max(1, min(bounds.width - x, scale(width))),
+            height: max(1, min(bounds.height - y, scale(height))))
+    }
 }
 
 /// The attachment options as the phone expects them in `UNNotificationAttachment`'s options.

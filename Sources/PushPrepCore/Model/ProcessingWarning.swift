@@ -34,6 +34,9 @@ package enum ProcessingWarning: Sendable, Equatable {
     case startMovedToKeyframe(keyframe: String, early: String)
     /// `--video-start` past the movie's end (`duration` seconds, when known): started at 0.
     case videoStartPastEnd(start: String, duration: String?)
+    /// A platform's rendition (`android`, `web`, `webIcon`) that could not be made, for
+    /// `reason`: that platform's push carries no picture, the attachment itself is fine.
+    case renditionNotMade(rendition: String, reason: String)
 
     /// The kind of a warning, stable across versions: the report and the console show it, and
     /// explain it by it.
@@ -51,6 +54,7 @@ package enum ProcessingWarning: Sendable, Equatable {
         case copyFailed = "copy_failed"
         case startMovedToKeyframe = "start_moved_to_keyframe"
         case videoStartPastEnd = "video_start_past_end"
+        case renditionNotMade = "rendition_not_made"
 
         /// The text of a message of this kind outside its values, in order: the message starts
         /// with the first part, ends with the last, and holds the others in between.
@@ -75,6 +79,7 @@ package enum ProcessingWarning: Sendable, Equatable {
             case .startMovedToKeyframe:
                 ["the preview starts at the keyframe at ", " s, ", " s before --video-start"]
             case .videoStartPastEnd: ["--video-start ", " s is past the end", "; started at 0"]
+            case .renditionNotMade: ["no ", " rendition: ", ""]
             }
         }
 
@@ -115,6 +120,7 @@ package enum ProcessingWarning: Sendable, Equatable {
         case .copyFailed: .copyFailed
         case .startMovedToKeyframe: .startMovedToKeyframe
         case .videoStartPastEnd: .videoStartPastEnd
+        case .renditionNotMade: .renditionNotMade
         }
     }
 
@@ -134,6 +140,7 @@ package enum ProcessingWarning: Sendable, Equatable {
         case .copyFailed(let reason): [reason]
         case .startMovedToKeyframe(let keyframe, let early): [keyframe, early]
         case .videoStartPastEnd(let start, let duration): [start, duration.map { " of the \($0) s video" } ?? ""]
+        case .renditionNotMade(let rendition, let reason): [rendition, reason]
         }
     }
 

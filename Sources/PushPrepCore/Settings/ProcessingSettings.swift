@@ -166,7 +166,8 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
                 + " or fit (no crop: the whole picture at its own ratio).")
         public static let focus = Setting<FocalPoint?>(
             \.focus, key: "focus", option: "focus", default: nil,
-            help: "A focal point x,y (each 0...1 from the top left) that the crops are centred on, whatever --crop says.")
+            help:
+                "A focal point x,y (each 0...1 from the top left) that the crops are centred on, whatever --crop says.")
         public static let baseURL = Setting<String?>(
             \.baseURL, key: "baseURL", option: "base-url", default: nil,
             help: "URL prefix of the out directory; each entry's url is this + its file.",
@@ -280,10 +281,10 @@ public struct ProcessingSettings: Sendable, Codable, Equatable {
     /// `focus=x,y`, or `focus=none`.
     static let focusField = FingerprintField(label: "focus") { $0.focus?.description ?? "none" }
 
-    /// The fingerprint of `platform`'s rendition of an output whose fingerprint is `source`.
-    package func renditionFingerprint(_ platform: Platform, source: String) -> String {
-        let fields = platform == .web ? Self.webFields : Self.androidFields
-        return source + ";" + fingerprint(kind: "rendition-\(platform)", fields)
+    /// The fingerprint of the rendition `key` of an output whose fingerprint is `source`.
+    package func renditionFingerprint(_ key: Renditions.Key, source: String) -> String {
+        let fields = key.platform == .web ? Self.webFields : Self.androidFields
+        return source + ";" + fingerprint(kind: "rendition-\(key.rawValue)", fields)
     }
 
     /// `pipeline=…;kind=…;label=value;…`: the settings that decide an output, in a fixed textual

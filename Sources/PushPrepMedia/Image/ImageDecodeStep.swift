@@ -33,15 +33,19 @@ enum ImageDecodeStep {
 
     /// Decodes `input` to `targetWidth`. An image with an alpha channel is held in memory
     /// whatever `reads` says: ``AlphaStep`` reads its alpha before the encoder reads it all.
+    /// `firstFrameOnly` decodes an animation's first frame alone (a rendition's still), not
+    /// every frame.
     static func run(
-        _ input: ImageInput, header: ImageHeader, width targetWidth: Int, maxPixels: Int, reads: Reads = .several
+        _ input: ImageInput, header: ImageHeader, width targetWidth: Int, maxPixels: Int, reads: Reads = .several,
+        firstFrameOnly: Bool = false
     ) throws(PushPrepError) -> Output {
+        let allFrames = header.isAnimated && !firstFrameOnly
         var operations: [String] = []
         var image: VipsImageRef
         switch input.payload {
         case .encoded(let source):
             // libvips 8.14 only honours fail_on for source thumbnails through the option string.
-            let options = header.isAnimated ? "n=-1,fail_on=error" : "fail_on=error"
+            let options = allFrames ? "n=-1,fail_on=error" : "fail_on=error"
             image = try VipsImageRef.make(.corruptInput, "cannot decode the \(input.type.rawValue) image") {
                 cvipsshims_thumbnail_source(source.pointer, $0, Int32(targetWidth), unboundedHeight, options, 0)
             }
@@ -55,7 +59,7 @@ enum ImageDecodeStep {
             operations.append("auto-rotated (EXIF orientation \(header.orientation))")
         }
         let outWidth = image.width
-        let outHeight = header.isAnimated ? (image.int(VIPS_META_PAGE_HEIGHT) ?? image.height) : image.height
+        let outHeight = allFrames ? (image.int(VIPS_META_PAGE_HEIGHT) ?? image.height) : image.height
         if outWidth != header.uprightWidth {
             operations.append("resized \(header.uprightWidth)x\(header.uprightHeight) to \(outWidth)x\(outHeight)")
         }

@@ -12,6 +12,8 @@ package struct ProcessedImage {
     package let warnings: [String]
     /// The plan the pipeline ran (the one `inspect` prints).
     package let plan: ImagePlan
+    /// The platforms' renditions, from the same decode where it is large enough.
+    package var renditions = RenditionOutcome()
 }
 
 /// The image pipeline: the header, then an ``ImagePlan`` made from it, then an ordered list of
@@ -56,7 +58,15 @@ package enum ImagePipeline {
         let plan = ImagePlan(header: header, settings: settings)
         try admit(plan.memory)
         try control?.check()
-        return try run(plan, input: input, header: header, control: control)
+        let outcome = try run(plan, input: input, header: header, control: control)
+        guard case .image(var image) = outcome, !plan.renditions.isEmpty, image.renditions.rendered.isEmpty,
+            image.renditions.warnings.isEmpty
+        else { return outcome }
+        // Not made from the attachment's pixels (an animation, a picture too small for a
+        // rendition): from the source, decoded once more at the largest size they need.
+        try control?.check()
+        image.renditions = try RenditionStep.make(from: input, specs: plan.renditions, maxPixels: plan.maxPixels)
+        return .image(image)
     }
 
     /// Carries out `plan` for `input` (whose header is `header`): the planned width first, and
@@ -140,7 +150,8 @@ package enum ImagePipeline {
         // A still is read once when its first encoding fits, as nearly every photo's does: it
         // then streams from the decoder into the encoder. Frames are picked from an animation,
         // so it is held at once.
-        let reads: ImageDecodeStep.Reads = asStill && !header.isAnimated ? .once : .several
+        // With renditions to make from the same pixels, they are held from the start.
+        let reads: ImageDecodeStep.Reads = asStill && !header.isAnimated && plan.renditions.isEmpty ? .once : .several
         let decoded = try ImageDecodeStep.run(
             input, header: header, width: width, maxPixels: plan.maxPixels, reads: reads)
         try control?.check()
@@ -176,11 +187,20 @@ package enum ImagePipeline {
             smallest = bytes.count
             guard bytes.count <= plan.limit else { continue }
             let frames = format == .gif ? AnimationStep.frameCount(encoded) : 1
-            let image = ProcessedImage(
+            var image = ProcessedImage(
                 bytes: bytes, format: format, width: encoded.width, height: encoded.height / frames,
                 frames: frames, header: header,
                 operations: operations + reductions + [describe(attempt), "stripped metadata"], warnings: warnings,
                 plan: plan)
+            let needed = RenditionStep.neededWidth(
+                plan.renditions, sourceWidth: header.uprightWidth, sourceHeight: header.uprightHeight)
+            if !plan.renditions.isEmpty && !header.isAnimated && encoded.width >= needed {
+                // The renditions from the pixels just encoded: no second decode.
+                try control?.check()
+                image.renditions = try RenditionStep.make(
+                    from: encoded, transparent: format == .png && encoded.hasAlpha,
+                    sourceWidth: header.uprightWidth, sourceHeight: header.uprightHeight, specs: plan.renditions)
+            }
             return (image, smallest, format)
         }
         return (nil, smallest, format)

@@ -48,6 +48,8 @@ package struct ImagePlan: Equatable {
     let minimumWidth: Int
     /// `--max-pixels`, for the decoder.
     let maxPixels: Int
+    /// The platforms' renditions to make beside the attachment (none for `--platforms ios`).
+    package let renditions: [RenditionSpec]
     /// The peak memory of the run, from the header (``MemoryEstimate``).
     package private(set) var memory = MemoryEstimate(bytes: 0, basis: "")
 
@@ -74,6 +76,7 @@ package struct ImagePlan: Equatable {
         gifLadder = ImageEncodeStep.ladder(for: .gif, quality: settings.quality)
         minimumWidth = ImagePipeline.minimumWidth
         maxPixels = settings.maxPixels
+        renditions = RenditionSpec.specs(for: settings)
         memory = MemoryEstimate.image(header, plan: self, videoWidth: settings.videoWidth)
     }
 

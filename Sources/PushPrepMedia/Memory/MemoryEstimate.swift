@@ -82,9 +82,27 @@ package struct MemoryEstimate: Equatable, Sendable {
     /// The peak for a still or animated image planned as `plan` from `header`, decoded at the
     /// plan's width; `videoWidth` is the movie's width when an animation becomes one.
     static func image(_ header: ImageHeader, plan: ImagePlan, videoWidth: Int) -> MemoryEstimate {
-        let estimate = decoded(header, plan: plan, videoWidth: videoWidth)
+        let estimate = renditions(header, plan: plan, adding: decoded(header, plan: plan, videoWidth: videoWidth))
         guard header.layout.bands - (header.hasAlpha ? 1 : 0) == 4 else { return estimate }
         return MemoryEstimate(bytes: Double(estimate.bytes) + cmykTransform, basis: estimate.basis + ", cmyk to srgb")
+    }
+
+    /// `estimate` with the plan's renditions: each one's cropped and scaled pixels (RGBA) and
+    /// its encoding buffer, and, when the attachment's pixels are too small for them, the
+    /// source's picture decoded once more at the largest size they need.
+    static func renditions(_ header: ImageHeader, plan: ImagePlan, adding estimate: MemoryEstimate)
+        -> MemoryEstimate
+    {
+        guard !plan.renditions.isEmpty else { return estimate }
+        let outputs = plan.renditions.reduce(0.0) { $0 + Double($1.width * $1.height) * 4 * 2 }
+        let needed = RenditionStep.neededWidth(
+            plan.renditions, sourceWidth: header.uprightWidth, sourceHeight: header.uprightHeight)
+        var bytes = Double(estimate.bytes) + outputs
+        if header.isAnimated || needed > plan.width {
+            let height = Double(header.uprightHeight) * Double(needed) / Double(max(1, header.uprightWidth))
+            bytes += Double(needed) * height.rounded(.up) * 4
+        }
+        return MemoryEstimate(bytes: bytes, basis: estimate.basis + ", \(plan.renditions.count) renditions")
     }
 
     /// ``image(_:plan:videoWidth:)`` before a CMYK image's colour transform.

@@ -39,6 +39,8 @@ SCHEMATHESIS_VERSION := 4.32.5
 # than any the index has (>=2026.10.23).
 SELENIUM_VERSION := 4.51.0
 PYTEST_VERSION := 9.2.0
+# Pillow: the independent decoder the rendition tests read every Android and web rendition with.
+PILLOW_VERSION := 13.0.0
 
 DEMO_OUT := demo-out
 
@@ -64,20 +66,21 @@ BENCH_APT_PACKAGES := wrk nginx gcc
 bench-deps: deps
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BENCH_APT_PACKAGES)"
 
-## pyenv: the Python packages the tests use (botocore, boto3, moto's server, schemathesis, selenium, pytest), in .build/pyenv; once
+## pyenv: the Python packages the tests use (botocore, boto3, moto's server, schemathesis, selenium, pytest, Pillow), in .build/pyenv; once
 # Skipped when all import at their pinned versions (moto.server too: it needs the [server]
 # extra's Flask); otherwise pip brings the venv to the pins (19 s from scratch, 368 MB, measured with `time` on a new venv).
-PYENV_CHECK := import sys, importlib.metadata as m, botocore, boto3, moto, moto.server, selenium, pytest; \
+PYENV_CHECK := import sys, importlib.metadata as m, botocore, boto3, moto, moto.server, selenium, pytest, PIL; \
 	sys.exit((botocore.__version__, boto3.__version__, moto.__version__, m.version("schemathesis"), \
-	selenium.__version__, pytest.__version__) != ("$(BOTOCORE_VERSION)", "$(BOTO3_VERSION)", "$(MOTO_VERSION)", \
-	"$(SCHEMATHESIS_VERSION)", "$(SELENIUM_VERSION)", "$(PYTEST_VERSION)"))
+	selenium.__version__, pytest.__version__, PIL.__version__) != ("$(BOTOCORE_VERSION)", "$(BOTO3_VERSION)", "$(MOTO_VERSION)", \
+	"$(SCHEMATHESIS_VERSION)", "$(SELENIUM_VERSION)", "$(PYTEST_VERSION)", "$(PILLOW_VERSION)"))
 pyenv: deps
 	@$(PYENV)/bin/python -c '$(PYENV_CHECK)' 2>/dev/null || { \
-		echo "Installing botocore $(BOTOCORE_VERSION), boto3 $(BOTO3_VERSION), moto[server] $(MOTO_VERSION), schemathesis $(SCHEMATHESIS_VERSION), selenium $(SELENIUM_VERSION) and pytest $(PYTEST_VERSION) into $(PYENV)"; \
+		echo "Installing botocore $(BOTOCORE_VERSION), boto3 $(BOTO3_VERSION), moto[server] $(MOTO_VERSION), schemathesis $(SCHEMATHESIS_VERSION), selenium $(SELENIUM_VERSION), pytest $(PYTEST_VERSION) and Pillow $(PILLOW_VERSION) into $(PYENV)"; \
 		/usr/bin/python3 -m venv $(PYENV) && \
 		$(PYENV)/bin/python -m pip install --quiet --disable-pip-version-check \
 			"botocore==$(BOTOCORE_VERSION)" "boto3==$(BOTO3_VERSION)" "moto[server]==$(MOTO_VERSION)" \
-			"schemathesis==$(SCHEMATHESIS_VERSION)" "selenium==$(SELENIUM_VERSION)" "pytest==$(PYTEST_VERSION)"; }
+			"schemathesis==$(SCHEMATHESIS_VERSION)" "selenium==$(SELENIUM_VERSION)" "pytest==$(PYTEST_VERSION)" \
+			"pillow==$(PILLOW_VERSION)"; }
 
 ## browser-deps: what only `make test-browser` needs: Debian's chromium, its chromedriver, and a
 # font (a headless chromium with no font draws no text, and the screenshots are checked)

@@ -256,7 +256,7 @@ struct AttachmentRoutes {
     static var notFound: Problem { Problem(.notFound, .notFound, "no such attachment") }
 
     /// The type of a name the workers publish (`img-….jpg`, `vid-….mp4`, `vid-…-poster.jpg`,
-    /// `aud-….m4a`), or nil for any other name: one path component of `[A-Za-z0-9._-]`, not
+    /// `aud-….m4a`, `and-….jpg`, `web-….png`, `wic-….jpg`), or nil for any other name: one path component of `[A-Za-z0-9._-]`, not
     /// starting with a dot, without `..`, whose extension is one PushPrep writes.
     static func publishedType(of name: String) -> PushPrepCore.MediaType? {
         let bytes = name.utf8

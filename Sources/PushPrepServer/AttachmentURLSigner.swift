@@ -114,7 +114,7 @@ public struct AttachmentURLSigner: Sendable {
 }
 
 extension AttachmentURLSigner {
-    /// Signs the URLs of `attachment` and its poster that this server serves, those that are
+    /// Signs the URLs of `attachment`, its poster and its renditions that this server serves, those that are
     /// `base` + `/` + the file's name (`base` is the server's attachments URL, or `--base-url`
     /// when one fronts it), and records their expiry in `urlExpires`. Other URLs (a job's own
     /// base URL elsewhere) are left alone.
@@ -129,6 +129,11 @@ extension AttachmentURLSigner {
         if let poster = attachment.poster, let url = poster.url, url == "\(base)/\(poster.file)" {
             attachment.poster?.url = sign(url, now: now)
             attachment.poster?.urlExpires = expiry
+        }
+        for (key, rendition) in attachment.renditions.all {
+            guard let url = rendition.url, url == "\(base)/\(rendition.file)" else { continue }
+            attachment.renditions[key]?.url = sign(url, now: now)
+            attachment.renditions[key]?.urlExpires = expiry
         }
     }
 }

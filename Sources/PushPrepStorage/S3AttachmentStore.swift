@@ -24,7 +24,7 @@ package struct S3AttachmentStore: Sendable {
         self.now = now
     }
 
-    /// Publishes `attachment`'s file and poster from `directory` and returns the attachment
+    /// Publishes `attachment`'s file, poster and renditions from `directory` and returns the attachment
     /// with its URLs made as `urls` says and what was done appended to its operations
     /// (`stored KEY` or `already stored KEY`).
     ///
@@ -39,6 +39,9 @@ package struct S3AttachmentStore: Sendable {
         if let poster = attachment.poster {
             let path = "\(directory)/\(poster.file)"
             files.append((poster.file, MediaType.jpeg.mime, try InputFile.read(path: path, maxBytes: .max).sha256))
+        }
+        for (_, rendition) in attachment.renditions.all {
+            files.append((rendition.file, rendition.mime, rendition.sha256))
         }
         for file in files {
             let key = try location.key(forFile: file.name)
@@ -69,6 +72,9 @@ package struct S3AttachmentStore: Sendable {
     package func located(_ attachment: Attachment, urls: ObjectURLStyle) async throws(PushPrepError) -> Attachment {
         var files = [(name: attachment.file, expected: Optional((sha256: attachment.sha256, bytes: attachment.bytes)))]
         if let poster = attachment.poster { files.append((poster.file, nil)) }
+        for (_, rendition) in attachment.renditions.all {
+            files.append((rendition.file, (rendition.sha256, rendition.bytes)))
+        }
         for file in files {
             let key = try location.key(forFile: file.name)
             guard let info = try await client.head(key) else {

@@ -98,7 +98,7 @@ struct PrunedFiles {
         return outcome
     }
 
-    /// The output files a result names: its `file` and its poster's `file`.
+    /// The output files a result names: its `file`, its poster's and its renditions'.
     static func outputNames(in result: String?) -> [String] {
         guard let result, let object = try? JSONSerialization.jsonObject(with: Data(result.utf8)) as? [String: Any]
         else { return [] }
@@ -106,6 +106,11 @@ struct PrunedFiles {
         if let file = object["file"] as? String { names.append(file) }
         if let poster = object["poster"] as? [String: Any], let file = poster["file"] as? String {
             names.append(file)
+        }
+        if let renditions = object["renditions"] as? [String: Any] {
+            for case let rendition as [String: Any] in renditions.values {
+                if let file = rendition["file"] as? String { names.append(file) }
+            }
         }
         return names.filter(isName)
     }

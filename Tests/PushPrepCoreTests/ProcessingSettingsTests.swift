@@ -81,11 +81,15 @@ import Testing
     /// Which kinds of output each setting changes, so which ids: a setting added without a
     /// decision here fails the test.
     static let changes: [String: Set<String>] = [
-        "width": ["image", "animation"], "quality": ["image", "animation"], "imageMaxBytes": ["image", "animation"],
+        "width": ["image", "animation"], "quality": ["image", "animation", "android", "web"],
+        "imageMaxBytes": ["image", "animation"],
         "maxPixels": ["image", "video", "animation"], "maxInputBytes": ["image", "video", "audio", "animation"],
         "jobs": [], "baseURL": [], "videoStart": ["video"], "videoSeconds": ["video"],
         "videoWidth": ["video", "animation"], "videoMaxBytes": ["video", "animation"], "audioSeconds": ["audio"],
         "audioMaxBytes": ["audio"], "timeout": [], "gifAsVideo": ["animation"], "gifMaxMemory": ["image", "animation"],
+        // Which renditions are made, not what any of them is.
+        "platforms": [], "androidWidth": ["android"], "androidMaxBytes": ["android"], "webWidth": ["web"],
+        "crop": ["android", "web"], "focus": ["android", "web"],
     ]
 
     /// Each setting alone changed from its default (through the JSON a queued job carries, so
@@ -96,6 +100,9 @@ import Testing
             [
                 "image": settings.imageFingerprint, "video": settings.videoFingerprint,
                 "audio": settings.audioFingerprint, "animation": settings.animationVideoFingerprint,
+                // A rendition's own settings, after its source's (which the kinds above cover).
+                "android": settings.renditionFingerprint(.android, source: ""),
+                "web": settings.renditionFingerprint(.web, source: ""),
             ]
         }
         let base = fingerprints(ProcessingSettings())
@@ -169,7 +176,17 @@ import Testing
                 == "pipeline=2;kind=image;width=1290;quality=82;imageMaxBytes=10000000;maxPixels=100000000;"
                 + "maxInputBytes=200000000;gifMaxMemory=12000000;asVideo=auto;videoWidth=720;videoMaxBytes=50000000")
 
+        #expect(
+            base.renditionFingerprint(.android, source: "S")
+                == "S;pipeline=2;kind=rendition-android;width=1024;maxBytes=1048576;quality=82;crop=attention;focus=none")
+        #expect(
+            base.renditionFingerprint(.webIcon, source: "S")
+                == "S;pipeline=2;kind=rendition-webIcon;width=1350;quality=82;crop=attention;focus=none")
+
         let changed = SettingsFixtures.changed
+        #expect(
+            changed.renditionFingerprint(.android, source: "S")
+                == "S;pipeline=2;kind=rendition-android;width=720;maxBytes=500000;quality=70;crop=centre;focus=0.25,0.75")
         #expect(
             changed.imageFingerprint
                 == "pipeline=2;kind=image;width=1179;quality=70;imageMaxBytes=2000000;maxPixels=50000000;"
@@ -197,16 +214,20 @@ import Testing
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         #expect(
             String(decoding: try encoder.encode(base), as: UTF8.self)
-                == #"{"audioMaxBytes":5000000,"audioSeconds":30,"baseURL":null,"gifAsVideo":"auto","#
+                == #"{"androidMaxBytes":1048576,"androidWidth":1024,"audioMaxBytes":5000000,"audioSeconds":30,"#
+                + #""baseURL":null,"crop":"attention","focus":null,"gifAsVideo":"auto","#
                 + #""gifMaxMemory":12000000,"imageMaxBytes":10000000,"jobs":2,"maxInputBytes":200000000,"#
-                + #""maxPixels":100000000,"quality":82,"timeout":120,"videoMaxBytes":50000000,"videoSeconds":15,"#
-                + #""videoStart":0,"videoWidth":720,"width":1290}"#)
+                + #""maxPixels":100000000,"platforms":["ios","android"],"quality":82,"timeout":120,"#
+                + #""videoMaxBytes":50000000,"videoSeconds":15,"videoStart":0,"videoWidth":720,"webWidth":1350,"#
+                + #""width":1290}"#)
         #expect(
             String(decoding: try encoder.encode(SettingsFixtures.changed), as: UTF8.self)
-                == #"{"audioMaxBytes":1000000,"audioSeconds":12.25,"baseURL":"https://cdn.example.com/push","#
+                == #"{"androidMaxBytes":500000,"androidWidth":720,"audioMaxBytes":1000000,"audioSeconds":12.25,"#
+                + #""baseURL":"https://cdn.example.com/push","crop":"centre","focus":"0.25,0.75","#
                 + #""gifAsVideo":"never","gifMaxMemory":6000000,"imageMaxBytes":2000000,"jobs":13,"maxInputBytes":1000000,"#
-                + #""maxPixels":50000000,"quality":70,"timeout":30,"videoMaxBytes":20000000,"videoSeconds":10,"#
-                + #""videoStart":2.5,"videoWidth":640,"width":1179}"#)
+                + #""maxPixels":50000000,"platforms":["ios","android","web"],"quality":70,"timeout":30,"#
+                + #""videoMaxBytes":20000000,"videoSeconds":10,"videoStart":2.5,"videoWidth":640,"webWidth":1000,"#
+                + #""width":1179}"#)
         let decoded = try JSONDecoder().decode(
             ProcessingSettings.self, from: try encoder.encode(SettingsFixtures.changed))
         #expect(decoded == SettingsFixtures.changed)
@@ -218,6 +239,12 @@ import Testing
         "each out-of-range setting is refused with its message",
         arguments: [
             (#"{"width":15}"#, "--width must be between 16 and 16384, got 15"),
+            (#"{"androidWidth":2049}"#, "--android-width must be between 600 and 2048, got 2049"),
+            (
+                #"{"androidMaxBytes":1048577}"#,
+                "--android-max-bytes must be between 50000 and 1048576 (FCM's download cap), got 1048577"
+            ),
+            (#"{"platforms":["android"]}"#, "--platforms must be a list of ios, android and web that includes ios, got android"),
             (#"{"quality":101}"#, "--quality must be between 1 and 100, got 101"),
             (
                 #"{"imageMaxBytes":9999}"#,

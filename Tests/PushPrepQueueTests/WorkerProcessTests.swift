@@ -66,7 +66,10 @@ struct WorkerProcessTests {
                 // One result, one output, nothing else published.
                 let attachment = try Self.attachment(of: done)
                 #expect(attachment.source == server.url(path))
-                #expect(try OutDirectory.visibleNames(in: out) == [attachment.file])
+                #expect(
+                    Set(try OutDirectory.visibleNames(in: out))
+                        == Set([attachment.file] + attachment.companionFiles.map(\.file)))
+                #expect(attachment.renditions.android != nil, "the default platforms include android")
                 let size = try FileManager.default.attributesOfItem(
                     atPath: out.appendingPathComponent(attachment.file).path)[.size]
                 #expect((size as? NSNumber)?.intValue == attachment.bytes)
@@ -244,6 +247,7 @@ struct WorkerProcessTests {
                             || FileManager.default.fileExists(atPath: out.appendingPathComponent(attachment.file).path),
                         "job \(job.id): \(attachment.file) is missing")
                     outputs.insert(attachment.file)
+                    outputs.formUnion(attachment.companionFiles.map(\.file))
                 case .failed:
                     #expect(job.errorCode?.isEmpty == false, "job \(job.id) failed without an error code")
                 default:

@@ -21,6 +21,12 @@ package enum SettingsFixtures {
         settings.timeout = 30
         settings.gifAsVideo = .never
         settings.gifMaxMemory = 6_000_000
+        settings.platforms = PlatformSet([.ios, .android, .web])
+        settings.androidWidth = 720
+        settings.androidMaxBytes = 500_000
+        settings.webWidth = 1000
+        settings.crop = .centre
+        settings.focus = FocalPoint(x: 0.25, y: 0.75)
         return settings
     }
 }

@@ -53,7 +53,13 @@ struct CLITests {
             }
         }
         let outputs = try CLI.visibleNames(in: out).filter { $0 != "manifest.json" }
-        #expect(Set(outputs) == Set(entries.compactMap { $0["file"] as? String }), "nothing but the outputs")
+        let renditions = entries.flatMap { entry in
+            ((entry["renditions"] as? [String: [String: Any]]) ?? [:]).values.compactMap { $0["file"] as? String }
+        }
+        #expect(renditions.count == entries.count, "an Android rendition of each (the default platforms)")
+        #expect(
+            Set(outputs) == Set(entries.compactMap { $0["file"] as? String } + renditions),
+            "nothing but the outputs and their renditions")
     }
 
     // MARK: - Exit status 1
@@ -264,7 +270,9 @@ struct CLITests {
             #expect(
                 CLI.operations(entry).contains { $0.contains("reused") }, "second run reuses: \(CLI.operations(entry))")
         }
-        #expect(try CLI.visibleNames(in: dir.appendingPathComponent("out")).count == 3, "two outputs and the manifest")
+        #expect(
+            try CLI.visibleNames(in: dir.appendingPathComponent("out")).count == 5,
+            "two outputs, their Android renditions and the manifest")
     }
 
     // MARK: - Crash safety
@@ -313,7 +321,7 @@ struct CLITests {
         // Every visible file is complete: the manifest is absent or valid JSON, every other
         // file is an image that decodes fully.
         let names = try CLI.visibleNames(in: out)
-        #expect(names.count < count + 1, "the run was interrupted before writing everything")
+        #expect(names.count < 2 * count + 1, "the run was interrupted before writing everything (and renditions)")
         for name in names {
             let path = out.appendingPathComponent(name).path
             if name == "manifest.json" {

@@ -48,6 +48,7 @@ struct CorpusTests {
         try ManifestAssertions.validate(manifest)
         #expect(manifest.attachments.count == inputs.count)
 
+        var renditions = 0
         for entry in manifest.attachments {
             let name = URL(fileURLWithPath: entry.source).lastPathComponent
             switch entry {
@@ -59,8 +60,13 @@ struct CorpusTests {
             case .ok(let attachment):
                 #expect(Self.expectedFailures[name] == nil, "\(name) should have failed")
                 try checkOutput(attachment, in: out, name: name)
+                // Android's rendition (the default platforms are ios,android): within FCM's rules,
+                // decoded by Pillow, its crop inside the source.
+                #expect(attachment.renditions.android != nil, "\(name): no Android rendition \(attachment.warnings)")
+                renditions += try RenditionAssertions.check(attachment, in: out)
             }
         }
+        #expect(renditions > 50)
     }
 
     private func checkOutput(_ attachment: PushPrep.Attachment, in out: URL, name: String) throws {

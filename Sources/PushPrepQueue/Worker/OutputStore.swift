@@ -8,7 +8,7 @@ package protocol OutputStore: Sendable {
     /// The folder that holds each attempt's private staging folder.
     var stagingRoot: String { get }
 
-    /// Publishes `attachment`'s file and poster from `staging`; returns the attachment as the
+    /// Publishes `attachment`'s file, poster and renditions from `staging`; returns the attachment as the
     /// manifest gives it (its URLs made for this store; `baseURL` is the job's `--base-url`).
     /// Throws `storage_denied` (permanent), `storage_unavailable` or `io_error` (retried).
     func publish(
@@ -33,7 +33,7 @@ package struct DirectoryOutputStore: OutputStore {
         _ attachment: Attachment, from staging: String, baseURL: String?
     ) async throws(PushPrepError) -> Attachment {
         try Staging.publish(
-            [attachment.file] + (attachment.poster.map { [$0.file] } ?? []), from: staging, to: outputDirectory)
+            [attachment.file] + attachment.companionFiles.map(\.file), from: staging, to: outputDirectory)
         return attachment
     }
 }

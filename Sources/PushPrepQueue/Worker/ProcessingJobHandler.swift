@@ -162,7 +162,8 @@ public struct ProcessingJobHandler: JobHandler {
                 return .retry(code: error.code.rawValue, message: error.message, delay: context.retryDelay)
             }
             bytesIn.increment(by: attachment.input.bytes)
-            bytesOut.increment(by: attachment.bytes + stagedPosterBytes)
+            bytesOut.increment(
+                by: attachment.bytes + stagedPosterBytes + attachment.renditions.all.reduce(0) { $0 + $1.rendition.bytes })
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             guard let data = try? encoder.encode(ManifestEntry.ok(published)) else {

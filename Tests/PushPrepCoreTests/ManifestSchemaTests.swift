@@ -1,4 +1,5 @@
 import Foundation
+import PushPrepCore
 import PushPrepTestSupport
 import Testing
 
@@ -67,6 +68,27 @@ private func audioEntry() -> [String: Any] {
     return entry
 }
 
+/// A rendition as the manifest writes it: `prefix` is `and`, `web` or `wic`.
+private func rendition(_ prefix: String, width: Int, height: Int, bytes: Int) -> [String: Any] {
+    [
+        "id": "\(prefix)-5e1d0c7a", "file": "\(prefix)-5e1d0c7a.jpg",
+        "url": "https://cdn.example.com/push/\(prefix)-5e1d0c7a.jpg", "urlExpires": NSNull(), "mime": "image/jpeg",
+        "bytes": bytes, "sha256": sha, "width": width, "height": height,
+        "crop": ["x": 0, "y": 128, "width": 4032, "height": 2016],
+    ]
+}
+
+/// The photo with every rendition: Android's, the web image and the web icon.
+private func imageEntryWithRenditions() -> [String: Any] {
+    var entry = imageEntry()
+    entry["renditions"] = [
+        "android": rendition("and", width: 1024, height: 512, bytes: 98_304),
+        "web": rendition("web", width: 1350, height: 675, bytes: 141_000),
+        "webIcon": rendition("wic", width: 192, height: 192, bytes: 9_800),
+    ]
+    return entry
+}
+
 private func failureEntry() -> [String: Any] {
     [
         "status": "failed", "source": "photos/broken.png", "kind": "image",
@@ -76,7 +98,7 @@ private func failureEntry() -> [String: Any] {
 
 private func manifest(_ entries: [[String: Any]]) -> [String: Any] {
     [
-        "version": 1,
+        "version": 2,
         "generator": ["name": "pushprep", "version": "0.1.0"],
         "settings": [
             "width": 1024, "quality": 82, "imageMaxBytes": 10_000_000, "maxPixels": 100_000_000,
@@ -138,6 +160,47 @@ struct ManifestSchemaTests {
 
     @Test func acceptsAnEmptyManifest() throws {
         #expect(try violations(manifest([])) == [])
+    }
+
+    @Test func acceptsRenditions() throws {
+        var movie = videoEntry()
+        movie["renditions"] = ["android": rendition("and", width: 1024, height: 512, bytes: 1_048_576)]
+        var png = imageEntry()
+        png["renditions"] = [
+            "webIcon": [
+                "id": "wic-9", "file": "wic-9.png", "url": NSNull(), "urlExpires": NSNull(), "mime": "image/png",
+                "bytes": 512, "sha256": sha, "width": 192, "height": 192,
+                "crop": ["x": 0, "y": 0, "width": 768, "height": 768],
+            ]
+        ]
+        #expect(try violations(manifest([imageEntryWithRenditions(), movie, png, audioEntry()])) == [])
+    }
+
+    /// What this version writes, renditions and all, is what the schema describes; and a version 1
+    /// manifest (which the schema no longer describes) still reads, with no renditions.
+    @Test func swiftManifestsMatchAndVersionOneStillReads() throws {
+        var written = manifest([imageEntryWithRenditions(), videoEntry(), audioEntry(), failureEntry()])
+        let decoded = try JSONDecoder().decode(Manifest.self, from: JSONSerialization.data(withJSONObject: written))
+        let android = try #require(decoded.attachments[0].attachment?.renditions.android)
+        #expect(android.id == "and-5e1d0c7a")
+        #expect(android.crop == CropRectangle(x: 0, y: 128, width: 4032, height: 2016))
+        #expect(decoded.attachments[0].attachment?.renditions.webIcon?.width == 192)
+        #expect(try ManifestSchema.violations(of: decoded.jsonData()) == [])
+
+        written["version"] = 1
+        written.editEntry(0) { $0["renditions"] = nil }
+        let v1 = try JSONSerialization.data(withJSONObject: written)
+        #expect(try ManifestSchema.violations(of: v1).map(\.pointer) == ["#/version"])
+        let old = try JSONDecoder().decode(Manifest.self, from: v1)
+        #expect(old.version == 1)
+        #expect(Manifest.readableVersions.contains(old.version))
+        #expect(old.attachments.compactMap(\.attachment).allSatisfy { $0.renditions.isEmpty })
+        #expect(old.attachments[0].attachment?.renditions.has(.android) == false)
+        // Written back, the entries carry no renditions key, as version 1 wrote them.
+        let rewritten = try #require(
+            try JSONSerialization.jsonObject(with: old.jsonData()) as? [String: Any])
+        let entries = try #require(rewritten["attachments"] as? [[String: Any]])
+        #expect(entries.allSatisfy { $0["renditions"] == nil })
     }
 
     struct Case: Sendable, CustomTestStringConvertible {
@@ -231,8 +294,66 @@ struct ManifestSchemaTests {
         ) {
             $0.editEntry(0) { $0["thumbnail"] = "x" }
         },
-        Case(testDescription: "version 2", expected: "#/version const") {
-            $0["version"] = 2
+        Case(testDescription: "version 1", expected: "#/version const") {
+            $0["version"] = 1
+        },
+        Case(testDescription: "empty renditions", expected: "#/attachments/0/renditions minProperties") {
+            $0.editEntry(0) { $0["renditions"] = [String: Any]() }
+        },
+        Case(
+            testDescription: "unknown rendition", expected: "#/attachments/0/renditions additionalProperties 'ios'"
+        ) {
+            $0 = manifest([imageEntryWithRenditions()])
+            $0.editEntry(0) { $0.edit("renditions") { $0["ios"] = rendition("and", width: 2, height: 1, bytes: 1) } }
+        },
+        Case(testDescription: "android id prefix", expected: "#/attachments/0/renditions/android/id pattern") {
+            $0 = manifest([imageEntryWithRenditions()])
+            $0.editEntry(0) { $0.edit("renditions") { $0["android"] = rendition("web", width: 2, height: 1, bytes: 1) } }
+        },
+        Case(testDescription: "web icon id prefix", expected: "#/attachments/0/renditions/webIcon/id pattern") {
+            $0 = manifest([imageEntryWithRenditions()])
+            $0.editEntry(0) { $0.edit("renditions") { $0["webIcon"] = rendition("web", width: 2, height: 2, bytes: 1) } }
+        },
+        Case(testDescription: "android over 1 MiB", expected: "#/attachments/0/renditions/android/bytes maximum") {
+            $0 = manifest([imageEntryWithRenditions()])
+            $0.editEntry(0) {
+                $0.edit("renditions") { $0["android"] = rendition("and", width: 2, height: 1, bytes: 1_048_577) }
+            }
+        },
+        Case(testDescription: "web over 1 MB", expected: "#/attachments/0/renditions/web/bytes maximum") {
+            $0 = manifest([imageEntryWithRenditions()])
+            $0.editEntry(0) {
+                $0.edit("renditions") { $0["web"] = rendition("web", width: 2, height: 1, bytes: 1_000_001) }
+            }
+        },
+        Case(testDescription: "rendition as a GIF", expected: "#/attachments/0/renditions/android/mime enum") {
+            $0 = manifest([imageEntryWithRenditions()])
+            $0.editEntry(0) { $0.edit("renditions") { $0.edit("android") { $0["mime"] = "image/gif" } } }
+        },
+        Case(
+            testDescription: "rendition without its crop",
+            expected: "#/attachments/0/renditions/android required 'crop'"
+        ) {
+            $0 = manifest([imageEntryWithRenditions()])
+            $0.editEntry(0) { $0.edit("renditions") { $0.edit("android") { $0["crop"] = nil } } }
+        },
+        Case(testDescription: "negative crop", expected: "#/attachments/0/renditions/web/crop/x minimum") {
+            $0 = manifest([imageEntryWithRenditions()])
+            $0.editEntry(0) {
+                $0.edit("renditions") { $0.edit("web") { $0["crop"] = ["x": -1, "y": 0, "width": 2, "height": 1] } }
+            }
+        },
+        Case(testDescription: "fractional crop", expected: "#/attachments/0/renditions/android/crop/width type") {
+            $0 = manifest([imageEntryWithRenditions()])
+            $0.editEntry(0) {
+                $0.edit("renditions") {
+                    $0.edit("android") { $0["crop"] = ["x": 0, "y": 0, "width": 2.5, "height": 1] }
+                }
+            }
+        },
+        Case(testDescription: "rendition of a sound", expected: "#/attachments/0/renditions false") {
+            $0 = manifest([audioEntry()])
+            $0.editEntry(0) { $0["renditions"] = ["android": rendition("and", width: 2, height: 1, bytes: 1)] }
         },
         Case(testDescription: "image byte limit setting over 10 MB", expected: "#/settings/imageMaxBytes maximum") {
             $0.edit("settings") { $0["imageMaxBytes"] = 20_000_000 }

@@ -77,11 +77,16 @@ public struct Bandwidth: Sendable, Equatable, Hashable, CustomStringConvertible 
         self.bitsPerSecond = bitsPerSecond
     }
 
-    /// Reads `1mbit`, `500kbit`, `2.5Mbit/s`, `1gbit`, or bits per second (`750000`); nil for
+    /// Reads `1mbit`, `500kbit`, `2.5Mbit/s`, `64kbps`, `1gbit`, or bits per second (`750000`); nil for
     /// anything else or a speed outside ``range``.
     public init?(text: String) {
         var rest = text.trimmingCharacters(in: .whitespaces).lowercased()
-        for suffix in ["/s", "ps"] where rest.hasSuffix(suffix) { rest.removeLast(suffix.count) }
+        if rest.hasSuffix("/s") {
+            rest.removeLast(2)
+        } else if rest.hasSuffix("bps") {
+            rest.removeLast(3)
+            rest += "bit"
+        }
         var scale = 1.0
         for (unit, factor) in [("kbit", 1e3), ("mbit", 1e6), ("gbit", 1e9), ("bit", 1.0)] where rest.hasSuffix(unit) {
             rest.removeLast(unit.count)
@@ -391,7 +396,11 @@ struct PlatformImageCheck {
         let source = "the download"
         if image.role == .androidImage {
             if let type = downloaded.type {
-                findings += typeFindings(type, at: image.path, from: "\(source) (\(download.size) bytes)")
+                // What the URL's extension already said is not said twice.
+                let ext = (try? RemoteURL(image.url))?.pathExtension ?? ""
+                if !type.knownExtensions.contains(ext) {
+                    findings += typeFindings(type, at: image.path, from: "\(source) (\(download.size) bytes)")
+                }
             } else {
                 let name = MediaDetector.unsupportedFormatName(download.prefix).map { " (\($0))" } ?? ""
                 findings.append(

@@ -41,7 +41,7 @@ struct PreflightPlatformTests {
 
     /// A real JPEG of `width`x`height` made with `vips gaussnoise` (at `quality`), described as
     /// the manifest describes a rendition of `key`.
-    private static func rendition(
+    static func rendition(
         _ key: Renditions.Key, width: Int, height: Int, quality: Int = 75, in directory: URL
     ) throws -> Rendition {
         let name = "\(key.idPrefix)-\(width)x\(height).jpg"
@@ -55,7 +55,7 @@ struct PreflightPlatformTests {
     }
 
     /// A manifest of one real 200x150 photo processed with a base URL, with the given renditions.
-    private static func manifest(_ renditions: (URL) throws -> Renditions) async throws -> (Manifest, PushPrepCore.Attachment) {
+    static func manifest(_ renditions: (URL) throws -> Renditions) async throws -> (Manifest, PushPrepCore.Attachment) {
         let directory = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(directory) }
         let source = directory.appendingPathComponent("photo.jpg").path

@@ -323,9 +323,11 @@ struct PreflightTopic {
             "Point the Android image at the manifest's android rendition, which stays under 1 MiB (preflight --fix does)."
         case .androidImageNoContentLength: "Configure the server or CDN to send Content-Length for images."
         case .androidImageSlow: "Send a smaller Android image: the manifest's android rendition (preflight --fix does)."
-        case .androidImageAspect: "Use the manifest's 2:1 android rendition, cropped where you choose (--crop, --focus)."
+        case .androidImageAspect:
+            "Use the manifest's 2:1 android rendition, cropped where you choose (--crop, --focus)."
         case .webImageAspect: "Use the manifest's 2:1 web rendition (process with --platforms ios,android,web)."
-        case .webIconTooSmall: "Use the manifest's 192x192 webIcon rendition (process with --platforms ios,android,web)."
+        case .webIconTooSmall:
+            "Use the manifest's 192x192 webIcon rendition (process with --platforms ios,android,web)."
         case .fetchSkipped: "Raise --fetch-max-urls or --fetch-max-bytes to check the rest."
         case .findingsTruncated: "Fix the findings listed and check again to see the rest."
         }

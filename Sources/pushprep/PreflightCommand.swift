@@ -96,12 +96,16 @@ struct PreflightCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("assume-bandwidth"),
-        help: "The speed the Android image's download is estimated at, against FCM's 5 s: 1mbit, 500kbit, or bits per second (default 1mbit).")
+        help:
+            "The speed the Android image's download is estimated at, against FCM's 5 s: 1mbit, 500kbit, or bits per second (default 1mbit)."
+    )
     var assumeBandwidth: String = "1mbit"
 
     @Option(
         name: .long,
-        help: "A manifest written by process: images of the payload it made are judged by its numbers, and --fix uses its renditions.")
+        help:
+            "A manifest written by process: images of the payload it made are judged by its numbers, and --fix uses its renditions."
+    )
     var manifest: String?
 
     @Option(name: .long, help: "Write a corrected payload here (implies --fetch; one payload).")
@@ -390,7 +394,8 @@ enum PreflightText {
         if platform { parts.append(fetched.contentLength.map { "Content-Length \($0)" } ?? "no Content-Length") }
         parts.append(
             String(
-                format: platform ? "%.2f s here, ~%.1f s at the assumed bandwidth" : "%.2f s here, ~%.1f s on a slow link",
+                format: platform
+                    ? "%.2f s here, ~%.1f s at the assumed bandwidth" : "%.2f s here, ~%.1f s on a slow link",
                 fetched.seconds, fetched.slowLinkSeconds))
         return parts.joined(separator: ", ")
     }

@@ -107,11 +107,13 @@ final class PreflightCLITests {
             String(Int(threshold * 0.9)),
         ])
         #expect(slow.status == 0, "warnings only: \(slow.stderr)")
-        let findings = try #require((try json(slow.stdout)["reports"] as? [[String: Any]])?.first?["findings"] as? [[String: Any]])
+        let findings = try #require(
+            (try json(slow.stdout)["reports"] as? [[String: Any]])?.first?["findings"] as? [[String: Any]])
         #expect(
-            Set(findings.compactMap { finding in
-                (finding["code"] as? String).map { "\($0) \(finding["pointer"] as? String ?? "")" }
-            }) == ["android_image_slow /big_picture", "web_icon_too_small /chrome_web_icon"])
+            Set(
+                findings.compactMap { finding in
+                    (finding["code"] as? String).map { "\($0) \(finding["pointer"] as? String ?? "")" }
+                }) == ["android_image_slow /big_picture", "web_icon_too_small /chrome_web_icon"])
         let fast = try pushprep([
             "preflight", "onesignal.json", "--manifest", "manifest.json", "--strict", "--assume-bandwidth",
             String(Int(threshold * 1.1)),

@@ -690,7 +690,8 @@ final class PreflightFetchTests {
         let file = try InputFile.read(path: path, maxBytes: 50_000_000)
         return Rendition(
             id: String(name.dropLast(4)), file: name, url: "\(baseURL)/\(name)", mime: "image/jpeg", bytes: file.size,
-            sha256: file.sha256, width: width, height: height, crop: CropRectangle(x: 0, y: 0, width: width, height: height))
+            sha256: file.sha256, width: width, height: height,
+            crop: CropRectangle(x: 0, y: 0, width: width, height: height))
     }
 
     /// The real processor, followed by an Android rendition cut from each processed image with

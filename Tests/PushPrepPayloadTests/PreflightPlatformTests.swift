@@ -106,7 +106,8 @@ struct PreflightPlatformTests {
 
         // The iPhone's 4:3 attachment as the Android image: Android crops it.
         let ios = PreflightTableTests.oneSignal(
-            #""contents":{"en":"B"},"ios_attachments":{"img":"\#(attachment.url!)"},"big_picture":"\#(attachment.url!)""#)
+            #""contents":{"en":"B"},"ios_attachments":{"img":"\#(attachment.url!)"},"big_picture":"\#(attachment.url!)""#
+        )
         #expect(found(ios, manifest: manifest) == [.warning(.androidImageAspect, "/big_picture")])
     }
 

@@ -195,7 +195,8 @@ enum PlatformImageKeys {
         case .fcm:
             let message = payload["message"] != nil ? root.appending("message") : root
             let android = message.appending("android").appending("notification").appending("image")
-            read(payload[android] != nil ? android : message.appending("notification").appending("image"), .androidImage)
+            read(
+                payload[android] != nil ? android : message.appending("notification").appending("image"), .androidImage)
             let web = message.appending("webpush").appending("notification")
             read(web.appending("image"), .webImage)
             read(web.appending("icon"), .webIcon)
@@ -266,9 +267,11 @@ struct PlatformImageCheck {
                     "\(image.url) is http://: Android 9 and later refuse cleartext downloads unless the app's"
                         + " network security config allows them; serve it over https://", at: image.path))
         }
-        if image.role == .androidImage, let type = MediaType.allCases.first(where: {
-            $0.knownExtensions.contains(url.pathExtension)
-        }) {
+        if image.role == .androidImage,
+            let type = MediaType.allCases.first(where: {
+                $0.knownExtensions.contains(url.pathExtension)
+            })
+        {
             findings += typeFindings(type, at: image.path, from: "the URL's extension .\(url.pathExtension)")
         }
         if let known = options.manifestImages?.byURL[image.url] {

@@ -274,7 +274,8 @@ public final class PreflightSession: Sendable {
         if error.code == .inputTooLarge {
             return PreflightFinding(.error, .contentTooLarge, error.message, at: path)
         }
-        return PreflightFinding(.error, .fetchFailed, "cannot download \(url): \(error.code): \(error.message)", at: path)
+        return PreflightFinding(
+            .error, .fetchFailed, "cannot download \(url): \(error.code): \(error.message)", at: path)
     }
 
     /// Downloads `url`; with `probe` (an Android or web image), an image's header is read too.

@@ -37,6 +37,66 @@ struct PreflightPlatformTests {
         #expect(Bandwidth.invalid("fast", what: "--assume-bandwidth").code == .invalidSettings)
     }
 
+    // MARK: - Where each dialect keeps them
+
+    static let u = "https://cdn.example.com/push/a.jpg"
+
+    @Test(
+        "each dialect's Android image, web image and web icon are found where the provider documents them",
+        arguments: [
+            (
+                PreflightTableTests.fcm(
+                    #""notification":{"body":"B","image":"\#(u)"},"android":{"notification":{"image":"\#(u)"}},"webpush":{"notification":{"image":"\#(u)","icon":"\#(u)"}}"#
+                ),
+                [
+                    "android_image /message/android/notification/image",
+                    "web_image /message/webpush/notification/image",
+                    "web_icon /message/webpush/notification/icon",
+                ]
+            ),
+            (
+                PreflightTableTests.fcm(#""notification":{"body":"B","image":"\#(u)"}"#),
+                ["android_image /message/notification/image"]
+            ),
+            (
+                #"{"token":"t","android":{"notification":{"image":"\#(u)"}}}"#,
+                ["android_image /android/notification/image"]
+            ),
+            (
+                PreflightTableTests.oneSignal(
+                    #""contents":{"en":"B"},"big_picture":"\#(u)","chrome_web_image":"\#(u)","chrome_web_icon":"\#(u)""#
+                ),
+                ["android_image /big_picture", "web_image /chrome_web_image", "web_icon /chrome_web_icon"]
+            ),
+            (
+                PreflightTableTests.airship(
+                    #"{"alert":"B","android":{"style":{"type":"big_picture","big_picture":"\#(u)"}},"web":{"image":{"url":"\#(u)"},"icon":"\#(u)"}}"#
+                ),
+                [
+                    "android_image /notification/android/style/big_picture", "web_image /notification/web/image/url",
+                    "web_icon /notification/web/icon",
+                ]
+            ),
+            (
+                #"{"external_user_ids":["u1"],"messages":{"android_push":{"alert":"B","title":"T","extra":{"appboy_image_url":"\#(u)"}},"web_push":{"alert":"B","title":"T","large_image_url":"\#(u)","image_url":"\#(u)"}}}"#,
+                [
+                    "android_image /messages/android_push/extra/appboy_image_url",
+                    "web_image /messages/web_push/large_image_url", "web_icon /messages/web_push/image_url",
+                ]
+            ),
+            // The payload a phone receives is an iPhone's, whatever keys it carries.
+            (#"{"aps":{"alert":"B"},"big_picture":"\#(u)"}"#, []),
+        ])
+    func keys(_ payload: String, _ expected: [String]) {
+        // As the dialect its keys show: a Braze body without apple_push, or an FCM message
+        // without its wrapper and apns, is not detected (PushDialect.detect knows iOS keys only).
+        var options = PreflightOptions()
+        options.dialect = payload.contains("android_push") ? .braze : payload.hasPrefix(#"{"token""#) ? .fcm : nil
+        let report = Preflight.check(Array(payload.utf8), file: "p.json", options: options)
+        #expect(report.platformImages?.map { "\($0.role.rawValue) \($0.pointer)" } ?? [] == expected)
+        #expect((report.platformImages ?? []).allSatisfy { $0.url == Self.u })
+    }
+
     // MARK: - By the manifest
 
     /// A real JPEG of `width`x`height` made with `vips gaussnoise` (at `quality`), described as

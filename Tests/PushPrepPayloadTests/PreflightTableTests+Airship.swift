@@ -16,6 +16,11 @@ extension PreflightTableTests {
                 .warning(.androidImageType, "/notification/android/style/big_picture"),
             ]),
         PreflightCase(
+            "airship: web image and icon (an object with url, or a bare string) with good URLs", .airship,
+            airship(
+                #"{"alert":"B","ios":{"media_attachment":{"url":"\#(jpg)"}},"web":{"image":{"url":"\#(jpg)"},"icon":"https://cdn.example.com/push/i.png"}}"#
+            ), []),
+        PreflightCase(
             "airship: big_picture in another style is not shown", .airship,
             airship(
                 #"{"alert":"B","ios":{"media_attachment":{"url":"\#(jpg)"}},"android":{"style":{"type":"big_text","big_text":"T","big_picture":"http://cdn.example.com/push/a.gif"}}}"#

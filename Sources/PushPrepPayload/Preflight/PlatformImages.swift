@@ -168,7 +168,7 @@ public struct ManifestImages: Sendable, Equatable {
 ///   Android shows when the Android one is absent; `message.webpush.notification.image` and `.icon`.
 /// - OneSignal: `big_picture`; `chrome_web_image`, `chrome_web_icon`.
 /// - Airship: `notification.android.style.big_picture` (style `type` `big_picture`);
-///   `notification.web.image.url`, `notification.web.icon.url`.
+///   `notification.web.image.url`, `notification.web.icon.url` (or the bare URL strings).
 /// - Braze: `android_push.extra.appboy_image_url` (Braze's documented key for a big picture);
 ///   `web_push.large_image_url` (image) and `web_push.image_url` (icon).
 /// - APNs, and every payload in the form the phone receives: none (that is an iPhone's).
@@ -210,9 +210,12 @@ enum PlatformImageKeys {
             if payload[style.appending("type")]?.stringValue == "big_picture" {
                 read(style.appending("big_picture"), .androidImage)
             }
+            // `{"url": ...}` in Airship's reference; a bare string in some of its examples.
             let web = notification.appending("web")
-            read(web.appending("image").appending("url"), .webImage)
-            read(web.appending("icon").appending("url"), .webIcon)
+            for (key, role) in [("image", PlatformImageRole.webImage), ("icon", .webIcon)] {
+                let member = web.appending(key)
+                read(payload[member]?.stringValue != nil ? member : member.appending("url"), role)
+            }
         case .braze:
             let messages = payload["messages"] != nil ? root.appending("messages") : root
             read(messages.appending("android_push").appending("extra").appending("appboy_image_url"), .androidImage)

@@ -454,6 +454,28 @@ final class PreflightFetchTests {
         }
     }
 
+    @Test("Android and web images count against --fetch-max-urls like attachments; the rest are fetch_skipped")
+    func platformImagesInTheBudget() async throws {
+        try await withServer { server in
+            var options = PreflightOptions()
+            options.allowHTTP = true
+            var remote = RemoteSettings()
+            remote.allowedHosts = ["127.0.0.1"]
+            let session = try PreflightSession(
+                options: options, remote: remote, budget: PreflightSession.FetchBudget(maxURLs: 1), logger: .quiet)
+            let report = await session.check(
+                fcmPlatforms(android: server.url("/files/wide.jpg"), webIcon: server.url("/files/icon.png")),
+                file: "fcm.json")
+            await session.shutdown()
+            #expect(
+                platformCodes(report) == [
+                    androidHTTP, "warning fetch_skipped /message/webpush/notification/icon",
+                ])
+            #expect(server.hits("/files/wide.jpg") == 1 && server.hits("/files/icon.png") == 0)
+            #expect(report.findings.contains { $0.message.contains("only Android or web images") })
+        }
+    }
+
     @Test("web: a 64 px icon is too small; a 4:3 image is cropped; a 2:1 one is fine")
     func webImages() async throws {
         try await withServer { server in

@@ -187,10 +187,17 @@ public enum Preflight {
                 PreflightPlatformImage(pointer: $0.path.pointer, url: $0.url, role: $0.role)
             }
         }
+        var own = checker.findings
+        if !images.isEmpty {
+            // The push still carries pictures, for the other platforms.
+            for index in own.indices where own[index].code == .noAttachments {
+                own[index].message =
+                    "no iPhone attachment URL in \(dialect.displayName)'s keys; only Android or web images"
+            }
+        }
         let iosURLs = Set(layout.attachments.map(\.path.pointer))
         let imageCheck = PlatformImageCheck(options: options)
-        report.findings = Preflight.sorted(
-            checker.findings + images.flatMap { imageCheck.check($0, checkedURLs: iosURLs) })
+        report.findings = Preflight.sorted(own + images.flatMap { imageCheck.check($0, checkedURLs: iosURLs) })
         return Analysis(report: report, payload: payload, layout: layout, platformImages: images)
     }
 

@@ -58,6 +58,8 @@ package final class RemoteFetcher: Sendable {
         package var status: Int
         /// The `Content-Type` header, if any.
         package var contentType: String?
+        /// The `Content-Length` header, when the server sent one (a chunked body has none).
+        package var contentLength: Int? = nil
         /// The response's validators, for the next revalidation.
         package var validators: Validators
     }
@@ -373,6 +375,7 @@ package final class RemoteFetcher: Sendable {
             finalURL: url.text,
             status: Int(response.status.code),
             contentType: response.headers.first(name: "content-type"),
+            contentLength: declared,
             validators: Self.validators(of: response, fallback: nil)
         )
     }

@@ -324,6 +324,18 @@ struct PreflightTopic {
         case .gifMemory: "Send fewer or smaller frames, or a movie instead (pushprep process converts)."
         case .slowDownload: "Send a smaller file: lower resolution or quality, or a still instead of a movie."
         case .slowServer: "Serve the file from a CDN or a faster host."
+        case .androidImageInsecure: "Serve the Android image over https (preflight --fix points it at the rendition)."
+        case .androidImageType:
+            "Point the Android image at a JPEG or PNG: the manifest's android rendition (preflight --fix does)."
+        case .androidImageTooLarge:
+            "Point the Android image at the manifest's android rendition, which stays under 1 MiB (preflight --fix does)."
+        case .androidImageNoContentLength: "Configure the server or CDN to send Content-Length for images."
+        case .androidImageSlow: "Send a smaller Android image: the manifest's android rendition (preflight --fix does)."
+        case .androidImageAspect:
+            "Use the manifest's 2:1 android rendition, cropped where you choose (--crop, --focus)."
+        case .webImageAspect: "Use the manifest's 2:1 web rendition (process with --platforms ios,android,web)."
+        case .webIconTooSmall:
+            "Use the manifest's 192x192 webIcon rendition (process with --platforms ios,android,web)."
         case .fetchSkipped: "Raise --fetch-max-urls or --fetch-max-bytes to check the rest."
         case .findingsTruncated: "Fix the findings listed and check again to see the rest."
         }

@@ -148,7 +148,7 @@ struct PayloadRoutes {
 
         static let keys: Set<String> = [
             "payload", "dialect", "push_type", "fetch", "allow_http", "time_budget", "slow_link_kbps",
-            "fetch_max_urls", "fetch_max_bytes",
+            "fetch_max_urls", "fetch_max_bytes", "assume_bandwidth",
         ]
 
         enum CodingKeys: String, CodingKey {
@@ -162,11 +162,30 @@ struct PayloadRoutes {
         }
     }
 
+    /// `assume_bandwidth`: a speed as the CLI spells it (`"1mbit"`, `"500kbit"`), or bits per
+    /// second as a number; nil when absent or null. Anything else is `invalid_settings`.
+    static func bandwidth(_ value: JSONValue?) throws -> Bandwidth? {
+        switch value {
+        case nil, .null?: return nil
+        case .string(let text)?:
+            guard let bandwidth = Bandwidth(text: text) else {
+                throw Problem(Bandwidth.invalid(text, what: "assume_bandwidth"))
+            }
+            return bandwidth
+        case let value?:
+            guard let number = value.doubleValue, let bandwidth = Bandwidth(bitsPerSecond: number) else {
+                throw Problem(Bandwidth.invalid(value.serialized(), what: "assume_bandwidth"))
+            }
+            return bandwidth
+        }
+    }
+
     func preflight(_ request: Request, _ context: APIRequestContext) async throws -> Response {
         let bytes = try await RequestBody.collect(request, maxBytes: configuration.maxBodyBytes)
         let body = try RequestBody.decode(PreflightRequest.self, from: bytes, allowedKeys: PreflightRequest.keys)
         let payload: [UInt8]
-        switch try JSONValue.parse(bytes).value["payload"] {
+        let document = try JSONValue.parse(bytes).value
+        switch document["payload"] {
         case .string(let text)?: payload = Array(text.utf8)
         case let value? where value.objectValue != nil: payload = Array(value.serialized().utf8)
         default:
@@ -183,6 +202,7 @@ struct PayloadRoutes {
         options.allowHTTP = body.allowHTTP ?? false
         options.timeBudget = body.timeBudget ?? options.timeBudget
         options.slowLinkKbps = body.slowLinkKbps ?? options.slowLinkKbps
+        options.assumedBandwidth = try Self.bandwidth(document["assume_bandwidth"]) ?? options.assumedBandwidth
         let budget: PreflightSession.FetchBudget
         do throws(PushPrepError) {
             try options.validate()

@@ -28,6 +28,13 @@ struct PreflightCommand: AsyncParsableCommand {
             processed attachments are published to the bucket instead (from a private temporary \
             folder) and get its URLs: --base-url joined with the key, --presign, or the bucket's.
 
+            Android and web images (FCM android/webpush, OneSignal big_picture and chrome_web_*, \
+            Airship android style and web, Braze android_push extra.appboy_image_url and web_push) \
+            are checked against each platform's rules: Android's 1 MiB cap, https, the types \
+            BitmapFactory decodes, FCM's 5 s download at --assume-bandwidth, the 2:1 shape, the \
+            web icon's 192 px. --manifest judges the images a manifest made by its numbers; --fix \
+            points a bad one at its rendition (the manifest's, else one processed from it).
+
             Exit status: 0 when clean, 1 on any error, 3 on warnings only with --strict, 2 on a \
             usage error.
 
@@ -87,6 +94,20 @@ struct PreflightCommand: AsyncParsableCommand {
         help: "The slow connection download times are estimated on, in kbit/s (default 1600).")
     var slowLinkKbps: Double = 1600
 
+    @Option(
+        name: .customLong("assume-bandwidth"),
+        help:
+            "The speed the Android image's download is estimated at, against FCM's 5 s: 1mbit, 500kbit, or bits per second (default 1mbit)."
+    )
+    var assumeBandwidth: String = "1mbit"
+
+    @Option(
+        name: .long,
+        help:
+            "A manifest written by process: images of the payload it made are judged by its numbers, and --fix uses its renditions."
+    )
+    var manifest: String?
+
     @Option(name: .long, help: "Write a corrected payload here (implies --fetch; one payload).")
     var fix: String?
 
@@ -126,6 +147,9 @@ struct PreflightCommand: AsyncParsableCommand {
         if payloads.filter({ $0 == "-" }).count > 1 {
             throw ValidationError("standard input (-) can be read once")
         }
+        guard Bandwidth(text: assumeBandwidth) != nil else {
+            throw ValidationError(Bandwidth.invalid(assumeBandwidth, what: "--assume-bandwidth").message)
+        }
         do {
             var settings = options.settings
             settings.baseURL = baseURL
@@ -153,7 +177,20 @@ struct PreflightCommand: AsyncParsableCommand {
         options.allowHTTP = allowHTTP
         options.timeBudget = timeBudget
         options.slowLinkKbps = slowLinkKbps
+        options.assumedBandwidth = Bandwidth(text: assumeBandwidth) ?? .default
         return options
+    }
+
+    /// `--manifest`, read.
+    private func readManifest() throws -> ManifestImages? {
+        guard let manifest else { return nil }
+        let data = try PayloadFiles.read(manifest, what: "manifest")
+        do {
+            return ManifestImages(try JSONDecoder().decode(Manifest.self, from: data))
+        } catch {
+            throw CommandFailure(
+                message: "invalid_payload: \(manifest) is not a PushPrep manifest (\(PayloadFiles.describe(error)))")
+        }
     }
 
     /// A checked payload as `--report` previews it.
@@ -184,14 +221,18 @@ struct PreflightCommand: AsyncParsableCommand {
     func run() async throws {
         let inputs = try payloads.map { path in (path, Array(try PayloadFiles.read(path, what: "payload"))) }
         let logger = logging.makeLogger()
+        var checking = preflightOptions
+        checking.manifestImages = try readManifest()
         // Only a report draws pictures, within the batch report's budget.
         let pictures =
             report == nil ? nil : PreflightPictures(payloads: inputs.count, maxPixels: options.settings.maxPixels)
         let checked: [Checked]
         if let fix {
-            checked = [try await fixed(inputs[0], writeTo: fix, pictures: pictures, logger: logger)]
+            checked = [
+                try await fixed(inputs[0], writeTo: fix, pictures: pictures, checking: checking, logger: logger)
+            ]
         } else if fetch {
-            checked = try await withSession(logger: logger) { session in
+            checked = try await withSession(checking, logger: logger) { session in
                 var checked: [Checked] = []
                 var spent = 0
                 for (path, bytes) in inputs {
@@ -214,14 +255,14 @@ struct PreflightCommand: AsyncParsableCommand {
             }
         } else {
             checked = inputs.map {
-                Checked(report: Preflight.check($0.1, file: $0.0, options: preflightOptions), payload: $0.1)
+                Checked(report: Preflight.check($0.1, file: $0.0, options: checking), payload: $0.1)
             }
         }
         let reports = checked.map(\.report)
         if let report {
             let views = checked.map { checked in
                 PreflightView(
-                    report: checked.report, payload: checked.payload, options: preflightOptions,
+                    report: checked.report, payload: checked.payload, options: checking,
                     picture: checked.picture, pictureNote: checked.pictureNote)
             }
             let page = PreflightReportPage(views: views).html()
@@ -237,7 +278,8 @@ struct PreflightCommand: AsyncParsableCommand {
     }
 
     private func fixed(
-        _ input: (String, [UInt8]), writeTo path: String, pictures: PreflightPictures?, logger: Logger
+        _ input: (String, [UInt8]), writeTo path: String, pictures: PreflightPictures?, checking: PreflightOptions,
+        logger: Logger
     ) async throws -> Checked {
         var settings = options.settings
         settings.baseURL = baseURL
@@ -246,7 +288,7 @@ struct PreflightCommand: AsyncParsableCommand {
         case .directory(let directory):
             let processor = Processor(
                 settings: settings, outputDirectory: directory, logger: logger, remote: remote.settings)
-            return try await withSession(logger: logger) { session in
+            return try await withSession(checking, logger: logger) { session in
                 do throws(PushPrepError) {
                     return Checked(
                         try await session.fixed(
@@ -264,7 +306,7 @@ struct PreflightCommand: AsyncParsableCommand {
         settings.baseURL = nil
         let processor = Processor(
             settings: settings, outputDirectory: staging, logger: logger, remote: remote.settings)
-        return try await withSession(logger: logger) { session in
+        return try await withSession(checking, logger: logger) { session in
             do throws(PushPrepError) {
                 let urls = try storage.urls(baseURL: baseURL)
                 return try await S3Client.withClient(try storage.configuration(for: s3), logger: logger) {
@@ -283,12 +325,12 @@ struct PreflightCommand: AsyncParsableCommand {
     }
 
     private func withSession<T>(
-        logger: Logger, _ body: (PreflightSession) async throws -> T
+        _ checking: PreflightOptions, logger: Logger, _ body: (PreflightSession) async throws -> T
     ) async throws -> T {
         let session: PreflightSession
         do {
             session = try PreflightSession(
-                options: preflightOptions, remote: remote.settings, budget: fetchBudget, logger: logger)
+                options: checking, remote: remote.settings, budget: fetchBudget, logger: logger)
         } catch {
             throw CommandFailure(message: error.description)
         }
@@ -312,6 +354,10 @@ enum PreflightText {
             for attachment in report.attachments {
                 lines.append("  attachment \(display(attachment.pointer)): \(attachment.url)")
                 if let fetched = attachment.fetched { lines.append("    " + describe(fetched)) }
+            }
+            for image in report.platformImages ?? [] {
+                lines.append("  \(image.role.rawValue) \(display(image.pointer)): \(image.url)")
+                if let fetched = image.fetched { lines.append("    " + describe(fetched, platform: true)) }
             }
             lines += report.findings.map(line)
             if let changes = report.changes {
@@ -341,11 +387,16 @@ enum PreflightText {
 
     private static func display(_ pointer: String) -> String { pointer.isEmpty ? "(payload)" : pointer }
 
-    private static func describe(_ fetched: FetchedAttachment) -> String {
+    private static func describe(_ fetched: FetchedAttachment, platform: Bool = false) -> String {
         var parts = ["HTTP \(fetched.status)", "\(fetched.bytes) bytes", fetched.type ?? "unrecognised"]
         if let width = fetched.width, let height = fetched.height { parts.append("\(width)x\(height)") }
         if let frames = fetched.frames, frames > 1 { parts.append("\(frames) frames") }
-        parts.append(String(format: "%.2f s here, ~%.1f s on a slow link", fetched.seconds, fetched.slowLinkSeconds))
+        if platform { parts.append(fetched.contentLength.map { "Content-Length \($0)" } ?? "no Content-Length") }
+        parts.append(
+            String(
+                format: platform
+                    ? "%.2f s here, ~%.1f s at the assumed bandwidth" : "%.2f s here, ~%.1f s on a slow link",
+                fetched.seconds, fetched.slowLinkSeconds))
         return parts.joined(separator: ", ")
     }
 

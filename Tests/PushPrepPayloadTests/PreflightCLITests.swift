@@ -72,6 +72,8 @@ final class PreflightCLITests {
             ["preflight", "clean.json", "--dialect", "pigeon"], ["preflight", "missing.json"],
             ["preflight", "clean.json", "warning.json", "--fix", "out.json"], ["preflight"],
             ["preflight", "clean.json", "--push-type", "loud"],
+            ["preflight", "clean.json", "--assume-bandwidth", "fast"],
+            ["preflight", "clean.json", "--assume-bandwidth", "0"],
         ] {
             let result = try pushprep(usage)
             #expect(result.status == 2, "\(usage): \(result.stderr)")
@@ -82,6 +84,51 @@ final class PreflightCLITests {
         #expect(
             missing.stderr == "Error: cannot read the payload missing.json: No such file or directory\n",
             "the reason, without the root command's usage")
+    }
+
+    @Test("--manifest judges the Android and web images a manifest made; --assume-bandwidth sets the estimate")
+    func manifestAndBandwidth() async throws {
+        let (manifest, attachment) = try await PreflightPlatformTests.manifest { directory in
+            Renditions(
+                android: try PreflightPlatformTests.rendition(
+                    .android, width: 1024, height: 512, in: directory),
+                webIcon: try PreflightPlatformTests.rendition(.webIcon, width: 96, height: 96, in: directory))
+        }
+        try JSONEncoder().encode(manifest).write(to: directory.appendingPathComponent("manifest.json"))
+        let android = try #require(attachment.renditions.android)
+        let payload = PreflightTableTests.oneSignal(
+            #""contents":{"en":"B"},"ios_attachments":{"img":"\#(attachment.url!)"},"big_picture":"\#(android.url!)","chrome_web_icon":"\#(attachment.renditions.webIcon!.url!)""#
+        )
+        try write("onesignal.json", payload)
+        // The speed at which the rendition takes exactly FCM's 5 s; checked 10% below and above it.
+        let threshold = Double(android.bytes) * 8 / AndroidRules.downloadTimeout
+        let slow = try pushprep([
+            "preflight", "onesignal.json", "--manifest", "manifest.json", "--json", "--assume-bandwidth",
+            String(Int(threshold * 0.9)),
+        ])
+        #expect(slow.status == 0, "warnings only: \(slow.stderr)")
+        let findings = try #require(
+            (try json(slow.stdout)["reports"] as? [[String: Any]])?.first?["findings"] as? [[String: Any]])
+        #expect(
+            Set(
+                findings.compactMap { finding in
+                    (finding["code"] as? String).map { "\($0) \(finding["pointer"] as? String ?? "")" }
+                }) == ["android_image_slow /big_picture", "web_icon_too_small /chrome_web_icon"])
+        let fast = try pushprep([
+            "preflight", "onesignal.json", "--manifest", "manifest.json", "--strict", "--assume-bandwidth",
+            String(Int(threshold * 1.1)),
+        ])
+        #expect(fast.status == 3, "the icon is still too small: \(fast.stdout)")
+        #expect(fast.stdout.contains("warning  web_icon_too_small at /chrome_web_icon"))
+        #expect(!fast.stdout.contains("android_image_slow"), "\(fast.stdout)")
+        #expect(fast.stdout.contains("android_image /big_picture: \(android.url!)"))
+        let without = try pushprep(["preflight", "onesignal.json", "--strict"])
+        #expect(without.status == 0, "without the manifest nothing is known: \(without.stdout)")
+        let bad = try pushprep(["preflight", "onesignal.json", "--assume-bandwidth", "1mbyte"])
+        #expect(bad.status == 2 && bad.stderr.contains("--assume-bandwidth must be a speed"), "\(bad.stderr)")
+        try write("not-a-manifest.json", "{}")
+        let notManifest = try pushprep(["preflight", "onesignal.json", "--manifest", "not-a-manifest.json"])
+        #expect(notManifest.status != 0 && notManifest.stderr.contains("is not a PushPrep manifest"))
     }
 
     @Test("standard input is read up to the cap: an endless stream fails at once instead of filling memory")

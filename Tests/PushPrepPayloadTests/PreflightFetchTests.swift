@@ -49,6 +49,9 @@ final class PreflightFetchTests {
             }
         }
         let jpeg = try file("photo.jpg") { try TestTools.vips("gaussnoise", $0, "200", "150") }
+        // A 2:1 JPEG, as Android shows it; padded with bytes decoders ignore past its end to
+        // 1.1 MB (over the SDK's 1 MiB) and to 0.7 MB (under it, but 5.6 s at 1 Mbit/s).
+        let wide = try file("wide.jpg") { try TestTools.vips("gaussnoise", $0, "400", "200") }
         let webp = try file("banner.webp") { try TestTools.vips("gaussnoise", $0, "64", "48") }
         return [
             "photo.jpg": jpeg,
@@ -60,6 +63,14 @@ final class PreflightFetchTests {
             "medium.gif": try gif("medium.gif", frames: 12),
             // A JPEG followed by 10 MB that decoders ignore: over Apple's image limit.
             "huge.jpg": jpeg + [UInt8](repeating: 0, count: 10_000_000),
+            "wide.jpg": wide,
+            "clip.jpg": try file("clip-as-jpg.mp4") {
+                try TestTools.ffmpeg(
+                    "-f", "lavfi", "-i", "testsrc=size=320x240:rate=10:duration=1", "-pix_fmt", "yuv420p", $0)
+            },
+            "wide-big.jpg": wide + [UInt8](repeating: 0, count: 1_100_000 - wide.count),
+            "wide-slow.jpg": wide + [UInt8](repeating: 0, count: 700_000 - wide.count),
+            "icon.png": try file("icon.png") { try TestTools.vips("gaussnoise", $0, "64", "64") },
             "clip.mp4": try file("clip.mp4") {
                 try TestTools.ffmpeg(
                     "-f", "lavfi", "-i", "testsrc=size=320x240:rate=10:duration=2", "-pix_fmt", "yuv420p", $0)
@@ -334,6 +345,154 @@ final class PreflightFetchTests {
         }
     }
 
+    // MARK: - Android and web images
+
+    /// An FCM message whose Android image is `android` and whose web push has `webImage` and `webIcon`.
+    private func fcmPlatforms(android: String? = nil, webImage: String? = nil, webIcon: String? = nil) -> [UInt8] {
+        var members = [#""token":"t","notification":{"title":"T","body":"B"}"#]
+        if let android { members.append(#""android":{"notification":{"image":"\#(android)"}}"#) }
+        var web: [String] = []
+        if let webImage { web.append(#""image":"\#(webImage)""#) }
+        if let webIcon { web.append(#""icon":"\#(webIcon)""#) }
+        if !web.isEmpty { members.append(#""webpush":{"notification":{\#(web.joined(separator: ","))}}"#) }
+        return Array(#"{"message":{\#(members.joined(separator: ","))}}"#.utf8)
+    }
+
+    private let androidImage = "/message/android/notification/image"
+    /// What every Android image served here has: http:// (a warning, as the session allows http).
+    private var androidHTTP: String { "warning android_image_insecure \(androidImage)" }
+
+    private func checkPlatforms(
+        _ bytes: [UInt8], _ configure: (inout PreflightOptions) -> Void = { _ in }
+    ) async throws -> PreflightReport {
+        let session = try session(configure)
+        let report = await session.check(bytes, file: "fcm.json")
+        await session.shutdown()
+        return report
+    }
+
+    /// The findings other than the payload's lack of an iPhone attachment.
+    private func platformCodes(_ report: PreflightReport) -> [String] {
+        codes(report).filter { $0 != "info no_attachments " }
+    }
+
+    @Test("Android: a 2:1 JPEG under 1 MiB with a Content-Length is fine; what the download showed")
+    func androidClean() async throws {
+        try await withServer { server in
+            let report = try await checkPlatforms(fcmPlatforms(android: server.url("/files/wide.jpg")))
+            #expect(platformCodes(report) == [androidHTTP])
+            let image = try #require(report.platformImages?.first)
+            let served = try #require(try Self.fixtures.get()["wide.jpg"])
+            #expect(image.role == .androidImage && image.pointer == androidImage)
+            #expect(image.fetched?.contentLength == served.count && image.fetched?.bytes == served.count)
+            #expect(image.fetched?.width == 400 && image.fetched?.height == 200)
+            #expect(image.fetched?.slowLinkSeconds == Double(served.count) * 8 / 1_000_000)
+            #expect(report.attachments.isEmpty, "an Android image is not an iPhone attachment")
+        }
+    }
+
+    @Test("Android: over 1 MiB by Content-Length is an error (and slow at 1 Mbit/s)")
+    func androidTooLarge() async throws {
+        try await withServer { server in
+            let report = try await checkPlatforms(fcmPlatforms(android: server.url("/files/wide-big.jpg")))
+            #expect(
+                platformCodes(report)
+                    == [
+                        "error android_image_too_large \(androidImage)", androidHTTP,
+                        "warning android_image_slow \(androidImage)",
+                    ].sorted())
+            #expect(report.findings.first?.message.contains("Content-Length 1100000") == true)
+        }
+    }
+
+    @Test("Android: a chunked response without Content-Length is a warning")
+    func androidNoContentLength() async throws {
+        try await withServer { server in
+            let report = try await checkPlatforms(fcmPlatforms(android: server.url("/chunked/wide.jpg")))
+            #expect(platformCodes(report) == [androidHTTP, "warning android_image_no_content_length \(androidImage)"])
+            #expect(report.platformImages?.first?.fetched?.contentLength == nil)
+            // Chunked and over 1 MiB: too large by the bytes read.
+            let big = try await checkPlatforms(fcmPlatforms(android: server.url("/chunked/wide-big.jpg")))
+            #expect(platformCodes(big).contains("error android_image_too_large \(androidImage)"))
+        }
+    }
+
+    @Test("Android: the download time at --assume-bandwidth against FCM's 5 s")
+    func androidSlow() async throws {
+        try await withServer { server in
+            let url = server.url("/files/wide-slow.jpg")
+            // 700,000 bytes: 5.6 s at the default 1 Mbit/s, 0.56 s at 10 Mbit/s.
+            let slow = try await checkPlatforms(fcmPlatforms(android: url))
+            #expect(platformCodes(slow) == [androidHTTP, "warning android_image_slow \(androidImage)"])
+            #expect(slow.findings.contains { $0.message.contains("5.6 s at 1 Mbit/s") })
+            let fast = try await checkPlatforms(fcmPlatforms(android: url)) {
+                $0.assumedBandwidth = try! #require(Bandwidth(text: "10mbit"))
+            }
+            #expect(platformCodes(fast) == [androidHTTP])
+        }
+    }
+
+    @Test("Android: a GIF shows its first frame (warning), a movie nothing (error), a 4:3 picture is cropped")
+    func androidTypesAndShape() async throws {
+        try await withServer { server in
+            let gif = try await checkPlatforms(fcmPlatforms(android: server.url("/files/medium.gif")))
+            // 640x480: 4:3, so also cropped.
+            #expect(
+                platformCodes(gif)
+                    == [
+                        "warning android_image_aspect \(androidImage)", androidHTTP,
+                        "warning android_image_type \(androidImage)",
+                    ].sorted())
+            let movie = try await checkPlatforms(fcmPlatforms(android: server.url("/files/clip.mp4")))
+            #expect(platformCodes(movie) == ["error android_image_type \(androidImage)", androidHTTP])
+            // MP4 bytes behind a .jpg name: the bytes tell.
+            let disguised = try await checkPlatforms(fcmPlatforms(android: server.url("/files/clip.jpg")))
+            #expect(platformCodes(disguised) == ["error android_image_type \(androidImage)", androidHTTP])
+            // A JPEG of 200x150.
+            let photo = try await checkPlatforms(fcmPlatforms(android: server.url("/files/photo.jpg")))
+            #expect(platformCodes(photo) == ["warning android_image_aspect \(androidImage)", androidHTTP].sorted())
+        }
+    }
+
+    @Test("Android and web images count against --fetch-max-urls like attachments; the rest are fetch_skipped")
+    func platformImagesInTheBudget() async throws {
+        try await withServer { server in
+            var options = PreflightOptions()
+            options.allowHTTP = true
+            var remote = RemoteSettings()
+            remote.allowedHosts = ["127.0.0.1"]
+            let session = try PreflightSession(
+                options: options, remote: remote, budget: PreflightSession.FetchBudget(maxURLs: 1), logger: .quiet)
+            let report = await session.check(
+                fcmPlatforms(android: server.url("/files/wide.jpg"), webIcon: server.url("/files/icon.png")),
+                file: "fcm.json")
+            await session.shutdown()
+            #expect(
+                platformCodes(report) == [
+                    androidHTTP, "warning fetch_skipped /message/webpush/notification/icon",
+                ])
+            #expect(server.hits("/files/wide.jpg") == 1 && server.hits("/files/icon.png") == 0)
+            #expect(report.findings.contains { $0.message.contains("only Android or web images") })
+        }
+    }
+
+    @Test("web: a 64 px icon is too small; a 4:3 image is cropped; a 2:1 one is fine")
+    func webImages() async throws {
+        try await withServer { server in
+            let report = try await checkPlatforms(
+                fcmPlatforms(webImage: server.url("/files/photo.jpg"), webIcon: server.url("/files/icon.png")))
+            #expect(
+                platformCodes(report)
+                    == [
+                        "warning web_icon_too_small /message/webpush/notification/icon",
+                        "warning web_image_aspect /message/webpush/notification/image",
+                    ])
+            #expect(report.platformImages?.map(\.role) == [.webImage, .webIcon])
+            let wide = try await checkPlatforms(fcmPlatforms(webImage: server.url("/files/wide.jpg")))
+            #expect(platformCodes(wide) == [])
+        }
+    }
+
     // MARK: - --fix
 
     private func fix(
@@ -536,6 +695,126 @@ final class PreflightFetchTests {
                 Set(report.changes?.map(\.pointer) ?? []) == [
                     "/messages/apple_push/asset_url", "/messages/apple_push/asset_file_type",
                 ])
+            #expect(report.remaining == [], "\(report.remaining ?? [])")
+        }
+    }
+
+    // MARK: - --fix for Android and web images
+
+    /// A real JPEG made from `image` with `vips thumbnail` (a centred crop to `width`x`height`),
+    /// written to `directory` and described as the manifest describes a rendition of `key`.
+    private static func rendition(
+        _ key: Renditions.Key, of image: String, width: Int, height: Int, in directory: String, baseURL: String
+    ) throws -> Rendition {
+        let name = "\(key.idPrefix)-\(UUID().uuidString.prefix(8).lowercased())-\(width)x\(height).jpg"
+        let path = directory + "/" + name
+        try TestTools.vips("thumbnail", image, path, "\(width)", "--height", "\(height)", "--crop", "centre")
+        let file = try InputFile.read(path: path, maxBytes: 50_000_000)
+        return Rendition(
+            id: String(name.dropLast(4)), file: name, url: "\(baseURL)/\(name)", mime: "image/jpeg", bytes: file.size,
+            sha256: file.sha256, width: width, height: height,
+            crop: CropRectangle(x: 0, y: 0, width: width, height: height))
+    }
+
+    /// The real processor, followed by an Android rendition cut from each processed image with
+    /// `vips thumbnail` (what the processing's own renditions will be once they land).
+    private struct ProcessingWithRenditions: AttachmentProcessing {
+        let processor: Processor
+        let baseURL: String
+        var outputDirectory: String { processor.outputDirectory }
+
+        func process(_ items: [InputItem], animationsAsMovies: Bool) async throws(PushPrepError) -> Manifest {
+            var manifest = try await processor.process(items, animationsAsMovies: animationsAsMovies)
+            for (index, entry) in manifest.attachments.enumerated() {
+                guard case .ok(var attachment) = entry else { continue }
+                do {
+                    attachment.renditions.android = try PreflightFetchTests.rendition(
+                        .android, of: outputDirectory + "/" + attachment.file, width: 720, height: 360,
+                        in: outputDirectory, baseURL: baseURL)
+                } catch {
+                    throw PushPrepError(.invalidSettings, "cannot make the test's rendition: \(error)")
+                }
+                manifest.attachments[index] = .ok(attachment)
+            }
+            return manifest
+        }
+    }
+
+    private let baseURL = "https://cdn.example.com/push"
+
+    @Test("--fix --manifest: an Android image over 1 MiB is replaced by the manifest's android rendition")
+    func fixAndroidFromManifest() async throws {
+        try await withServer { server in
+            let source = server.url("/files/wide-big.jpg")
+            // The manifest of a real run on the 2:1 photo, whose source is the URL the payload names.
+            let local = directory.appendingPathComponent("wide.jpg")
+            try Data(try #require(try Self.fixtures.get()["wide.jpg"])).write(to: local)
+            let out = directory.appendingPathComponent("manifest-out")
+            var settings = ProcessingSettings()
+            settings.jobs = 1
+            settings.baseURL = baseURL
+            let processor = Processor(settings: settings, outputDirectory: out.path, logger: .quiet)
+            var manifest = try await processor.process(
+                [InputItem(source: local.path, path: local.path)], animationsAsMovies: true)
+            guard case .ok(var attachment) = try #require(manifest.attachments.first) else {
+                Issue.record("the photo did not process")
+                return
+            }
+            attachment.source = source
+            let android = try Self.rendition(
+                .android, of: local.path, width: 720, height: 360, in: out.path, baseURL: baseURL)
+            attachment.renditions.android = android
+            manifest.attachments[0] = .ok(attachment)
+
+            let fixed = directory.appendingPathComponent("fixed-android.json")
+            let session = try session { $0.manifestImages = ManifestImages(manifest) }
+            let report = try await session.fix(
+                fcmPlatforms(android: source), file: "fcm.json", writeTo: fixed.path, processing: processor)
+            await session.shutdown()
+            let written = try JSONValue.parse(Array(try Data(contentsOf: fixed))).value
+            #expect(written[path(androidImage)]?.stringValue == android.url)
+            #expect(report.findings.contains { $0.code == .androidImageTooLarge })
+            let change = try #require(report.changes?.first { $0.pointer == androidImage })
+            #expect(change.message.contains("replaced by the manifest's android rendition \(android.url!)"))
+            #expect(change.message.contains("720x360, \(android.bytes) bytes"))
+            #expect(
+                (report.remaining ?? []).filter { $0.code != .noAttachments } == [],
+                "the rendition is https, 2:1 and under 1 MiB by the manifest: \(report.remaining ?? [])")
+        }
+    }
+
+    @Test("--fix: FCM's shared notification.image keeps the iPhone's attachment, Android gets its rendition")
+    func fixSharedFCMImage() async throws {
+        try await withServer { server in
+            let source = server.url("/files/wide-big.jpg")
+            let bytes = Array(
+                #"{"message":{"token":"t","notification":{"title":"T","body":"B","image":"\#(source)"},"apns":{"payload":{"aps":{"mutable-content":1}}}}}"#
+                    .utf8)
+            let out = directory.appendingPathComponent("out-shared")
+            var settings = ProcessingSettings()
+            settings.jobs = 1
+            settings.baseURL = baseURL
+            var remote = RemoteSettings()
+            remote.allowedHosts = ["127.0.0.1"]
+            let processing = ProcessingWithRenditions(
+                processor: Processor(settings: settings, outputDirectory: out.path, logger: .quiet, remote: remote),
+                baseURL: baseURL)
+            let fixed = directory.appendingPathComponent("fixed-shared.json")
+            let session = try session()
+            let report = try await session.fix(bytes, file: "fcm.json", writeTo: fixed.path, processing: processing)
+            await session.shutdown()
+            let written = try JSONValue.parse(Array(try Data(contentsOf: fixed))).value
+            let shared = "/message/notification/image"
+            #expect(
+                codes(report).contains("error android_image_too_large \(shared)"), "\(codes(report))")
+            let ios = try #require(written[path(shared)]?.stringValue)
+            #expect(ios.hasPrefix("\(baseURL)/img-"), "the iPhone's attachment, processed: \(ios)")
+            let android = try #require(written[path(androidImage)]?.stringValue)
+            #expect(android.hasPrefix("\(baseURL)/and-") && android.hasSuffix("-720x360.jpg"))
+            let file = out.appendingPathComponent(String(android.split(separator: "/").last ?? ""))
+            #expect(FileManager.default.fileExists(atPath: file.path))
+            let change = try #require(report.changes?.first { $0.pointer == androidImage })
+            #expect(change.message.contains("stays the iPhone's"), "\(change.message)")
             #expect(report.remaining == [], "\(report.remaining ?? [])")
         }
     }

@@ -7,6 +7,25 @@ import PushPrepTestSupport
 extension PreflightTableTests {
     static let airshipCases: [PreflightCase] = [
         PreflightCase(
+            "airship: a big_picture style over http that is a GIF", .airship,
+            airship(
+                #"{"alert":"B","ios":{"media_attachment":{"url":"\#(jpg)"}},"android":{"style":{"type":"big_picture","big_picture":"http://cdn.example.com/push/a.gif"}}}"#
+            ),
+            [
+                .error(.androidImageInsecure, "/notification/android/style/big_picture"),
+                .warning(.androidImageType, "/notification/android/style/big_picture"),
+            ]),
+        PreflightCase(
+            "airship: web image and icon (an object with url, or a bare string) with good URLs", .airship,
+            airship(
+                #"{"alert":"B","ios":{"media_attachment":{"url":"\#(jpg)"}},"web":{"image":{"url":"\#(jpg)"},"icon":"https://cdn.example.com/push/i.png"}}"#
+            ), []),
+        PreflightCase(
+            "airship: big_picture in another style is not shown", .airship,
+            airship(
+                #"{"alert":"B","ios":{"media_attachment":{"url":"\#(jpg)"}},"android":{"style":{"type":"big_text","big_text":"T","big_picture":"http://cdn.example.com/push/a.gif"}}}"#
+            ), []),
+        PreflightCase(
             "airship: valid push object", .airship,
             airship(
                 #"{"alert":"B","ios":{"title":"T","subtitle":"S","mutable_content":true,"media_attachment":{"url":"\#(mp4)","options":{"time":1.5,"hidden":false},"content":{"title":"T","body":"B"}}}}"#

@@ -9,6 +9,15 @@ extension PreflightTableTests {
     static let brazeAlert = #"{"title":"T","body":"B"}"#
     static let brazeCases: [PreflightCase] = [
         PreflightCase(
+            "braze: the Android big picture (extra.appboy_image_url) over http", .braze,
+            counted: .bytes(24, limit: 1912),
+            #"{"external_user_ids":["u1"],"messages":{"apple_push":{"alert":\#(brazeAlert),"asset_url":"\#(jpg)","asset_file_type":"jpg"},"android_push":{"alert":"B","title":"T","extra":{"appboy_image_url":"http://cdn.example.com/push/a.jpg"}}}}"#,
+            [.error(.androidImageInsecure, "/messages/android_push/extra/appboy_image_url")]),
+        PreflightCase(
+            "braze: the Android big picture is a movie", .braze, counted: .bytes(24, limit: 1912),
+            #"{"external_user_ids":["u1"],"messages":{"apple_push":{"alert":\#(brazeAlert),"asset_url":"\#(jpg)","asset_file_type":"jpg"},"android_push":{"alert":"B","title":"T","extra":{"appboy_image_url":"\#(mp4)"}}}}"#,
+            [.error(.androidImageType, "/messages/android_push/extra/appboy_image_url")]),
+        PreflightCase(
             "braze: valid /messages/send body", .braze, counted: .bytes(24, limit: 1912),
             braze(#"{"alert":\#(brazeAlert),"asset_url":"\#(jpg)","asset_file_type":"jpg","mutable_content":true}"#),
             []),

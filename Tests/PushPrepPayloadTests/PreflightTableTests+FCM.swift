@@ -7,6 +7,41 @@ import PushPrepTestSupport
 extension PreflightTableTests {
     static let fcmCases: [PreflightCase] = [
         PreflightCase(
+            "fcm: an Android image over http", .fcm,
+            fcm(
+                #""notification":{"body":"B"},"android":{"notification":{"image":"http://cdn.example.com/push/a.jpg"}},\#(fcmAPNs(#"{"mutable-content":1}"#))"#
+            ), [.error(.androidImageInsecure, "/message/android/notification/image")]),
+        PreflightCase(
+            "fcm: an Android image over http with --allow-http", .fcm, allowHTTP: true,
+            fcm(
+                #""notification":{"body":"B"},"android":{"notification":{"image":"http://cdn.example.com/push/a.jpg"}},\#(fcmAPNs(#"{"mutable-content":1}"#))"#
+            ), [.warning(.androidImageInsecure, "/message/android/notification/image")]),
+        PreflightCase(
+            "fcm: android.notification.image is what Android shows, not notification.image", .fcm,
+            fcm(
+                #""notification":{"body":"B","image":"http://cdn.example.com/push/a.jpg"},"android":{"notification":{"image":"\#(jpg)"}},\#(fcmAPNs(#"{"mutable-content":1}"#))"#
+            ), [.error(.insecureURL, "/message/notification/image")]),
+        PreflightCase(
+            "fcm: an Android image that is a movie", .fcm,
+            fcm(
+                #""notification":{"body":"B"},"android":{"notification":{"image":"\#(mp4)"}},\#(fcmAPNs(#"{"mutable-content":1}"#))"#
+            ), [.error(.androidImageType, "/message/android/notification/image")]),
+        PreflightCase(
+            "fcm: an Android image that is a GIF (first frame only)", .fcm,
+            fcm(
+                #""notification":{"body":"B"},"android":{"notification":{"image":"https://cdn.example.com/push/a.gif"}},\#(fcmAPNs(#"{"mutable-content":1}"#))"#
+            ), [.warning(.androidImageType, "/message/android/notification/image")]),
+        PreflightCase(
+            "fcm: an Android image BitmapFactory does not decode (HEIC)", .fcm,
+            fcm(
+                #""notification":{"body":"B"},"android":{"notification":{"image":"https://cdn.example.com/push/a.heic"}},\#(fcmAPNs(#"{"mutable-content":1}"#))"#
+            ), [.error(.androidImageType, "/message/android/notification/image")]),
+        PreflightCase(
+            "fcm: web push image and icon with good URLs", .fcm,
+            fcm(
+                #""notification":{"body":"B"},"webpush":{"notification":{"image":"\#(jpg)","icon":"https://cdn.example.com/push/i.png"}},\#(fcmAPNs(#"{"mutable-content":1}"#))"#
+            ), []),
+        PreflightCase(
             "fcm: valid message", .fcm,
             fcm(#""notification":{"title":"T","body":"B"},\#(fcmAPNs(#"{"mutable-content":1}"#))"#), []),
         PreflightCase(
@@ -71,7 +106,11 @@ extension PreflightTableTests {
             fcm(
                 #""notification":{"body":"B","image":"http://cdn.example.com/a.png"},"apns":{"payload":{"aps":{"mutable-content":1}}}"#
             ),
-            [.error(.insecureURL, "/message/notification/image")]),
+            // Android shows notification.image too (there is no android.notification.image).
+            [
+                .error(.insecureURL, "/message/notification/image"),
+                .error(.androidImageInsecure, "/message/notification/image"),
+            ]),
         PreflightCase(
             "fcm: no extension", .fcm,
             fcm(

@@ -7,6 +7,20 @@ import PushPrepTestSupport
 extension PreflightTableTests {
     static let oneSignalCases: [PreflightCase] = [
         PreflightCase(
+            "onesignal: big_picture over http", .onesignal,
+            oneSignal(
+                #""contents":{"en":"B"},"ios_attachments":{"img":"\#(jpg)"},"big_picture":"http://cdn.example.com/push/a.jpg""#
+            ), [.error(.androidImageInsecure, "/big_picture")]),
+        PreflightCase(
+            "onesignal: big_picture that is a sound", .onesignal,
+            oneSignal(#""contents":{"en":"B"},"ios_attachments":{"img":"\#(jpg)"},"big_picture":"\#(m4a)""#),
+            [.error(.androidImageType, "/big_picture")]),
+        PreflightCase(
+            "onesignal: big_picture, chrome_web_image and chrome_web_icon with good URLs", .onesignal,
+            oneSignal(
+                #""contents":{"en":"B"},"ios_attachments":{"img":"\#(jpg)"},"big_picture":"\#(jpg)","chrome_web_image":"\#(jpg)","chrome_web_icon":"https://cdn.example.com/push/i.png""#
+            ), []),
+        PreflightCase(
             "onesignal: valid REST body with image, video and audio", .onesignal,
             oneSignal(
                 #""include_subscription_ids":["s1"],"headings":{"en":"T"},"subtitle":{"en":"S"},"contents":{"en":"B"},"ios_attachments":{"img":"\#(jpg)","vid":"\#(mp4)","aud":"\#(m4a)"},"mutable_content":true"#

@@ -22,6 +22,12 @@ public struct PreflightOptions: Sendable, Equatable {
     public var gifMemoryWarningBytes = AppleLimits.olderExtensionMemoryBytes
     /// Decoded GIF frames above this many bytes are an error (the ~24 MB budget).
     public var gifMemoryErrorBytes = AppleLimits.extensionMemoryBytes
+    /// The speed the Android image's download time is estimated at, against FCM's 5 s
+    /// (`--assume-bandwidth`, default 1 Mbit/s).
+    public var assumedBandwidth = Bandwidth.default
+    /// The outputs of a manifest (`--manifest`): an Android or web image the manifest made is
+    /// judged by its numbers (bytes, type, size) without downloading it.
+    public var manifestImages: ManifestImages?
 
     /// The defaults.
     public init() {}
@@ -61,8 +67,11 @@ public struct FetchedAttachment: Sendable, Codable, Equatable {
     public var frames: Int?
     /// How long the download took here, in seconds.
     public var seconds: Double
-    /// The estimated download time on the slow connection, in seconds.
+    /// The estimated download time on the slow connection, in seconds (for an Android or web
+    /// image: at the assumed bandwidth, `--assume-bandwidth`).
     public var slowLinkSeconds: Double
+    /// The server's `Content-Length`, when it sent one (Android and web images only).
+    public var contentLength: Int?
 }
 
 /// A change `--fix` made to a payload.
@@ -83,6 +92,8 @@ public struct PreflightReport: Sendable, Codable, Equatable {
     public var bytes: Int?
     public var limit: Int?
     public var attachments: [PreflightAttachment] = []
+    /// The Android and web images the payload names (absent when none).
+    public var platformImages: [PreflightPlatformImage]?
     /// Errors first, then warnings, then infos; in payload order within each.
     public var findings: [PreflightFinding] = []
     /// What `--fix` changed (nil without `--fix`).
@@ -125,6 +136,8 @@ public enum Preflight {
         var report: PreflightReport
         var payload: JSONValue?
         var layout: PayloadLayout?
+        /// The Android and web images, in payload order.
+        var platformImages: [PlatformImageKeys.Reference] = []
     }
 
     static func analyze(_ bytes: [UInt8], file: String, options: PreflightOptions) -> Analysis {
@@ -168,8 +181,24 @@ public enum Preflight {
         report.attachments = layout.attachments.map {
             PreflightAttachment(pointer: $0.path.pointer, url: $0.url, id: $0.id)
         }
-        report.findings = checker.findings
-        return Analysis(report: report, payload: payload, layout: layout)
+        let images = PlatformImageKeys.resolve(payload, dialect: dialect)
+        if !images.isEmpty {
+            report.platformImages = images.map {
+                PreflightPlatformImage(pointer: $0.path.pointer, url: $0.url, role: $0.role)
+            }
+        }
+        var own = checker.findings
+        if !images.isEmpty {
+            // The push still carries pictures, for the other platforms.
+            for index in own.indices where own[index].code == .noAttachments {
+                own[index].message =
+                    "no iPhone attachment URL in \(dialect.displayName)'s keys; only Android or web images"
+            }
+        }
+        let iosURLs = Set(layout.attachments.map(\.path.pointer))
+        let imageCheck = PlatformImageCheck(options: options)
+        report.findings = Preflight.sorted(own + images.flatMap { imageCheck.check($0, checkedURLs: iosURLs) })
+        return Analysis(report: report, payload: payload, layout: layout, platformImages: images)
     }
 
     /// Findings a report lists at most; the last of them then counts the rest.

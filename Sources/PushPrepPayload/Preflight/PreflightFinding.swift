@@ -68,6 +68,15 @@ public enum PreflightCode: String, Sendable, Codable, CaseIterable {
     case gifMemory = "gif_memory"
     case slowDownload = "slow_download"
     case slowServer = "slow_server"
+    // Android and web images (`docs/platforms.md`): from the URL, a manifest, or the download.
+    case androidImageInsecure = "android_image_insecure"
+    case androidImageType = "android_image_type"
+    case androidImageTooLarge = "android_image_too_large"
+    case androidImageNoContentLength = "android_image_no_content_length"
+    case androidImageSlow = "android_image_slow"
+    case androidImageAspect = "android_image_aspect"
+    case webImageAspect = "web_image_aspect"
+    case webIconTooSmall = "web_icon_too_small"
     // The report itself.
     case fetchSkipped = "fetch_skipped"
     case findingsTruncated = "findings_truncated"
@@ -117,6 +126,19 @@ public enum PreflightCode: String, Sendable, Codable, CaseIterable {
         case .gifMemory: "An animated GIF whose decoded frames strain the extension's memory."
         case .slowDownload: "The download would not finish within the budget on a slow connection."
         case .slowServer: "The server took longer than the budget to deliver the file here."
+        case .androidImageInsecure:
+            "The Android image is `http://`: Android 9+ refuses cleartext unless the app's network security config allows it."
+        case .androidImageType:
+            "The Android image is not a still BitmapFactory decodes (a GIF shows its first frame only; a movie or sound, nothing)."
+        case .androidImageTooLarge:
+            "The Android image is over the Firebase SDK's 1 MiB (1,048,576 bytes): it arrives without its picture."
+        case .androidImageNoContentLength:
+            "The Android image's server sends no `Content-Length`, which the Firebase SDK's size check reads first."
+        case .androidImageSlow:
+            "The Android image would take longer than FCM's 5 s timeout at the assumed bandwidth (`--assume-bandwidth`)."
+        case .androidImageAspect: "The Android image is far from 2:1: the phone crops it to 2:1."
+        case .webImageAspect: "The web push image is far from 2:1: Chrome and Edge crop it to 2:1."
+        case .webIconTooSmall: "The web push icon is smaller than 192x192: the browser shows it blurred."
         case .fetchSkipped: "Attachments not downloaded: over `--fetch-max-urls` or `--fetch-max-bytes`."
         case .findingsTruncated: "More findings than a report lists (1,000); this one counts the rest."
         }

@@ -41,6 +41,8 @@ extension PreflightSession {
         }
         var fixer = PayloadFixer(payload: payload, layout: layout, findings: report.findings)
         await fixer.replaceAttachments(downloads: downloads, processing: processing)
+        await fixer.replacePlatformImages(
+            analysis.platformImages, downloads: downloads, processing: processing, manifest: options.manifestImages)
         fixer.fixFlags()
         payload = fixer.payload
 
@@ -69,7 +71,9 @@ extension PreflightSession {
         of bytes: [UInt8], file: String, fetchFindings: [PreflightFinding]
     ) -> [PreflightFinding] {
         let recheck = Preflight.check(bytes, file: file, options: options)
-        return Preflight.sorted(recheck.findings + fetchFindings)
+        // A download finding the re-check also makes from the URL or the manifest counts once.
+        var seen = Set(recheck.findings)
+        return Preflight.sorted(recheck.findings + fetchFindings.filter { seen.insert($0).inserted })
     }
 }
 
@@ -249,6 +253,105 @@ struct PayloadFixer {
             payload[option] = nil
             change(option, "invalid attachment option removed (the phone then uses its default)")
         }
+    }
+
+    // MARK: - Android and web images
+
+    /// Findings a platform's rendition clears: a 2:1 JPEG or PNG under the caps, served over https.
+    static let platformFixes: Set<PreflightCode> = [
+        .androidImageInsecure, .androidImageType, .androidImageTooLarge, .androidImageSlow, .androidImageAspect,
+        .webImageAspect, .webIconTooSmall,
+    ]
+
+    /// Codes of Android and web images a re-check of the payload alone cannot see (found from the bytes).
+    private static let platformByteCodes: Set<PreflightCode> =
+        platformFixes.union([.androidImageNoContentLength, .fetchFailed, .contentTooLarge])
+
+    /// Replaces each Android or web image that has a finding a rendition clears by the rendition
+    /// for its role (`renditions.android`, `.web`, `.webIcon`): the one `manifest` has for that URL
+    /// (a manifest output, or its source), else the one `processing` makes from the download.
+    /// FCM's shared `notification.image` stays the iPhone's: Android's rendition goes to
+    /// `android.notification.image`, which Android prefers.
+    mutating func replacePlatformImages(
+        _ images: [PlatformImageKeys.Reference], downloads: [String: PreflightSession.Downloaded],
+        processing: any AttachmentProcessing, manifest: ManifestImages?
+    ) async {
+        var pending: [PlatformImageKeys.Reference] = []
+        for image in images {
+            let own = findings.filter { $0.pointer == image.path.pointer }
+            let fixable = own.contains { $0.severity != .info && Self.platformFixes.contains($0.code) }
+            if fixable, let renditions = manifest?.renditions[image.url] {
+                replace(image, with: renditions[image.role.renditionKey], from: "the manifest's")
+            } else if fixable, downloads[image.url] != nil {
+                pending.append(image)
+            } else {
+                unreplacedFetchFindings += own.filter { Self.platformByteCodes.contains($0.code) }
+            }
+        }
+        guard !pending.isEmpty else { return }
+        var sources: [String] = []
+        for image in pending where !sources.contains(image.url) { sources.append(image.url) }
+        let items = sources.map { InputItem(source: $0, path: downloads[$0]!.download.path) }
+        let processed: Manifest
+        do {
+            processed = try await processing.process(items, animationsAsMovies: false)
+        } catch {
+            for image in pending {
+                unreplacedFetchFindings += findings.filter {
+                    $0.pointer == image.path.pointer && Self.platformByteCodes.contains($0.code)
+                }
+                change(image.path, "not fixed: \(error.code): \(error.message)")
+            }
+            return
+        }
+        let entries = Dictionary(zip(sources, processed.attachments), uniquingKeysWith: { first, _ in first })
+        for image in pending {
+            switch entries[image.url] {
+            case .ok(let output)?:
+                replace(image, with: output.renditions[image.role.renditionKey], from: "the processed")
+            case .failed(let failure)?:
+                unreplaced(image, "processing failed with \(failure.error.code): \(failure.error.message)")
+            case nil:
+                unreplaced(image, "processing returned no entry for it")
+            }
+        }
+    }
+
+    /// Points `image` at `rendition`'s URL, or says why not.
+    private mutating func replace(
+        _ image: PlatformImageKeys.Reference, with rendition: Rendition?, from origin: String
+    ) {
+        let name = image.role.renditionKey.rawValue
+        guard let rendition else {
+            unreplaced(
+                image,
+                "\(origin) attachment has no \(name) rendition (process with --platforms including"
+                    + " \(image.role.platform))")
+            return
+        }
+        guard let url = rendition.url else {
+            unreplaced(
+                image,
+                "\(origin) \(name) rendition \(rendition.file) has no URL: give --base-url to point the payload at it")
+            return
+        }
+        let target = PlatformImageKeys.fixPath(for: image, in: payload, dialect: layout.dialect)
+        payload[target] = .string(url)
+        let detail =
+            "\(origin) \(name) rendition \(url) (\(rendition.width)x\(rendition.height), \(rendition.bytes) bytes,"
+            + " \(rendition.mime))"
+        change(
+            target,
+            target == image.path
+                ? "\(image.role.label) \(image.url) replaced by \(detail)"
+                : "\(image.role.label) set to \(detail); \(image.path.pointer) stays the iPhone's \(image.url)")
+    }
+
+    private mutating func unreplaced(_ image: PlatformImageKeys.Reference, _ why: String) {
+        unreplacedFetchFindings += findings.filter {
+            $0.pointer == image.path.pointer && Self.platformByteCodes.contains($0.code)
+        }
+        change(image.path, "not fixed: \(why)")
     }
 
     // MARK: - Flags

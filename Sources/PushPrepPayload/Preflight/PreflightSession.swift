@@ -112,6 +112,9 @@ public final class PreflightSession: Sendable {
         var seconds: Double
         /// A GIF's frames, read by the session's ``ImageInspecting``.
         var gif: ImageFrames?
+        /// An Android or web image's size and frames, read by the session's ``ImageInspecting``
+        /// (nil for an attachment only iPhones download, and when unreadable).
+        var image: ImageFrames? = nil
 
         func remove() { unlink(download.path) }
 
@@ -170,12 +173,19 @@ public final class PreflightSession: Sendable {
         let request = PictureRequest(picturing, bytes: bytes, options: options)
         var picture: AttachmentPicture? = nil
         let invalid = Set(analysis.report.findings.filter { $0.code == .invalidURL }.map(\.pointer))
-        // Each URL once, in payload order, with the attachments that name it.
+        // Each URL once, in payload order, with the attachments and the Android and web images
+        // that name it.
         var urls: [String] = []
         var attachmentsOf: [String: [Int]] = [:]
+        var imagesOf: [String: [Int]] = [:]
         for (index, attachment) in layout.attachments.enumerated() where !invalid.contains(attachment.path.pointer) {
             if attachmentsOf[attachment.url] == nil { urls.append(attachment.url) }
             attachmentsOf[attachment.url, default: []].append(index)
+        }
+        for (index, image) in analysis.platformImages.enumerated()
+        where (try? RemoteURL(image.url)) != nil && !invalid.contains(image.path.pointer) {
+            if attachmentsOf[image.url] == nil && imagesOf[image.url] == nil { urls.append(image.url) }
+            imagesOf[image.url, default: []].append(index)
         }
 
         var downloads: [String: Downloaded] = [:]
@@ -200,8 +210,9 @@ public final class PreflightSession: Sendable {
                 let url = urls[next]
                 next += 1
                 fetched += 1
+                let probe = imagesOf[url] != nil
                 group.addTask {
-                    let result = await self.fetch(url)
+                    let result = await self.fetch(url, probe: probe)
                     return (url, result, await request?.picture(of: url, result))
                 }
                 return true
@@ -218,7 +229,21 @@ public final class PreflightSession: Sendable {
                         analysis.report.attachments[index].fetched = info
                         findings += found
                     case .failure(let error):
-                        findings.append(Self.fetchFinding(error, attachment: attachment))
+                        findings.append(Self.fetchFinding(error, url: attachment.url, at: attachment.path))
+                    }
+                }
+                for index in imagesOf[url] ?? [] {
+                    let image = analysis.platformImages[index]
+                    switch result {
+                    case .success(let downloaded):
+                        let (info, found) = PlatformImageCheck(options: options).check(image, downloaded)
+                        analysis.report.platformImages?[index].fetched = info
+                        findings += found
+                    case .failure(let error):
+                        // Once per URL: an attachment with the same URL has reported it already.
+                        if attachmentsOf[url] == nil {
+                            findings.append(Self.fetchFinding(error, url: image.url, at: image.path))
+                        }
                     }
                 }
                 if case .success(let downloaded) = result {
@@ -229,11 +254,14 @@ public final class PreflightSession: Sendable {
             }
             // What the budget left out, named attachment by attachment.
             for url in urls[next...] {
-                for index in attachmentsOf[url] ?? [] {
+                let paths =
+                    (attachmentsOf[url] ?? []).map { layout.attachments[$0].path }
+                    + (attachmentsOf[url] == nil ? (imagesOf[url] ?? []).map { analysis.platformImages[$0].path } : [])
+                for path in paths {
                     findings.append(
                         PreflightFinding(
                             .warning, .fetchSkipped, "\(url) was not downloaded: \(skipReason ?? "over the budget")",
-                            at: layout.attachments[index].path))
+                            at: path))
                 }
                 if findings.count >= 4 * Preflight.maximumFindings { findings = Preflight.sorted(findings) }
             }
@@ -242,18 +270,16 @@ public final class PreflightSession: Sendable {
         return (analysis, downloads, picture)
     }
 
-    private static func fetchFinding(
-        _ error: PushPrepError, attachment: PayloadLayout.AttachmentReference
-    ) -> PreflightFinding {
+    private static func fetchFinding(_ error: PushPrepError, url: String, at path: JSONPath) -> PreflightFinding {
         if error.code == .inputTooLarge {
-            return PreflightFinding(.error, .contentTooLarge, error.message, at: attachment.path)
+            return PreflightFinding(.error, .contentTooLarge, error.message, at: path)
         }
         return PreflightFinding(
-            .error, .fetchFailed, "cannot download \(attachment.url): \(error.code): \(error.message)",
-            at: attachment.path)
+            .error, .fetchFailed, "cannot download \(url): \(error.code): \(error.message)", at: path)
     }
 
-    private func fetch(_ url: String) async -> Result<Downloaded, PushPrepError> {
+    /// Downloads `url`; with `probe` (an Android or web image), an image's header is read too.
+    private func fetch(_ url: String, probe: Bool = false) async -> Result<Downloaded, PushPrepError> {
         let started = ContinuousClock.now
         do throws(PushPrepError) {
             guard case .downloaded(let download) = try await fetcher.fetch(url, into: scratch) else {
@@ -262,7 +288,11 @@ public final class PreflightSession: Sendable {
             let seconds = (ContinuousClock.now - started).seconds
             let type = MediaDetector.detect(download.prefix)
             let gif = type == .gif ? await images.frames(ofImageAt: download.path, type: .gif) : nil
-            return .success(Downloaded(download: download, type: type, seconds: seconds, gif: gif))
+            var image: ImageFrames? = nil
+            if probe, let type, type.kind == .image {
+                image = type == .gif ? gif : await images.frames(ofImageAt: download.path, type: type)
+            }
+            return .success(Downloaded(download: download, type: type, seconds: seconds, gif: gif, image: image))
         } catch {
             return .failure(error)
         }

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Reads pictures with Pillow, a decoder independent of libvips (`make pyenv` installs it in
 /// `.build/pyenv`): what the rendition tests check every Android and web rendition with.

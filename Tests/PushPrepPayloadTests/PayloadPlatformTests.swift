@@ -297,7 +297,7 @@ struct PlatformShape: Sendable, CustomTestStringConvertible {
                 == consequence.map {
                     [
                         "android: \(imageID) has no Android rendition (processed without android in --platforms,"
-                            + " or its rendition failed: see its warnings); \($0)"
+                            + " or no rendition could be made); \($0)"
                     ]
                 } ?? [])
         if dialect == .airship { #expect(built.payload["device_types"] == .array([.string("ios")])) }
@@ -317,8 +317,8 @@ struct PlatformShape: Sendable, CustomTestStringConvertible {
             built.notes.map(\.description) == [
                 "android: \(audioID) has no Android rendition (a sound); the Android push shows \(videoID)'s picture",
                 "web: \(audioID) has no web rendition (a sound); the web push shows \(imageID)'s picture",
-                "web: \(videoID) has no web rendition (processed without web in --platforms, or its rendition failed:"
-                    + " see its warnings); the web push shows \(imageID)'s picture",
+                "web: \(videoID) has no web rendition (processed without web in --platforms, or no rendition could"
+                    + " be made); the web push shows \(imageID)'s picture",
                 "android: \(imageID)'s Android rendition is not sent: OneSignal carries one Android picture, \(videoID)'s",
             ])
         #expect(ProviderShape.violations(built.payload, .onesignal) == [])

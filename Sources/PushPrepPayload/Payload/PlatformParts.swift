@@ -138,7 +138,7 @@ struct PlatformParts {
         }
         let reason =
             attachment.kind == .audio
-            ? "a sound" : "processed without \(platform) in --platforms, or its rendition failed: see its warnings"
+            ? "a sound" : "processed without \(platform) in --platforms, or no rendition could be made"
         let missing = "\(attachment.id) has no \(platform.renditionName) (\(reason))"
         if let carrier { return "\(missing); the \(platform.displayName) push shows \(carrier.id)'s picture" }
         switch dialect {

@@ -32,7 +32,8 @@ final class PayloadPlatformCLITests {
         let binary = try #require(TestTools.pushprepBinary(), "the pushprep executable was not built")
         let result = try TestTools.run(binary.path, arguments, currentDirectory: directory, timeout: .seconds(120))
         return (
-            result.status, String(decoding: result.stdout, as: UTF8.self), String(decoding: result.stderr, as: UTF8.self)
+            result.status, String(decoding: result.stdout, as: UTF8.self),
+            String(decoding: result.stderr, as: UTF8.self)
         )
     }
 
@@ -101,7 +102,8 @@ final class PayloadPlatformCLITests {
             .fcm: [
                 "/message/apns/fcm_options/image": .string(photoURL),
                 "/message/android/notification/image": .string(android),
-                "/message/webpush/notification/image": .string(web), "/message/webpush/notification/icon": .string(icon),
+                "/message/webpush/notification/image": .string(web),
+                "/message/webpush/notification/icon": .string(icon),
             ],
             .onesignal: [
                 "/ios_attachments/\(photo.id)": .string(photoURL), "/big_picture": .string(android),

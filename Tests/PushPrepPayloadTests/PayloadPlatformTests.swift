@@ -26,7 +26,8 @@ private let imageIconURL = "\(base)/\(imageIconID).png"
 private let videoAndroidURL = "\(base)/\(videoAndroidID).jpg"
 
 /// One rendition as a version 2 manifest writes it.
-private func rendition(_ id: String, _ ext: String, _ mime: String, _ width: Int, _ height: Int, crop: String) -> String {
+private func rendition(_ id: String, _ ext: String, _ mime: String, _ width: Int, _ height: Int, crop: String) -> String
+{
     #"""
     { "id" : "\#(id)", "file" : "\#(id).\#(ext)", "url" : "\#(base)/\#(id).\#(ext)", "urlExpires" : null,
       "mime" : "\#(mime)", "bytes" : 84213, "sha256" : "\#(String(repeating: "ab", count: 32))",
@@ -198,7 +199,9 @@ struct PlatformShape: Sendable, CustomTestStringConvertible {
         try expectClean(built.payload, shape.dialect, findings: shape.findings, urls: shape.urls)
     }
 
-    @Test("each platform's keys hold that platform's rendition, and the iOS keys the iOS file", arguments: PushDialect.allCases)
+    @Test(
+        "each platform's keys hold that platform's rendition, and the iOS keys the iOS file",
+        arguments: PushDialect.allCases)
     func eachPlatformItsOwnFile(_ dialect: PushDialect) throws {
         let fixtures = try Fixtures.load()
         let payload = try PayloadBuilder.build(dialect: dialect, attachments: [fixtures.image], content: plainContent)
@@ -228,7 +231,9 @@ struct PlatformShape: Sendable, CustomTestStringConvertible {
                 ["/messages/web_push/large_image_url"], ["/messages/web_push/image_url"]
             )
         }
-        for (pointers, url) in [(ios, imageURL), (android, imageAndroidURL), (webImage, imageWebURL), (webIcon, imageIconURL)] {
+        for (pointers, url) in [
+            (ios, imageURL), (android, imageAndroidURL), (webImage, imageWebURL), (webIcon, imageIconURL),
+        ] {
             for pointer in pointers {
                 let path = try #require(JSONPath(pointer: pointer))
                 #expect(payload[path] == .string(url), "\(dialect) \(pointer)")
@@ -343,9 +348,11 @@ struct PlatformShape: Sendable, CustomTestStringConvertible {
         }
     }
 
-    @Test("a rendition the payload carries without a URL is invalid_payload; --base-url gives it one", arguments: [
-        PushDialect.fcm, .onesignal, .airship, .braze,
-    ])
+    @Test(
+        "a rendition the payload carries without a URL is invalid_payload; --base-url gives it one",
+        arguments: [
+            PushDialect.fcm, .onesignal, .airship, .braze,
+        ])
     func renditionWithoutURL(_ dialect: PushDialect) throws {
         let fixtures = try Fixtures.load()
         var image = fixtures.image
@@ -360,7 +367,8 @@ struct PlatformShape: Sendable, CustomTestStringConvertible {
         // As `payload --base-url` reads a manifest written without URLs.
         let entry = ManifestEntry.ok(image)
         let selection = try PayloadSelection(from: [entry], baseURL: "https://media.example.org/p/")
-        let payload = try PayloadBuilder.build(dialect: dialect, attachments: selection.attachments, content: plainContent)
+        let payload = try PayloadBuilder.build(
+            dialect: dialect, attachments: selection.attachments, content: plainContent)
         #expect(Self.strings(in: payload).contains("https://media.example.org/p/\(imageAndroidID).jpg"))
     }
 
@@ -398,7 +406,8 @@ struct PlatformShape: Sendable, CustomTestStringConvertible {
                 "/device_types/1: expected one of android, ios, web (and Airship's others), got \"androids\"",
                 "/notification/android/style: missing big_picture",
             ])
-        let braze = try parse(#"{"messages":{"android_push":{"alert":"B","extra":{"appboy_image_url":"https://a/b"}}}}"#)
+        let braze = try parse(
+            #"{"messages":{"android_push":{"alert":"B","extra":{"appboy_image_url":"https://a/b"}}}}"#)
         #expect(ProviderShape.violations(braze, .braze) == ["/messages/android_push: missing title"])
     }
 

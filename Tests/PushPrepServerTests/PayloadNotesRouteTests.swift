@@ -64,12 +64,15 @@ struct PayloadNotesRouteTests {
             dialect: dialect, attachments: selection.attachments, content: PayloadContent(title: "T", body: "B"))
     }
 
-    @Test("the body is the payload with the Android rendition in each provider's keys, and no note when nothing is left out")
+    @Test(
+        "the body is the payload with the Android rendition in each provider's keys, and no note when nothing is left out"
+    )
     func renditionsInTheBody() async throws {
         try await HostileRequestTests.withServer { client, _, _ in
             for dialect in PushDialect.allCases {
                 let answer = try await Self.post(
-                    client, #"{"entries": [\#(Self.image)], "dialect": "\#(dialect.rawValue)", "title": "T", "body": "B"}"#)
+                    client,
+                    #"{"entries": [\#(Self.image)], "dialect": "\#(dialect.rawValue)", "title": "T", "body": "B"}"#)
                 #expect(answer.status == .ok, "\(dialect): \(String(buffer: answer.body))")
                 let expected = try Self.expected([Self.image], dialect)
                 #expect(String(buffer: answer.body) == expected.payload.serialized(), "\(dialect)")

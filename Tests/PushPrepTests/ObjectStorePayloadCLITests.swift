@@ -205,7 +205,10 @@ struct ObjectStorePayloadCLITests {
             try manifest.jsonData().write(to: manifestURL)
             func payload() throws -> CLI.Run {
                 try CLI.pushprep(
-                    ["payload", "manifest.json", "--store", store, "--presign", "1d", "--dialect", "fcm", "--body", "Hi"],
+                    [
+                        "payload", "manifest.json", "--store", store, "--presign", "1d", "--dialect", "fcm", "--body",
+                        "Hi",
+                    ],
                     in: directory, environment: environment)
             }
 

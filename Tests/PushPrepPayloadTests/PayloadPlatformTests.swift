@@ -445,7 +445,7 @@ extension Fixtures {
 ///   WebpushConfig, ApnsConfig): https://firebase.google.com/docs/reference/fcm/rest/v1/projects.messages;
 ///   `webpush.notification` takes the Web Notification API's options
 ///   (https://developer.mozilla.org/en-US/docs/Web/API/Notification/Notification).
-/// - OneSignal create notification: https://documentation.onesignal.com/reference/create-notification.
+/// - OneSignal push notification (create message): https://documentation.onesignal.com/reference/push-notification.
 /// - Airship push object and platform overrides (`device_types`, `notification.ios/android/web`,
 ///   the Android `style` object): https://docs.airship.com/developer/rest-api/ua/schemas/push/,
 ///   https://docs.airship.com/developer/rest-api/ua/schemas/platform-overrides/.

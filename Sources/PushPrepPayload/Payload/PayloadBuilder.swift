@@ -163,9 +163,9 @@ public enum PayloadBuilder {
         return ["aps": .object(aps(content)), "attachments": .array(attachments)]
     }
 
-    /// OneSignal's create-notification body: `ios_attachments` for iOS, `big_picture` (Android's
+    /// OneSignal's create-message body (push): `ios_attachments` for iOS, `big_picture` (Android's
     /// expanded picture), `chrome_web_image` (the web push's large image) and `chrome_web_icon`
-    /// (its icon), each a URL (https://documentation.onesignal.com/reference/create-notification,
+    /// (its icon), each a URL (https://documentation.onesignal.com/reference/push-notification,
     /// https://documentation.onesignal.com/docs/web-push-notification-icons).
     private static func oneSignal(
         _ media: [Media], _ content: PayloadContent, _ parts: PlatformParts

@@ -202,4 +202,6 @@ extension HTTPField.Name {
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
     static let idempotentReplayed = HTTPField.Name("Idempotent-Replayed")!
     static let link = HTTPField.Name("Link")!
+    /// `POST /v1/payload`'s notes on what a payload leaves out for a platform, one per header.
+    static let pushPrepNote = HTTPField.Name("PushPrep-Note")!
 }

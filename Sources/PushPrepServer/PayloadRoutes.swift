@@ -81,7 +81,7 @@ struct PayloadRoutes {
         case .object(let object)?: merge = object
         default: throw Problem(.badRequest, .invalidRequest, "merge must be a JSON object")
         }
-        let payload: JSONValue
+        let built: BuiltPayload
         do throws(PushPrepError) {
             if let baseURL = body.baseURL { try ProcessingSettings.validate(baseURL: baseURL) }
             let selection = try PayloadSelection(
@@ -89,14 +89,18 @@ struct PayloadRoutes {
             let content = PayloadContent(
                 title: body.title, subtitle: body.subtitle, body: body.body, category: body.category,
                 threadID: body.threadID, sound: body.sound)
-            payload = try PayloadBuilder.build(
+            built = try PayloadBuilder.buildWithNotes(
                 dialect: dialect, attachments: selection.attachments, content: content, extra: merge)
         } catch {
             throw Problem(error)
         }
+        // The body stays the payload, exactly; what it leaves out for a platform (the lines
+        // `pushprep payload` prints on standard error) goes in one header per note.
+        var headers: HTTPFields = [.contentType: "application/json"]
+        for note in built.notes { headers.append(HTTPField(name: .pushPrepNote, value: note.description)) }
         return Response(
-            status: .ok, headers: [.contentType: "application/json"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: payload.serialized())))
+            status: .ok, headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(string: built.payload.serialized())))
     }
 
     /// The manifest entries of jobs that succeeded, in the order given: a job that does not

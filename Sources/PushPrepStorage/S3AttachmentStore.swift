@@ -62,7 +62,8 @@ package struct S3AttachmentStore: Sendable {
     /// `attachment` (an entry of a manifest `process --store` wrote for this location) with the
     /// URLs made as `urls` says, now: what `payload --store` gives phones, so a presigned URL's
     /// lifetime starts when the push is built. Nothing is uploaded; a `HEAD` first checks that
-    /// the file and its poster are stored, the file with the manifest's size and SHA-256 as
+    /// the file, its poster and its renditions are stored, the file and the renditions (whose
+    /// URLs the Android and web keys carry) with the manifest's size and SHA-256 as
     /// ``S3Client/ObjectInfo/evidence(sha256:size:)`` decides (the server's whole-object
     /// checksum, else `x-amz-meta-sha256`, else the size alone, with a warning).
     ///
@@ -73,7 +74,7 @@ package struct S3AttachmentStore: Sendable {
         var files = [(name: attachment.file, expected: Optional((sha256: attachment.sha256, bytes: attachment.bytes)))]
         if let poster = attachment.poster { files.append((poster.file, nil)) }
         for (_, rendition) in attachment.renditions.all {
-            files.append((rendition.file, (rendition.sha256, rendition.bytes)))
+            files.append((rendition.file, (sha256: rendition.sha256, bytes: rendition.bytes)))
         }
         for file in files {
             let key = try location.key(forFile: file.name)

@@ -22,6 +22,16 @@ struct PayloadCommand: AsyncParsableCommand {
               braze      /messages/send: messages.apple_push.asset_url + asset_file_type
               fcm        HTTP v1: message.notification + apns.fcm_options.image (images; a movie's poster)
 
+            The attachment's Android and web renditions (process --platforms) go in each \
+            provider's keys for those platforms, never the iOS file: onesignal big_picture, \
+            chrome_web_image, chrome_web_icon; airship notification.android.style (big_picture) \
+            and notification.web icon/image, with device_types naming the platforms; braze \
+            android_push (extra.appboy_image_url) and web_push (image_url, large_image_url), \
+            which need a title and a body; fcm message.android.notification.image and \
+            message.webpush.notification image/icon. Where a platform has no rendition of an \
+            attachment (a sound on Android, a manifest made with --platforms ios), its part \
+            carries no picture, and a line on standard error says so.
+
             Airship, Braze and FCM carry one attachment per push: choose it with --id. Targeting \
             (tokens, audiences, app ids) and custom data are the sender's: add them with --merge. \
             The payload must fit the provider's limit (APNs 4096 bytes, Braze 1912 for alert + \
@@ -130,18 +140,27 @@ struct PayloadCommand: AsyncParsableCommand {
         let extra = try readMerge()
         let content = PayloadContent(
             title: title, subtitle: subtitle, body: body, category: category, threadID: threadID, sound: sound)
-        let payload: JSONValue
+        let built: BuiltPayload
         do {
-            payload = try PayloadBuilder.build(
+            built = try PayloadBuilder.buildWithNotes(
                 dialect: dialect, attachments: attachments, content: content, extra: extra)
         } catch {
             throw CommandFailure(message: error.description)
         }
+        let payload = built.payload
         FileHandle.standardOutput.write(Data((payload.serialized(pretty: !compact) + "\n").utf8))
+        for note in built.notes {
+            FileHandle.standardError.write(Data("\(note)\n".utf8))
+        }
         let now = Date()
         for attachment in attachments {
             if let url = attachment.url, let concern = SignedURLExpiry.concern(about: url, now: now) {
                 FileHandle.standardError.write(Data("warning: \(attachment.id): \(concern.message)\n".utf8))
+            }
+            for (_, rendition) in attachment.renditions.all {
+                if let url = rendition.url, let concern = SignedURLExpiry.concern(about: url, now: now) {
+                    FileHandle.standardError.write(Data("warning: \(rendition.id): \(concern.message)\n".utf8))
+                }
             }
         }
         FileHandle.standardError.write(

@@ -453,7 +453,7 @@ private let fullAlert = #"{"title":"Spring sale","subtitle":"Today only","body":
 
 /// Pre-flights a built payload with its dialect given and detected: exactly `findings` (no error
 /// or warning), the attachments at `urls`, the bytes counted as ``PayloadBuilderTests/countedBytes(_:_:)``.
-private func expectClean(
+func expectClean(
     _ payload: JSONValue, _ dialect: PushDialect, findings: [ExpectedFinding], urls: [String],
     sourceLocation: SourceLocation = #_sourceLocation
 ) throws {

@@ -177,6 +177,67 @@ struct ObjectStorePayloadCLITests {
         }
     }
 
+    @Test(
+        "payload --store checks each rendition's object (a HEAD, its size and SHA-256) before a provider's Android key carries its URL"
+    )
+    func renditionObjects() async throws {
+        let server = MotoS3Server.shared
+        let bucket = try await server.makeBucket()
+        let environment = try await server.pushprepEnvironment()
+        try await CLI.inTemporaryDirectory { directory in
+            let inputs = try CLI.makeSamples(in: directory)
+            let store = try await server.storeURL(prefix: "push", bucket: bucket)
+            let photo = try #require(
+                try Self.stored([inputs[0]], store: store, in: directory, environment: environment).first)
+            // The photo's Android rendition, a real JPEG named in the manifest as processing names it.
+            let name = "and-\(photo.id.dropFirst(4)).jpg"
+            let file = directory.appendingPathComponent(name)
+            try TestTools.vips("black", file.path, "64", "32")
+            let bytes = try Data(contentsOf: file)
+            let manifestURL = directory.appendingPathComponent("manifest.json")
+            var manifest = try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: manifestURL))
+            var entry = photo
+            entry.renditions.android = Rendition(
+                id: String(name.dropLast(4)), file: name, mime: "image/jpeg", bytes: bytes.count,
+                sha256: SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined(), width: 64, height: 32,
+                crop: CropRectangle(x: 0, y: 0, width: 64, height: 32))
+            manifest.attachments[0] = .ok(entry)
+            try manifest.jsonData().write(to: manifestURL)
+            func payload() throws -> CLI.Run {
+                try CLI.pushprep(
+                    [
+                        "payload", "manifest.json", "--store", store, "--presign", "1d", "--dialect", "fcm", "--body",
+                        "Hi",
+                    ],
+                    in: directory, environment: environment)
+            }
+
+            // Not in the bucket: the Android push would carry a URL that answers 404.
+            let missing = try payload()
+            #expect(missing.status == 1, "\(missing.stderr)")
+            #expect(missing.stdout.isEmpty)
+            #expect(missing.stderr.contains("invalid_payload"), "\(missing.stderr)")
+            #expect(missing.stderr.contains("no object push/\(name) in the bucket \(bucket)"), "\(missing.stderr)")
+            // Other bytes under its key.
+            try await server.put("push/\(name)", body: Data("not the rendition".utf8), bucket: bucket)
+            let other = try payload()
+            #expect(other.status == 1, "\(other.stderr)")
+            #expect(
+                other.stderr.contains("the object push/\(name) holds other bytes than the manifest's entry"),
+                "\(other.stderr)")
+            // Its bytes: the Android key carries its URL, signed now.
+            try await server.put("push/\(name)", body: bytes, bucket: bucket)
+            let good = try payload()
+            #expect(good.status == 0, "\(good.stderr)")
+            let message = try #require(
+                (try JSONSerialization.jsonObject(with: good.stdout) as? [String: Any])?["message"] as? [String: Any])
+            let image = try #require(
+                ((message["android"] as? [String: Any])?["notification"] as? [String: Any])?["image"] as? String)
+            #expect(image.hasPrefix("\(try await server.endpoint.absoluteString)/\(bucket)/push/\(name)?"), "\(image)")
+            #expect(image.contains("X-Amz-Signature="))
+        }
+    }
+
     @Test("payload: --presign without --store, a file: store, and --presign with --base-url are usage errors")
     func usageErrors() async throws {
         let server = MotoS3Server.shared

@@ -31,6 +31,11 @@ public struct PayloadContent: Sendable, Equatable {
 /// options where the provider carries them. Targeting (device tokens, audiences, app ids) is the
 /// sender's: add it with `extra`.
 ///
+/// The iOS keys carry the attachment itself; each provider's Android and web keys carry the
+/// attachment's renditions for those platforms (``Attachment/renditions``), never the iOS file
+/// (``PlatformParts`` chooses them and notes what is left out). A manifest without renditions
+/// gives the iOS-only payload it always gave.
+///
 /// The APNs layout, read by your own service extension (see the README's Swift snippet):
 ///
 /// ```json
@@ -44,6 +49,14 @@ public enum PayloadBuilder {
     public static func build(
         dialect: PushDialect, attachments: [Attachment], content: PayloadContent, extra: JSONObject = [:]
     ) throws(PushPrepError) -> JSONValue {
+        try buildWithNotes(dialect: dialect, attachments: attachments, content: content, extra: extra).payload
+    }
+
+    /// ``build(dialect:attachments:content:extra:)``'s payload with its notes: one per attachment
+    /// and platform whose part of the push shows no picture of it (``PayloadNote``).
+    public static func buildWithNotes(
+        dialect: PushDialect, attachments: [Attachment], content: PayloadContent, extra: JSONObject = [:]
+    ) throws(PushPrepError) -> BuiltPayload {
         guard content.title?.isEmpty == false || content.body?.isEmpty == false else {
             throw PushPrepError(
                 .invalidPayload, "an attachment shows only with an alert: give a title or a body")
@@ -57,18 +70,19 @@ public enum PayloadBuilder {
                 .invalidPayload,
                 "\(dialect.displayName) carries one attachment per push, got \(media.count): choose one with --id")
         }
+        let parts = try PlatformParts(attachments, dialect: dialect, content: content)
         var payload: JSONObject =
             switch dialect {
             case .apns: apns(media, content)
-            case .onesignal: try oneSignal(media, content)
-            case .airship: airship(media[0], content)
-            case .braze: braze(media[0], content)
-            case .fcm: fcm(media[0], content)
+            case .onesignal: try oneSignal(media, content, parts)
+            case .airship: airship(media[0], content, parts)
+            case .braze: braze(media[0], content, parts)
+            case .fcm: fcm(media[0], content, parts)
             }
         payload = merge(extra, into: payload)
         let value = JSONValue.object(payload)
         try checkSize(value, dialect: dialect)
-        return value
+        return BuiltPayload(payload: value, notes: parts.notes)
     }
 
     /// One attachment as a provider will carry it: the URL, its extension and type.
@@ -149,7 +163,13 @@ public enum PayloadBuilder {
         return ["aps": .object(aps(content)), "attachments": .array(attachments)]
     }
 
-    private static func oneSignal(_ media: [Media], _ content: PayloadContent) throws(PushPrepError) -> JSONObject {
+    /// OneSignal's create-message body (push): `ios_attachments` for iOS, `big_picture` (Android's
+    /// expanded picture), `chrome_web_image` (the web push's large image) and `chrome_web_icon`
+    /// (its icon), each a URL (https://documentation.onesignal.com/reference/push-notification,
+    /// https://documentation.onesignal.com/docs/web-push-notification-icons).
+    private static func oneSignal(
+        _ media: [Media], _ content: PayloadContent, _ parts: PlatformParts
+    ) throws(PushPrepError) -> JSONObject {
         guard let body = content.body, !body.isEmpty else {
             throw PushPrepError(.invalidPayload, "OneSignal needs a body (its \"contents\"), not only a title")
         }
@@ -158,6 +178,9 @@ public enum PayloadBuilder {
         payload["subtitle"] = content.subtitle.map { .object(["en": .string($0)]) }
         payload["contents"] = .object(["en": .string(body)])
         payload["ios_attachments"] = .object(JSONObject(media.map { (key: $0.id, value: JSONValue.string($0.url)) }))
+        payload["big_picture"] = parts.android.map { .string($0.url) }
+        payload["chrome_web_image"] = parts.web?.image.map(JSONValue.string)
+        payload["chrome_web_icon"] = parts.web?.icon.map(JSONValue.string)
         payload["mutable_content"] = .bool(true)
         payload["ios_category"] = content.category.map(JSONValue.string)
         payload["thread_id"] = content.threadID.map(JSONValue.string)
@@ -166,8 +189,14 @@ public enum PayloadBuilder {
     }
 
     /// The body is the push's `alert`; the title and subtitle are iOS overrides, so that no text
-    /// is sent twice against the 4096 bytes.
-    private static func airship(_ media: Media, _ content: PayloadContent) -> JSONObject {
+    /// is sent twice against the 4096 bytes (the title is the Android and web overrides' too).
+    /// `device_types` names the platforms the payload has parts for: `android` with the Android
+    /// override's `style` of type `big_picture`, `web` with the web override's `icon` and `image`
+    /// objects (`{"url": …}`), as Airship's push API documents them
+    /// (https://docs.airship.com/developer/rest-api/ua/schemas/platform-overrides/; the shape
+    /// Airship's own libraries write: urbanairship/python-library `style()`, `web()`;
+    /// urbanairship/java-library `BigPictureStyleSerializer`, `WebDevicePayloadSerializer`).
+    private static func airship(_ media: Media, _ content: PayloadContent, _ parts: PlatformParts) -> JSONObject {
         var options = JSONObject()
         options["time"] = media.options.thumbnailTime.map { JSONValue($0) }
         options["hidden"] = media.options.thumbnailHidden.map(JSONValue.bool)
@@ -185,10 +214,31 @@ public enum PayloadBuilder {
         var notification = JSONObject()
         notification["alert"] = content.body.map(JSONValue.string)
         notification["ios"] = .object(ios)
-        return ["device_types": .array([.string("ios")]), "notification": .object(notification)]
+        var deviceTypes: [JSONValue] = [.string(Platform.ios.rawValue)]
+        if let picture = parts.android {
+            var android = JSONObject()
+            android["title"] = content.title.map(JSONValue.string)
+            android["style"] = .object(["type": .string("big_picture"), "big_picture": .string(picture.url)])
+            notification["android"] = .object(android)
+            deviceTypes.append(.string(Platform.android.rawValue))
+        }
+        if let pictures = parts.web {
+            var web = JSONObject()
+            web["title"] = content.title.map(JSONValue.string)
+            web["icon"] = pictures.icon.map { .object(["url": .string($0)]) }
+            web["image"] = pictures.image.map { .object(["url": .string($0)]) }
+            notification["web"] = .object(web)
+            deviceTypes.append(.string(Platform.web.rawValue))
+        }
+        return ["device_types": .array(deviceTypes), "notification": .object(notification)]
     }
 
-    private static func braze(_ media: Media, _ content: PayloadContent) -> JSONObject {
+    /// `/messages/send`'s `messages`: `apple_push` for iOS; `android_push` (its required `alert`
+    /// and `title`, and the big picture as `extra.appboy_image_url`) and `web_push` (`image_url`,
+    /// the square icon, and `large_image_url`, the large image) when there are renditions for them
+    /// (https://www.braze.com/docs/api/objects_filters/messaging/android_object,
+    /// https://www.braze.com/docs/api/objects_filters/messaging/web_objects).
+    private static func braze(_ media: Media, _ content: PayloadContent, _ parts: PlatformParts) -> JSONObject {
         var push = JSONObject()
         push["alert"] = .object(apsAlert(content))
         push["asset_url"] = .string(media.url)
@@ -197,10 +247,32 @@ public enum PayloadBuilder {
         push["category"] = content.category.map(JSONValue.string)
         push["sound"] = content.sound.map(JSONValue.string)
         push["notification_group_thread_id"] = content.threadID.map(JSONValue.string)
-        return ["messages": .object(["apple_push": .object(push)])]
+        var messages: JSONObject = ["apple_push": .object(push)]
+        // PlatformParts carries no Android or web picture for Braze without both a title and a body.
+        if let picture = parts.android, let title = content.title, let body = content.body {
+            messages["android_push"] = .object([
+                "alert": .string(body), "title": .string(title),
+                "extra": .object(["appboy_image_url": .string(picture.url)]),
+            ])
+        }
+        if let pictures = parts.web, let title = content.title, let body = content.body {
+            var web: JSONObject = ["alert": .string(body), "title": .string(title)]
+            web["image_url"] = pictures.icon.map(JSONValue.string)
+            web["large_image_url"] = pictures.image.map(JSONValue.string)
+            messages["web_push"] = .object(web)
+        }
+        return ["messages": .object(messages)]
     }
 
-    private static func fcm(_ media: Media, _ content: PayloadContent) -> JSONObject {
+    /// HTTP v1's `message`: the common `notification` (title and body, for every platform) and
+    /// one picture per platform in that platform's own block, never the common
+    /// `notification.image`, which every platform without its own would show (the iOS file on
+    /// Android, the Android crop in a browser): `apns.fcm_options.image` with `mutable-content`
+    /// (iOS), `android.notification.image` (AndroidNotification.image, which overrides the common
+    /// one), `webpush.notification.image` and `.icon` (Web Notification properties)
+    /// (https://firebase.google.com/docs/reference/fcm/rest/v1/projects.messages,
+    /// https://firebase.google.com/docs/cloud-messaging/android/send-image).
+    private static func fcm(_ media: Media, _ content: PayloadContent, _ parts: PlatformParts) -> JSONObject {
         var notification = JSONObject()
         notification["title"] = content.title.map(JSONValue.string)
         notification["body"] = content.body.map(JSONValue.string)
@@ -208,7 +280,17 @@ public enum PayloadBuilder {
             "payload": .object(["aps": .object(aps(content, alert: content.subtitle != nil))]),
             "fcm_options": .object(["image": .string(media.url)]),
         ]
-        return ["message": .object(["notification": .object(notification), "apns": .object(apns)])]
+        var message: JSONObject = ["notification": .object(notification), "apns": .object(apns)]
+        if let picture = parts.android {
+            message["android"] = .object(["notification": .object(["image": .string(picture.url)])])
+        }
+        if let pictures = parts.web {
+            var web = JSONObject()
+            web["image"] = pictures.image.map(JSONValue.string)
+            web["icon"] = pictures.icon.map(JSONValue.string)
+            message["webpush"] = .object(["notification": .object(web)])
+        }
+        return ["message": .object(message)]
     }
 
     // MARK: - Merging and size

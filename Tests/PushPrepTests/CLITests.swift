@@ -509,7 +509,8 @@ private enum CLI {
     static func options(_ settings: ProcessingSettings, except: Set<String> = []) -> [String] {
         ProcessingSettings.Declared.all.filter { !except.contains($0.key) }.flatMap { setting in
             let value = setting.value(in: settings)
-            return ["--\(setting.option)", value as? String ?? "\(value)"]
+            // An optional setting's value unwrapped (`--focus 0.25,0.75`, not `Optional(…)`).
+            return ["--\(setting.option)", (value as? any CustomStringConvertible)?.description ?? "\(value)"]
         }
     }
 

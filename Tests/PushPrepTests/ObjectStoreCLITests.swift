@@ -79,7 +79,16 @@ struct ObjectStoreCLITests {
                 // No --base-url, no --presign: the bucket's own (path-style) URL, which does not expire.
                 #expect(attachment.url == "\(endpoint)/\(bucket)/push/\(attachment.file)")
                 #expect(attachment.urlExpires == nil)
-                #expect(attachment.operations.last == "stored push/\(attachment.poster?.file ?? attachment.file)")
+                // The poster and the renditions go after the attachment itself.
+                #expect(
+                    attachment.operations.last == "stored push/\(attachment.companionFiles.last?.file ?? attachment.file)")
+                for (_, rendition) in attachment.renditions.all {
+                    let object = try #require(try await server.readBack("push/\(rendition.file)", bucket: bucket))
+                    #expect(SHA256.hash(data: object.body).hexString == rendition.sha256)
+                    #expect(object.contentType == rendition.mime)
+                    #expect(rendition.url == "\(endpoint)/\(bucket)/push/\(rendition.file)")
+                }
+                #expect(attachment.renditions.android != nil, "the default platforms include Android")
             }
             let movie = try #require(attachments.last)
             let poster = try #require(movie.poster)
@@ -105,7 +114,7 @@ struct ObjectStoreCLITests {
                 let published = attachment.operations.filter {
                     $0.hasPrefix("stored ") || $0.hasPrefix("already stored ")
                 }
-                let expected = [attachment.file] + (attachment.poster.map { [$0.file] } ?? [])
+                let expected = [attachment.file] + attachment.companionFiles.map(\.file)
                 #expect(published == expected.map { "already stored push/\($0) (same SHA-256)" })
             }
         }

@@ -147,7 +147,7 @@ final class RemoteProcessorTests {
             let b = try #require(manifest.attachments[1].attachment)
             #expect(a.id == b.id && a.file == b.file)
             let outputs = try FileManager.default.contentsOfDirectory(atPath: out.path).filter { !$0.hasPrefix(".") }
-            #expect(outputs == [a.file])
+            #expect(Set(outputs) == Set([a.file] + a.companionFiles.map(\.file)), "one output and its renditions")
         }
     }
 

@@ -47,7 +47,12 @@ struct WorkerStoreTests {
             #expect(stored.metadata == ["sha256": attachment.sha256])
             let endpoint = try await server.endpoint.absoluteString
             #expect(attachment.url == "\(endpoint)/\(bucket)/jobs/\(attachment.file)")
-            #expect(attachment.operations.last == "stored jobs/\(attachment.file)")
+            // The attachment, then its Android rendition (the default platforms).
+            let android = try #require(attachment.renditions.android)
+            #expect(attachment.operations.suffix(2) == ["stored jobs/\(attachment.file)", "stored jobs/\(android.file)"])
+            let storedAndroid = try #require(try await server.readBack("jobs/\(android.file)", bucket: bucket))
+            #expect(SHA256.hash(data: storedAndroid.body).hexString == android.sha256)
+            #expect(android.url == "\(endpoint)/\(bucket)/jobs/\(android.file)")
             // Nothing is written to a local out directory.
             #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("unused").path))
             try await WorkerProcessTests.stop(worker)
@@ -153,7 +158,9 @@ struct WorkerStoreTests {
             #expect(SHA256.hash(data: stored.body).hexString == attachment.sha256)
             #expect(stored.body.count == attachment.bytes)
             let listing = try await WorkerProcessTests.listing(of: bucket, prefix: "jobs/", on: server)
-            #expect(listing.keys == [key], "one object, published once")
+            #expect(
+                listing.keys == ([key] + attachment.companionFiles.map { "jobs/\($0.file)" }).sorted(),
+                "one object and its renditions, published once")
             // A's upload is orphaned: S3 keeps it until a lifecycle rule aborts it.
             #expect(listing.uploads == [key], "the killed worker's upload is left unfinished")
             #expect(proxy.heldRequests.count == 1, "B did not go through the proxy")

@@ -13,6 +13,12 @@ import Testing
 /// libvips' thread buffers and the allocator's rounding, which no header predicts. An input that
 /// `process` refuses part-way (a truncated file) stops before its peak, so for those the estimate
 /// only has to be no less than the measured peak.
+///
+/// The formulas are calibrated on the attachment alone (`--platforms ios`). With the default
+/// platforms (`ios,android`) the pixels are held for the renditions, which moves the peak a few
+/// MiB either way depending on the format (a streamed PNG peaks lower held, a JPEG the loader
+/// cannot shrink higher): there the estimate must not fall short of the peak by more than 30%
+/// (what the memory budget relies on), and may exceed it up to 3 times.
 @Suite(
     .enabled(
         if: FileManager.default.isExecutableFile(atPath: "/usr/bin/time") && TestTools.pushprepBinary() != nil
@@ -41,6 +47,15 @@ struct MemoryEstimateTests {
                 Double(estimate) / Double(MemoryEstimateTests.mebibyte), ratio)
         }
 
+        /// With renditions: short by no more than 30% or 6 MiB (the run-to-run noise of a small
+        /// peak), over by at most 3 times.
+        var safe: Bool {
+            let short =
+                estimate >= measured - MemoryEstimateTests.absoluteTolerance
+                || ratio >= 1 - MemoryEstimateTests.relativeTolerance
+            return short && (!succeeded || measured < MemoryEstimateTests.smallPeak || ratio <= 3)
+        }
+
         var withinTolerance: Bool {
             if !succeeded { return estimate >= measured - MemoryEstimateTests.absoluteTolerance }
             if measured < MemoryEstimateTests.smallPeak {
@@ -51,13 +66,16 @@ struct MemoryEstimateTests {
     }
 
     /// Peak resident bytes of `pushprep process input --jobs 1`, and whether it succeeded.
-    static func peak(_ input: URL) async throws -> (bytes: Int, succeeded: Bool) {
+    static func peak(_ input: URL, platforms: String = "ios") async throws -> (bytes: Int, succeeded: Bool) {
         let binary = try #require(TestTools.pushprepBinary())
         let out = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(out) }
         let result = try await TestTools.runAsync(
             "/usr/bin/time",
-            ["-f", "peak-kb=%M", binary.path, "process", input.path, "--jobs", "1", "--out", out.path],
+            [
+                "-f", "peak-kb=%M", binary.path, "process", input.path, "--jobs", "1", "--out", out.path,
+                "--platforms", platforms,
+            ],
             timeout: .seconds(120))
         let stderr = String(decoding: result.stderr, as: UTF8.self)
         let line = stderr.split(separator: "\n").last { $0.hasPrefix("peak-kb=") }
@@ -77,13 +95,17 @@ struct MemoryEstimateTests {
 
     /// Measures each input and pairs it with `inspect`'s estimate; inputs refused before a plan
     /// (no estimate) are left out.
-    static func samples(_ inputs: [URL], baseline: Int) async throws -> [Sample] {
+    static func samples(_ inputs: [URL], baseline: Int, platforms: PlatformSet = PlatformSet([.ios])) async throws
+        -> [Sample]
+    {
         var samples: [Sample] = []
+        var settings = ProcessingSettings()
+        settings.platforms = platforms
         for input in inputs {
             let report = Inspector.inspect(
-                InputItem(source: input.lastPathComponent, path: input.path), settings: ProcessingSettings())
+                InputItem(source: input.lastPathComponent, path: input.path), settings: settings)
             guard let estimate = report.memoryEstimate else { continue }
-            let measured = try await peak(input)
+            let measured = try await peak(input, platforms: platforms.description)
             samples.append(
                 Sample(
                     name: input.lastPathComponent, measured: max(0, measured.bytes - baseline), estimate: estimate,
@@ -140,6 +162,9 @@ struct MemoryEstimateTests {
         for sample in samples {
             #expect(sample.withinTolerance, "\(sample)")
         }
+        for sample in try await Self.samples(inputs, baseline: baseline, platforms: .default) {
+            #expect(sample.safe, "with renditions: \(sample)")
+        }
     }
 
     @Test("inspect shows the estimate in text and JSON; a progressive JPEG costs more than a baseline one")
@@ -181,6 +206,9 @@ struct MemoryEstimateTests {
         #expect(samples.count >= inputs.count / 2, "most corpus files have an estimate")
         for sample in samples {
             #expect(sample.withinTolerance, "\(sample)")
+        }
+        for sample in try await Self.samples(inputs, baseline: baseline, platforms: .default) {
+            #expect(sample.safe, "with renditions: \(sample)")
         }
     }
 }

@@ -78,6 +78,24 @@ package struct ImagePlan: Equatable {
         maxPixels = settings.maxPixels
         renditions = RenditionSpec.specs(for: settings)
         memory = MemoryEstimate.image(header, plan: self, videoWidth: settings.videoWidth)
+        let needed = RenditionStep.neededWidth(
+            renditions, sourceWidth: header.uprightWidth, sourceHeight: header.uprightHeight)
+        if !renditions.isEmpty && (header.isAnimated || needed > width) {
+            // The renditions' own decode of the source (an animation's first frame, a picture
+            // wider than the attachment's pixels): its estimate at the width they need adds to
+            // the attachment's (pitm.avif, 4096x800: 37 MiB for ios, 66 MiB for ios,android).
+            var alone = settings
+            alone.platforms = PlatformSet([.ios])
+            alone.width = max(1, needed)
+            let height = (Double(header.uprightHeight) * Double(needed) / Double(max(1, header.uprightWidth))).rounded(.up)
+            let second =
+                header.isAnimated
+                ? MemoryEstimate(bytes: MemoryEstimate.imageFixed + Double(needed) * height * 4, basis: "")
+                : ImagePlan(header: header, settings: alone).memory
+            memory = MemoryEstimate(
+                bytes: Double(memory.bytes) + Double(second.bytes),
+                basis: memory.basis + ", decoded again for the renditions")
+        }
     }
 
     /// The attempts at one size in `format`.

@@ -78,6 +78,12 @@ package struct MemoryEstimate: Equatable, Sendable {
     /// much: Channel_digital_image_CMYK_color.jpg (500x333) 8.3 MiB, fogra-0-100-100-0.tif
     /// (1000x1000) 9.0 MiB, the same JPEG without a profile 5.5 MiB.
     static let cmykTransform = 4.5 * mebibyte
+    /// With renditions to make, a still's pixels are held (decoded at once rather than streamed
+    /// into the encoder): a JPEG the loader cannot shrink is then held whole at its own size.
+    /// Measured with `pushprep process --platforms ios` against `--platforms ios,android` under
+    /// GNU time (peaks above an 8x8 JPEG's, ±3 MiB from run to run): flowers.jpeg (1920x1080)
+    /// 6 → 12 MiB; streamed PNGs peak lower held (a 4096x3072 PNG 14 → 9 to 12 MiB), which the
+    /// estimate leaves as it is.
 
     /// The peak for a still or animated image planned as `plan` from `header`, decoded at the
     /// plan's width; `videoWidth` is the movie's width when an animation becomes one.
@@ -87,27 +93,20 @@ package struct MemoryEstimate: Equatable, Sendable {
         return MemoryEstimate(bytes: Double(estimate.bytes) + cmykTransform, basis: estimate.basis + ", cmyk to srgb")
     }
 
-    /// `estimate` with the plan's renditions: each one's pixels (libvips crops, scales and
-    /// encodes them as a stream, from the attachment's pixels held in memory), and, when those
-    /// are too small for them (or an animation's), the source's first frame decoded once more at
-    /// the largest size they need. Measured with `pushprep process --platforms ios` against
-    /// `ios,android` under GNU time: a 4096x3072 JPEG, PNG and a 2000x1500 WebP peak within
-    /// ±5 MiB of each other.
+    /// `estimate` with the plan's renditions' own pixels: libvips crops, scales and encodes each
+    /// from the held picture, about three bytes a pixel of its output, six with an alpha channel
+    /// (a transparent one goes down the PNG ladder, whose palette quantiser holds RGBA:
+    /// Flag_of_the_Netherlands-alpha.png 8.3 MiB with its Android rendition). (A
+    /// second decode, when the attachment's pixels are too small for them, is added by
+    /// ``ImagePlan``: the same estimate at the width they need.)
     static func renditions(_ header: ImageHeader, plan: ImagePlan, adding estimate: MemoryEstimate)
         -> MemoryEstimate
     {
         guard !plan.renditions.isEmpty else { return estimate }
-        let sourceWidth = header.uprightWidth
-        let sourceHeight = header.uprightHeight
         var bytes = Double(estimate.bytes)
         for spec in plan.renditions {
-            let width = spec.neededWidth(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
-            bytes += Double(min(width, spec.width) * min(spec.height, sourceHeight)) * 3
-        }
-        let needed = RenditionStep.neededWidth(plan.renditions, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
-        if header.isAnimated || needed > plan.width {
-            let height = (Double(sourceHeight) * Double(needed) / Double(max(1, sourceWidth))).rounded(.up)
-            bytes += Double(needed) * height * 3
+            let width = spec.neededWidth(sourceWidth: header.uprightWidth, sourceHeight: header.uprightHeight)
+            bytes += Double(min(width, spec.width) * min(spec.height, header.uprightHeight)) * (header.hasAlpha ? 6 : 3)
         }
         return MemoryEstimate(bytes: bytes, basis: estimate.basis)
     }
@@ -129,6 +128,8 @@ package struct MemoryEstimate: Equatable, Sendable {
         let bands = Double(layout.bands)
         // What the resize keeps of a source the loader could not shrink: a band of lines, in
         // float (4 bytes a sample) when an alpha channel is premultiplied.
+        // An image with an alpha channel is held whatever the renditions (``ImageDecodeStep``).
+        let held = !plan.renditions.isEmpty && !header.hasAlpha
         func stream() -> Double {
             guard ratio > 1 else { return 0 }
             if header.hasAlpha { return width * bands * 4 * premultipliedLines }
@@ -149,6 +150,10 @@ package struct MemoryEstimate: Equatable, Sendable {
             } else {
                 bytes += ratio <= 1 ? 0 : width * bands * jpegStreamLinesPerShrink * ratio
                 basis = "jpeg decoded at full scale, streamed"
+                if held && ratio > 1 {
+                    bytes += pixels * bands
+                    basis = "jpeg decoded at full scale, held"
+                }
             }
             if layout.interlaced {
                 // A progressive JPEG keeps every DCT coefficient (2 bytes) of the whole image,

@@ -221,6 +221,12 @@ public enum PayloadBuilder {
             android["style"] = .object(["type": .string("big_picture"), "big_picture": .string(picture.url)])
             notification["android"] = .object(android)
             deviceTypes.append(.string(Platform.android.rawValue))
+        } else if parts.textOnly.contains(.android) {
+            // A sound: Android phones get the push with its text and no picture.
+            var android = JSONObject()
+            android["title"] = content.title.map(JSONValue.string)
+            if !android.isEmpty { notification["android"] = .object(android) }
+            deviceTypes.append(.string(Platform.android.rawValue))
         }
         if let pictures = parts.web {
             var web = JSONObject()
@@ -254,6 +260,9 @@ public enum PayloadBuilder {
                 "alert": .string(body), "title": .string(title),
                 "extra": .object(["appboy_image_url": .string(picture.url)]),
             ])
+        } else if parts.textOnly.contains(.android), let title = content.title, let body = content.body {
+            // A sound: Android phones get the push with its text and no picture.
+            messages["android_push"] = .object(["alert": .string(body), "title": .string(title)])
         }
         if let pictures = parts.web, let title = content.title, let body = content.body {
             var web: JSONObject = ["alert": .string(body), "title": .string(title)]

@@ -67,6 +67,10 @@ struct PlatformParts {
     var web: Web?
     /// What the payload leaves out, one note per attachment and platform.
     var notes: [PayloadNote] = []
+    /// Platforms whose part goes without a picture because the attachment is one they cannot
+    /// show (a sound on Android): their push still goes, with its text, in the dialects that
+    /// otherwise leave a platform without a picture out (Airship's `device_types`, Braze's objects).
+    var textOnly: Set<Platform> = []
 
     /// The parts of `dialect`'s payload for `attachments` with `content`; `invalid_payload` when a
     /// rendition the payload carries has no URL.
@@ -103,6 +107,9 @@ struct PlatformParts {
             case .ios: break
             }
         }
+        if carriers[.android] == nil, attachments.first?.kind == .audio, dialect != .braze || carriesText {
+            textOnly.insert(.android)
+        }
         for attachment in attachments {
             for platform in considered {
                 let carrier = carriers[platform]
@@ -111,7 +118,8 @@ struct PlatformParts {
                 notes.append(
                     PayloadNote(
                         platform: platform, attachmentID: attachment.id,
-                        message: Self.message(attachment, platform, carrier: carrier, dialect: dialect)))
+                        message: Self.message(
+                            attachment, platform, carrier: carrier, dialect: dialect, carriesText: carriesText)))
             }
         }
     }
@@ -130,7 +138,7 @@ struct PlatformParts {
 
     /// Why `attachment` shows no picture on `platform`, and what the push does without it.
     private static func message(
-        _ attachment: Attachment, _ platform: Platform, carrier: Attachment?, dialect: PushDialect
+        _ attachment: Attachment, _ platform: Platform, carrier: Attachment?, dialect: PushDialect, carriesText: Bool
     ) -> String {
         if attachment.renditions.has(platform), let carrier {
             return "\(attachment.id)'s \(platform.renditionName) is not sent: \(dialect.displayName) carries one"
@@ -141,6 +149,9 @@ struct PlatformParts {
             ? "a sound" : "processed without \(platform) in --platforms, or no rendition could be made"
         let missing = "\(attachment.id) has no \(platform.renditionName) (\(reason))"
         if let carrier { return "\(missing); the \(platform.displayName) push shows \(carrier.id)'s picture" }
+        if attachment.kind == .audio && (dialect != .braze || carriesText) {
+            return "\(missing); the \(platform.displayName) push carries no image"
+        }
         switch dialect {
         case .airship:
             return "\(missing); device_types leaves out \(platform): \(platform.devices) get no push from this payload"

@@ -52,9 +52,10 @@ package enum ReportStyle {
         .audio-duration{font-variant-numeric:tabular-nums;color:#3c3c43}
         .expanded-caption{margin:0;padding:.45rem .75rem;font-size:13px;color:var(--muted)}
         .platform-label{margin:0 0 .3rem;font-size:13px;font-weight:600;color:var(--muted)}
-        .platform-previews{display:grid;gap:1rem;margin-top:1rem}
-        .platform-notification{width:100%;max-width:22rem;font:14px/1.4 Roboto,"Segoe UI",-apple-system,\
-        BlinkMacSystemFont,"Helvetica Neue",Arial,sans-serif}
+        .preview{display:flex;flex-wrap:wrap;gap:1rem;align-items:flex-start;min-width:0}
+        .platform-column,.platform-notification{flex:1 1 16rem;max-width:22rem;min-width:0}
+        .platform-notification{font:14px/1.4 Roboto,"Segoe UI",-apple-system,BlinkMacSystemFont,"Helvetica Neue",\
+        Arial,sans-serif}
         .android-collapsed,.android-expanded,.web-card{background:#fff;color:#1f1f1f;border-radius:1.25rem;\
         padding:.75rem .9rem;box-shadow:0 1px 3px rgba(0,0,0,.25)}
         .android-collapsed{display:flex;align-items:center;gap:.75rem}
@@ -89,7 +90,7 @@ package enum ReportStyle {
         #size-chart{display:block;width:100%;max-width:36rem;height:auto}
         #size-chart text{font:12px -apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,sans-serif;fill:var(--ink)}
         .inputs{display:grid;gap:1rem}
-        article.input{display:grid;grid-template-columns:minmax(0,22rem) minmax(0,1fr);gap:1rem;\
+        article.input{display:grid;grid-template-columns:fit-content(45rem) minmax(0,1fr);gap:1rem;\
         background:var(--card);border-radius:.75rem;padding:1rem;border-left:.35rem solid var(--ok)}
         article.input[data-status=failed]{border-left-color:var(--bad)}
         article.input>h2{grid-column:1/-1}
@@ -116,7 +117,7 @@ package enum ReportStyle {
         .severity-error,.problem-failure{color:var(--bad)}
         .severity-warning,.problem-warning{color:var(--warn)}
         .severity-info{color:var(--muted)}
-        .preflight{display:grid;grid-template-columns:minmax(0,22rem) minmax(0,1fr);gap:1rem;\
+        .preflight{display:grid;grid-template-columns:fit-content(45rem) minmax(0,1fr);gap:1rem;\
         background:var(--card);border-radius:.75rem;padding:1rem}
         .findings-part h3,.findings-part h4{margin:0 0 .25rem}
         .findings{margin:0 0 .75rem;padding-left:1.1rem}

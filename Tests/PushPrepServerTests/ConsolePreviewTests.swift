@@ -97,7 +97,8 @@ struct ConsolePreviewTests {
             html.contains(
                 #"<img class="android-big-picture platform-picture" src="/v1/attachments/and-1.jpg?expires=9&amp;signature=ab""#
             ), "\(html)")
-        #expect(html.contains(#"class="android-large-icon" src="/v1/attachments/and-1.jpg?expires=9&amp;signature=ab""#))
+        #expect(
+            html.contains(#"class="android-large-icon" src="/v1/attachments/and-1.jpg?expires=9&amp;signature=ab""#))
         #expect(html.contains(#"data-platform="android" data-has-picture="true""#))
 
         attachment.renditions.android?.url = "https://bucket.s3.example.com/and-1.jpg?X-Amz-Signature=1"
@@ -107,7 +108,8 @@ struct ConsolePreviewTests {
         #expect(elsewhere.contains(#"data-platform="android" data-has-picture="false""#))
         #expect(elsewhere.contains("and-1.jpg is not on this server"))
 
-        let without = try #require(ConsolePreview.html(for: Self.resource(bytes: 1000, source: "a.png"), publicURL: server))
+        let without = try #require(
+            ConsolePreview.html(for: Self.resource(bytes: 1000, source: "a.png"), publicURL: server))
         #expect(without.contains(#"data-platform="android" data-has-picture="false""#))
         #expect(without.contains("this attachment has no android rendition"))
         #expect(!without.contains("web-notification"), "no web card without a web rendition")

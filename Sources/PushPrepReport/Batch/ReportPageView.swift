@@ -32,10 +32,8 @@ struct ReportPageView {
         var code: String?
         var bytesBefore: Int
         var bytesAfter: Int
-        /// The preview's HTML (``NotificationPreview/html``).
+        /// The previews' HTML: iOS's and the other platforms' (``PlatformPreview/row(ios:others:)``).
         var preview: String
-        /// The other platforms' previews (``PlatformPreview/html(_:)``), or empty.
-        var platformPreviews: String
         var sizes: Sizes?
         var failure: Problem?
         var warnings: [Problem]
@@ -117,7 +115,7 @@ struct ReportPageView {
             return Article(
                 anchor: "input-\(index + 1)", source: attachment.source, status: "ok", statusText: "Ready",
                 kind: attachment.kind.rawValue, code: nil, bytesBefore: attachment.input.bytes,
-                bytesAfter: attachment.bytes, preview: preview.html, platformPreviews: PlatformPreview.html(others),
+                bytesAfter: attachment.bytes, preview: PlatformPreview.row(ios: preview.html, others: others),
                 sizes: sizes(attachment), failure: nil,
                 warnings: warnings, hasWarnings: !warnings.isEmpty, operations: attachment.operations,
                 hasOperations: !attachment.operations.isEmpty)
@@ -129,7 +127,7 @@ struct ReportPageView {
             return Article(
                 anchor: "input-\(index + 1)", source: failure.source, status: "failed", statusText: "Failed",
                 kind: nil, code: failure.error.code.rawValue, bytesBefore: item.bytesBefore ?? 0, bytesAfter: 0,
-                preview: preview.html, platformPreviews: "", sizes: nil,
+                preview: PlatformPreview.row(ios: preview.html, others: []), sizes: nil,
                 failure: Problem(
                     code: failure.error.code.rawValue, message: failure.error.message, meaning: words.meaning,
                     action: words.action),

@@ -32,7 +32,7 @@ enum ReportTemplates {
         {{#kind}} data-kind="{{kind}}"{{/kind}}{{#code}} data-code="{{code}}"{{/code}} \
         data-bytes-before="{{bytesBefore}}" data-bytes-after="{{bytesAfter}}">
         <h2><code>{{source}}</code></h2>
-        <div class="preview"><p class="platform-label">iPhone</p>{{{preview}}}{{{platformPreviews}}}</div>
+        <div class="preview">{{{preview}}}</div>
         <div class="details">
         <p class="status status-{{status}}">{{statusText}}{{#code}}: <code class="problem-code">{{code}}</code>{{/code}}</p>
         {{#sizes}}<table class="sizes">

@@ -5,7 +5,7 @@ import Mustache
 enum PreflightTemplates {
     static let section = """
         <section class="preflight" data-file="{{file}}" aria-label="Pre-flight of {{file}}">
-        <div class="preview"><p class="platform-label">iPhone</p>{{{preview}}}{{{platformPreviews}}}</div>
+        <div class="preview">{{{preview}}}</div>
         <div class="details">
         <h2><code>{{file}}</code></h2>
         <p class="muted">{{dialect}}{{#size}}, {{size}}{{/size}}: {{totals}}</p>

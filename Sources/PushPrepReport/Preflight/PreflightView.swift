@@ -68,7 +68,8 @@ package struct PreflightView: Sendable {
             if let image, platformPictures[image.url] == nil {
                 note = "\(what): \(platformNotes[image.url] ?? "not downloaded; check with --fetch to see it")."
             } else if image == nil {
-                note = "\(what): this payload gives \(platform) no image"
+                note =
+                    "\(what): this payload gives \(platform) no image"
                     + (Self.imageKey(platform, report.dialect).map { " (\($0))." } ?? ".")
             }
             return PlatformPreview(
@@ -162,9 +163,8 @@ struct PreflightSectionView {
     var size: String?
     /// Where `--fix` wrote the corrected payload, which the preview then draws.
     var fixedPayload: String?
+    /// The previews: iOS's and the other platforms' (``PlatformPreview/row(ios:others:)``).
     var preview: String
-    /// Android's and the web's previews (``PlatformPreview/html(_:)``), or empty.
-    var platformPreviews: String
     var clean: Bool
     var totals: String
     /// One part per platform the view shows, each with its pictures and its findings.
@@ -208,8 +208,7 @@ struct PreflightSectionView {
         dialect = report.dialect?.displayName ?? "not a JSON object"
         size = report.bytes.flatMap { bytes in report.limit.map { "\(bytes) of \($0) bytes" } }
         fixedPayload = report.fixedPayload
-        preview = view.preview.html
-        platformPreviews = PlatformPreview.html(view.platformPreviews)
+        preview = PlatformPreview.row(ios: view.preview.html, others: view.platformPreviews)
         let outcome = report.outcome
         clean = outcome.isEmpty
         totals = PreflightSeverity.allCases.map { severity in
@@ -249,7 +248,11 @@ struct PreflightSectionView {
             case .android, .web:
                 groups =
                     byPlatform[platform].map {
-                        [Group(part: platform.rawValue, heading: "\(PlatformPreview.label(platform)) findings", findings: $0)]
+                        [
+                            Group(
+                                part: platform.rawValue, heading: "\(PlatformPreview.label(platform)) findings",
+                                findings: $0)
+                        ]
                     } ?? []
                 images = view.images.images.filter { $0.platform == platform }.map {
                     Image(role: $0.role.rawValue, pointer: $0.pointer, url: $0.url)

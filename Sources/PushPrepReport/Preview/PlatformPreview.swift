@@ -71,10 +71,12 @@ package struct PlatformPreview: Sendable, Equatable {
     /// views.
     package var html: String { PreviewTemplates.render(PlatformPreviewView(self)) }
 
-    /// The fragment of several previews, in a `<div class="platform-previews">`; empty for none.
-    package static func html(_ previews: [PlatformPreview]) -> String {
-        guard !previews.isEmpty else { return "" }
-        return "<div class=\"platform-previews\">" + previews.map(\.html).joined() + "</div>"
+    /// The previews side by side, as the pages put them in their `<div class="preview">` (a row
+    /// that wraps): the iOS preview's HTML (``NotificationPreview/html``) under its label, then
+    /// `others`.
+    package static func row(ios: String, others: [PlatformPreview]) -> String {
+        "<div class=\"platform-column\" data-platform=\"ios\"><p class=\"platform-label\">\(label(.ios))</p>"
+            + ios + "</div>" + others.map(\.html).joined()
     }
 
     /// What a platform is called above its preview.

@@ -392,7 +392,7 @@ enum ConsolePreview {
         }
         let others = PlatformPreview.previews(
             of: attachment, platforms: nil, pictures: pictures, notes: notes, title: title, body: body)
-        return "<p class=\"platform-label\">iPhone</p>" + preview.html + PlatformPreview.html(others)
+        return "<div class=\"preview\">" + PlatformPreview.row(ios: preview.html, others: others) + "</div>"
     }
 
     /// `url` itself when it is an address under `origin` (`--base-url`'s), else nil. The scheme

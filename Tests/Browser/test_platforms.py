@@ -4,13 +4,9 @@ platform's picture drawn from the real file, loaded, and shown at 2:1 as Android
 
 from __future__ import annotations
 
-import hashlib
 import json
-import sqlite3
 import time
 import urllib.parse
-
-import pytest
 
 import harness
 from test_console import login
@@ -77,14 +73,18 @@ def test_report_shows_an_android_card_beside_each_ready_input(browser, report_ru
         assert browser.one(".android-title", card).get_attribute("textContent") == source.rsplit("/", 1)[-1]
         if entry["kind"] == "audio":
             check_no_picture(browser, card, source, "a sound has no Android rendition")
-        elif "android" in entry.get("renditions", {}):
+        else:
+            # The default platforms are ios,android: every picture has its Android rendition.
+            assert "android" in entry.get("renditions", {}), f"{source}: no Android rendition in the manifest"
             check_big_picture(browser, card, source)
             pictured += 1
-        else:
-            check_no_picture(browser, card, source, "no android rendition")
-    if not any("android" in entry.get("renditions", {}) for entry in entries.values()):
-        pytest.skip("pushprep process wrote no Android renditions (the processing that fills them has not landed)")
     assert pictured == 3, "expected the big pictures of the photo, the WebP and the movie's poster"
+    # Beside the iOS notification, on a window as wide as a laptop's.
+    photo = browser.one("article.input[data-source='inputs/photo.jpg']")
+    ios = browser.rect(browser.one(".notification", photo))
+    android = browser.rect(browser.one(".android-notification", photo))
+    assert android["left"] >= ios["right"] - 1 and android["top"] < ios["bottom"], \
+        f"the Android card {android} is not beside the iOS notification {ios}"
 
 
 def test_report_with_platforms_ios_says_why_android_has_no_picture(browser, workdir, inputs):
@@ -105,35 +105,10 @@ def test_report_with_platforms_ios_says_why_android_has_no_picture(browser, work
 # The console's job page ---------------------------------------------------------------------------
 
 def android_rendition(serve, job_id: int) -> dict:
-    """The job's Android rendition. Until `pushprep serve`'s workers make renditions, one is made here
-    as they would publish it: a 2:1 centre crop of the output (vips) in the out directory, and the
-    job's manifest entry in the queue given its `renditions.android`."""
-    attachment = serve.job(job_id)["attachment"]
-    if "android" in attachment.get("renditions", {}):
-        return attachment["renditions"]["android"]
-    out = serve.directory / "out"
-    source = out / attachment["file"]
-    made = out / f"{source.stem}-and.jpg"
-    harness.run(["vips", "thumbnail", str(source), f"{made}[Q=80]", "1024", "--height", "512", "--crop", "centre"],
-                timeout=60)
-    data = made.read_bytes()
-    digest = hashlib.sha256(data).hexdigest()
-    name = f"and-{digest[:16]}.jpg"
-    made.rename(out / name)
-    width, height = attachment["width"], attachment["height"]
-    crop_height = min(height, width // 2)
-    rendition = {
-        "id": name[:-4], "file": name, "url": attachment["url"].rsplit("/", 1)[0] + "/" + name, "urlExpires": None,
-        "mime": "image/jpeg", "bytes": len(data), "sha256": digest, "width": 1024, "height": 512,
-        "crop": {"x": 0, "y": (height - crop_height) // 2, "width": crop_height * 2, "height": crop_height},
-    }
-    with sqlite3.connect(serve.directory / "queue.db", timeout=30) as db:
-        (result,) = db.execute("SELECT result FROM pushprep_jobs WHERE id = ?", (job_id,)).fetchone()
-        entry = json.loads(result)
-        entry.setdefault("renditions", {})["android"] = rendition
-        db.execute("UPDATE pushprep_jobs SET result = ? WHERE id = ?", (json.dumps(entry), job_id))
-    assert serve.job(job_id)["attachment"]["renditions"]["android"]["file"] == name, "the queue did not take it"
-    return rendition
+    """The job's Android rendition, as the worker published it (the default platforms are ios,android)."""
+    renditions = serve.job(job_id)["attachment"].get("renditions", {})
+    assert "android" in renditions, f"job {job_id} has no Android rendition: {renditions}"
+    return renditions["android"]
 
 
 def test_job_page_shows_the_android_rendition(browser, serve, queue):
@@ -211,3 +186,27 @@ def test_preflight_report_shows_each_platforms_part(browser, workdir, inputs, fi
     browser.check_page(only_the_file(bare_page))
     check_no_picture(browser, browser.one(".android-notification"), "OneSignal without big_picture",
                      "this payload gives android no image (big_picture)")
+
+
+def test_report_for_the_web_shows_chromes_notification(browser, workdir, inputs):
+    out = workdir / "report-web-out"
+    report = workdir / "report-web.html"
+    result = harness.run([harness.pushprep(), "process", "inputs/photo.jpg", "--platforms", "ios,android,web",
+                          "--out", str(out), "--report", str(report)], cwd=workdir, check=False, timeout=120)
+    assert result.returncode == 0, f"process exited {result.returncode}: {result.stderr[-2000:]}"
+    renditions = json.loads((out / "manifest.json").read_text())["attachments"][0]["renditions"]
+    assert {"android", "web", "webIcon"} <= set(renditions), f"renditions {sorted(renditions)}"
+    browser.open(report.resolve().as_uri())
+    browser.check_page(only_the_file(report))
+    check_big_picture(browser, browser.one(".android-notification"), "the photo for the web run")
+    card = browser.one(".web-notification")
+    assert card.get_attribute("data-has-picture") == "true"
+    image = browser.one("img.web-image", card)
+    browser.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", image)
+    assert loaded_size(browser, image)[0] > 0, "the web image did not load"
+    box = browser.rect(image)
+    assert abs(box["height"] - box["width"] / 2) <= 1, f"the web image is {box['width']}×{box['height']}"
+    icon = browser.one("img.web-icon", card)
+    assert loaded_size(browser, icon)[0] > 0, "the web icon did not load"
+    icon_box = browser.rect(icon)
+    assert abs(icon_box["width"] - icon_box["height"]) <= 1 and icon_box["right"] <= box["left"] + box["width"]

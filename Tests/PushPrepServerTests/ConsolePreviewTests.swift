@@ -116,6 +116,37 @@ struct ConsolePreviewTests {
     }
 }
 
+/// `--sign-attachments` signs every URL of a job's attachment that this server serves: the
+/// file's, and its renditions' (a rendition left unsigned is a 403, to phones and to the console).
+struct AttachmentSigningTests {
+    @Test func renditionsAreSignedLikeTheFile() throws {
+        let signer = try AttachmentURLSigner(key: Array(repeating: 7, count: 32), ttlSeconds: 3600)
+        let base = "http://127.0.0.1:8080/v1/attachments"
+        let resource = ConsolePreviewTests.resource(bytes: 1000, source: "a.png", url: "\(base)/img-1.jpg")
+        var attachment = try #require(resource.attachment?.attachment)
+        func rendition(_ id: String, url: String) -> Rendition {
+            Rendition(
+                id: id, file: "\(id).jpg", url: url, mime: "image/jpeg", bytes: 9, sha256: "00", width: 2, height: 1,
+                crop: CropRectangle(x: 0, y: 0, width: 2, height: 1))
+        }
+        attachment.renditions.android = rendition("and-1", url: "\(base)/and-1.jpg")
+        attachment.renditions.web = rendition("web-1", url: "\(base)/web-1.jpg")
+        // Published elsewhere (a job's own base URL): not this server's to sign.
+        attachment.renditions.webIcon = rendition("wic-1", url: "https://cdn.example.com/wic-1.jpg")
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        signer.sign(&attachment, under: base, now: now)
+        #expect(attachment.url == signer.sign("\(base)/img-1.jpg", now: now))
+        for key in [Renditions.Key.android, .web] {
+            let rendition = try #require(attachment.renditions[key])
+            #expect(rendition.url == signer.sign("\(base)/\(rendition.file)", now: now), "\(key)")
+            #expect(rendition.url?.contains("?expires=") == true && rendition.url?.contains("&signature=") == true)
+            #expect(rendition.urlExpires == attachment.urlExpires && rendition.urlExpires != nil, "\(key)")
+        }
+        #expect(attachment.renditions.webIcon?.url == "https://cdn.example.com/wic-1.jpg")
+        #expect(attachment.renditions.webIcon?.urlExpires == nil)
+    }
+}
+
 /// The job page's warnings: a kind this version writes with its code and advice, an older text
 /// as it is.
 struct ConsoleWarningTests {

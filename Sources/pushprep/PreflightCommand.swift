@@ -296,7 +296,9 @@ struct PreflightCommand: AsyncParsableCommand {
         for index in result.indices {
             let images = PlatformImages(
                 payload: result[index].payload, dialect: result[index].report.dialect ?? preflightOptions.dialect)
-            let made = await downloads.make(images.images.map(\.url), budgetBytes: max(0, left))
+            let made = await downloads.make(
+                images.images.map { PlatformPictures.Request(url: $0.url, android: $0.platform == .android) },
+                budgetBytes: max(0, left))
             left -= made.bytes
             for (url, picture) in made.pictures {
                 result[index].platformPictures[url] = PlatformPreview.Picture(

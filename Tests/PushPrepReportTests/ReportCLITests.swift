@@ -350,6 +350,36 @@ extension ReportCLITests {
         }
     }
 
+    /// An Android image over the FCM SDK's 1 MiB cap is not drawn: the phone shows the
+    /// notification without it, and so does the page, saying why; iOS, under Apple's 10 MB, has it.
+    @Test func preflightReportDrawsNoAndroidPictureOverTheCap() async throws {
+        try TestTools.vips("gaussnoise", path("big.jpg") + "[Q=100]", "1600", "1200")
+        let big = Array(try Data(contentsOf: URL(fileURLWithPath: path("big.jpg"))))
+        try #require(big.count > AndroidRules.maxBytes, "the test image is \(big.count) bytes")
+        try await TestHTTPServer.with(files: ["big.jpg": big]) { server in
+            let url = server.url("/files/big.jpg")
+            let payload = #"""
+                {"message": {"token": "t", "notification": {"title": "Spring sale", "body": "Half off today"},
+                 "android": {"notification": {"image": "\#(url)"}},
+                 "apns": {"payload": {"aps": {"mutable-content": 1}}, "fcm_options": {"image": "\#(url)"}}}}
+                """#
+            try Data(payload.utf8).write(to: URL(fileURLWithPath: path("big.json")))
+            _ = try pushprep([
+                "preflight", "big.json", "--fetch", "--allow-http", "--allow-host", "127.0.0.1", "--report", "big.html",
+            ])
+            let page = try ParsedHTML.parse(try String(contentsOfFile: path("big.html"), encoding: .utf8))
+            let android = try page.one("div", classes: ["android-notification"])
+            #expect(page[android].attrs["data-has-picture"] == "false")
+            #expect(page.select("img", within: android).isEmpty)
+            let note = try page.one("p", classes: ["platform-no-picture"], within: android)
+            #expect(
+                page[note].text.contains("at \(big.count) bytes it is over the FCM SDK's 1048576-byte cap"),
+                "\(page[note].text)")
+            let ios = try page.one("div", classes: ["notification"])
+            _ = try jpeg(page[try page.one("img", within: ios)].attrs["src"])
+        }
+    }
+
     @Test func preflightFixReportPreviewsTheCorrectedPayload() async throws {
         try await withServedImages { server in
             // No mutable-content, and a WebP: the fix adds the flag and re-hosts a JPEG of it.

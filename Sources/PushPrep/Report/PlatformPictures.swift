@@ -39,12 +39,27 @@ public struct PlatformPictures: Sendable {
         self.logger = logger
     }
 
-    /// The pictures of `urls` (each once, one after another); a URL not drawn gets a note. Once
-    /// `budgetBytes` are spent, the rest get the page's budget note.
-    public func make(_ urls: [String], budgetBytes: Int) async -> Result {
+    /// A picture to draw: its URL and, for Android's, the rules of the phone that shows it.
+    public struct Request: Sendable, Equatable {
+        public var url: String
+        /// Whether the picture is Android's (FCM's `image`): one over ``AndroidRules/maxBytes``
+        /// or of a type `BitmapFactory` does not decode is not drawn, as the phone shows none.
+        public var android: Bool
+
+        public init(url: String, android: Bool) {
+            self.url = url
+            self.android = android
+        }
+    }
+
+    /// The pictures of `requests` (each URL once, one after another); a URL not drawn gets a
+    /// note. Once `budgetBytes` are spent, the rest get the page's budget note.
+    public func make(_ requests: [Request], budgetBytes: Int) async -> Result {
         var result = Result()
         var seen = Set<String>()
-        let unique = urls.filter { seen.insert($0).inserted }
+        // A URL that is Android's anywhere is held to Android's rules.
+        let android = Set(requests.filter(\.android).map(\.url))
+        let unique = requests.map(\.url).filter { seen.insert($0).inserted }
         guard !unique.isEmpty else { return result }
         let fetcher = RemoteFetcher(settings: remote, logger: logger)
         let scratch: String
@@ -60,7 +75,7 @@ public struct PlatformPictures: Sendable {
                 result.notes[url] = pictures.budgetNote
                 continue
             }
-            switch await picture(of: url, fetcher: fetcher, into: scratch) {
+            switch await picture(of: url, android: android.contains(url), fetcher: fetcher, into: scratch) {
             case .success(let picture):
                 result.pictures[url] = picture.picture
                 result.bytes += picture.bytes
@@ -80,7 +95,7 @@ public struct PlatformPictures: Sendable {
 
     /// One URL's picture, or why there is none.
     private func picture(
-        of url: String, fetcher: RemoteFetcher, into directory: String
+        of url: String, android: Bool, fetcher: RemoteFetcher, into directory: String
     ) async -> Swift.Result<(picture: Picture, bytes: Int), Note> {
         let download: RemoteFetcher.Download
         do throws(PushPrepError) {
@@ -98,6 +113,17 @@ public struct PlatformPictures: Sendable {
         }
         guard type.kind == .image else {
             return .failure(Note(text: "it is not a still picture (\(type.rawValue))"))
+        }
+        if android {
+            guard download.size <= AndroidRules.maxBytes else {
+                return .failure(
+                    Note(
+                        text: "at \(download.size) bytes it is over the FCM SDK's \(AndroidRules.maxBytes)-byte cap, "
+                            + "so the phone shows the notification without it"))
+            }
+            guard AndroidRules.decodableMIMETypes.contains(type.mime) else {
+                return .failure(Note(text: "Android's BitmapFactory does not decode \(type.rawValue)"))
+            }
         }
         guard let picture = await pictures.picture(ofImageAt: download.path, type: type, frame: 0) else {
             return .failure(Note(text: "it could not be drawn (unreadable, or over --max-pixels)"))

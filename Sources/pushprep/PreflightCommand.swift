@@ -294,10 +294,9 @@ struct PreflightCommand: AsyncParsableCommand {
         var left = pictures.budgetBytes - checked.reduce(0) { $0 + ($1.picture?.bytes ?? 0) }
         var result = checked
         for index in result.indices {
-            let images = PlatformImages(
-                payload: result[index].payload, dialect: result[index].report.dialect ?? preflightOptions.dialect)
+            let images = result[index].report.platformImages ?? []
             let made = await downloads.make(
-                images.images.map { PlatformPictures.Request(url: $0.url, android: $0.platform == .android) },
+                images.map { PlatformPictures.Request(url: $0.url, android: $0.role.platform == .android) },
                 budgetBytes: max(0, left))
             left -= made.bytes
             for (url, picture) in made.pictures {

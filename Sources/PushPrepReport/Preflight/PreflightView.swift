@@ -29,8 +29,9 @@ package struct PreflightView: Sendable {
 
     package var report: PreflightReport
     package var preview: NotificationPreview
-    /// The pictures the payload gives Android and the web (``PlatformImages``).
-    package var images: PlatformImages
+    /// The pictures the payload gives Android and the web, as pre-flight found them
+    /// (``PreflightReport/platformImages``: each dialect's keys).
+    package var images: [PreflightPlatformImage]
     /// Android's and the web's previews, for a payload that reaches them (any dialect but APNs,
     /// or one with their images or findings).
     package var platformPreviews: [PlatformPreview]
@@ -55,14 +56,14 @@ package struct PreflightView: Sendable {
         preview = NotificationPreview(
             preflight: report, payload: payload, options: options, imageSource: imageSource, picture: picture,
             pictureNote: pictureNote, appName: appName)
-        let images = PlatformImages(payload: payload, dialect: report.dialect ?? options.dialect)
+        let images = report.platformImages ?? []
         let (title, body) = (preview.title, preview.body)
         self.images = images
         platformPreviews = Self.platforms(report: report, images: images).compactMap {
             platform -> PlatformPreview? in
             guard platform != .ios else { return nil }
-            let image = images.image(platform)
-            let icon = images.image(platform, .icon)
+            let image = images.first { $0.role.platform == platform && $0.role != .webIcon }
+            let icon = images.first { $0.role == .webIcon && platform == .web }
             let what = platform == .android ? "No picture on Android" : "No image in the browser"
             var note: String?
             if let image, platformPictures[image.url] == nil {
@@ -90,14 +91,15 @@ package struct PreflightView: Sendable {
     /// The platforms a payload's view shows, in order: iOS always; Android for every dialect but
     /// APNs, or when it has an Android image or finding; the web when it has a web image or
     /// finding.
-    static func platforms(report: PreflightReport, images: PlatformImages) -> [Platform] {
+    static func platforms(report: PreflightReport, images: [PreflightPlatformImage]) -> [Platform] {
         let codes = report.outcome.map { platform(of: $0.code.rawValue) }
         return Platform.allCases.filter { platform in
             switch platform {
             case .ios: true
             case .android:
-                (report.dialect.map { $0 != .apns } ?? false) || images.has(.android) || codes.contains(.android)
-            case .web: images.has(.web) || codes.contains(.web)
+                (report.dialect.map { $0 != .apns } ?? false) || images.contains { $0.role.platform == .android }
+                    || codes.contains(.android)
+            case .web: images.contains { $0.role.platform == .web } || codes.contains(.web)
             }
         }
     }
@@ -108,10 +110,11 @@ package struct PreflightView: Sendable {
         case (.android, .fcm?): "message.android.notification.image or message.notification.image"
         case (.android, .onesignal?): "big_picture"
         case (.android, .airship?): "notification.android.style.big_picture"
-        case (.android, .braze?): "android_push.image_url"
+        case (.android, .braze?): "android_push.extra.appboy_image_url"
         case (.web, .fcm?): "message.webpush.notification.image"
         case (.web, .onesignal?): "chrome_web_image"
         case (.web, .airship?): "notification.web.image"
+        case (.web, .braze?): "web_push.large_image_url"
         default: nil
         }
     }
@@ -254,8 +257,8 @@ struct PreflightSectionView {
                                 findings: $0)
                         ]
                     } ?? []
-                images = view.images.images.filter { $0.platform == platform }.map {
-                    Image(role: $0.role.rawValue, pointer: $0.pointer, url: $0.url)
+                images = view.images.filter { $0.role.platform == platform }.map {
+                    Image(role: $0.role == .webIcon ? "icon" : "image", pointer: $0.pointer, url: $0.url)
                 }
             }
             return PlatformPart(

@@ -51,13 +51,46 @@ package enum ReportStyle {
         .audio-track{flex:1;height:4px;border-radius:2px;background:#c7c7cc}
         .audio-duration{font-variant-numeric:tabular-nums;color:#3c3c43}
         .expanded-caption{margin:0;padding:.45rem .75rem;font-size:13px;color:var(--muted)}
+        .platform-label{margin:0 0 .3rem;font-size:13px;font-weight:600;color:var(--muted)}
+        .preview{display:flex;flex-wrap:wrap;gap:1rem;align-items:flex-start;min-width:0}
+        .platform-column,.platform-notification{flex:1 1 16rem;max-width:22rem;min-width:0}
+        .platform-notification{font:14px/1.4 Roboto,"Segoe UI",-apple-system,BlinkMacSystemFont,"Helvetica Neue",\
+        Arial,sans-serif}
+        .android-collapsed,.android-expanded,.web-card{background:#fff;color:#1f1f1f;border-radius:1.25rem;\
+        padding:.75rem .9rem;box-shadow:0 1px 3px rgba(0,0,0,.25)}
+        .android-collapsed{display:flex;align-items:center;gap:.75rem}
+        .android-expanded{margin-top:.5rem}
+        .android-text,.web-text{flex:1;min-width:0}
+        .android-head{display:flex;align-items:center;gap:.35rem;font-size:12px;color:#444746}
+        .android-app-icon{flex:none;width:16px;height:16px;border-radius:50%;background:#0b57d0}
+        .android-app{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+        .android-time::before{content:"· "}
+        .android-title,.web-title{font-weight:600;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+        .android-body{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;color:#444746}
+        .android-body-expanded{white-space:normal;overflow-wrap:anywhere}
+        .android-title:empty,.android-body:empty,.web-title:empty,.web-body:empty{display:none}
+        .android-large-icon{flex:none;display:block;width:40px;height:40px;border-radius:8px;object-fit:cover}
+        .platform-picture{display:block;width:100%;height:auto;aspect-ratio:2/1;object-fit:cover;\
+        margin-top:.6rem;border-radius:.75rem;background:#e3e3e3}
+        .platform-no-picture{margin:.6rem 0 0;padding:.5rem .6rem;border-radius:.5rem;background:#eef0f3;\
+        color:#444746;font-size:13px}
+        .web-row{display:flex;align-items:flex-start;gap:.75rem}
+        .web-icon{flex:none;display:block;width:40px;height:40px;border-radius:4px;object-fit:cover}
+        .web-icon-none{background:#dadce0}
+        .web-origin{font-size:12px;color:#444746;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+        .web-body{color:#1f1f1f;overflow-wrap:anywhere}
+        .web-image{border-radius:.25rem}
+        .platform-caption{margin:.35rem 0 0;font-size:13px;color:var(--muted)}
+        .platform-part{margin-bottom:1rem}
+        .platform-part>h3{margin-top:0}
+        .platform-image{margin:.1rem 0 .5rem;font-size:.9rem}
         #summary{background:var(--card);border-radius:.75rem;padding:1rem;margin-bottom:1rem}
         .counts{display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;margin:0 0 .75rem;padding:0;list-style:none}
         .counts b{font-size:1.25rem}
         #size-chart{display:block;width:100%;max-width:36rem;height:auto}
         #size-chart text{font:12px -apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,sans-serif;fill:var(--ink)}
         .inputs{display:grid;gap:1rem}
-        article.input{display:grid;grid-template-columns:minmax(0,22rem) minmax(0,1fr);gap:1rem;\
+        article.input{display:grid;grid-template-columns:fit-content(45rem) minmax(0,1fr);gap:1rem;\
         background:var(--card);border-radius:.75rem;padding:1rem;border-left:.35rem solid var(--ok)}
         article.input[data-status=failed]{border-left-color:var(--bad)}
         article.input>h2{grid-column:1/-1}
@@ -84,9 +117,9 @@ package enum ReportStyle {
         .severity-error,.problem-failure{color:var(--bad)}
         .severity-warning,.problem-warning{color:var(--warn)}
         .severity-info{color:var(--muted)}
-        .preflight{display:grid;grid-template-columns:minmax(0,22rem) minmax(0,1fr);gap:1rem;\
+        .preflight{display:grid;grid-template-columns:fit-content(45rem) minmax(0,1fr);gap:1rem;\
         background:var(--card);border-radius:.75rem;padding:1rem}
-        .findings-part h3{margin-top:0}
+        .findings-part h3,.findings-part h4{margin:0 0 .25rem}
         .findings{margin:0 0 .75rem;padding-left:1.1rem}
         li.finding{margin:.35rem 0}
         @media (max-width:40rem){article.input,.preflight{grid-template-columns:1fr}main{padding:.5rem}}
@@ -95,7 +128,10 @@ package enum ReportStyle {
         --limit:#ff8a80}\
         .banner{background:rgba(44,44,46,.96);color:#fff}.banner-head{color:#d1d1d6}\
         .expanded-placeholder{background:#2c2c2e;color:#e5e5ea}.audio-duration{color:#d1d1d6}\
-        .limit-track,.chart-track{fill:#3a3a3c}}
+        .limit-track,.chart-track{fill:#3a3a3c}\
+        .android-collapsed,.android-expanded,.web-card{background:#2d2f31;color:#e3e3e3}\
+        .android-head,.android-body,.web-origin{color:#c4c7c5}.web-body{color:#e3e3e3}\
+        .platform-no-picture{background:#3c4043;color:#e3e3e3}}
 
         """
 }

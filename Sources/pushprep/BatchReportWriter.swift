@@ -12,20 +12,30 @@ enum BatchReportWriter {
     ) async throws -> Int {
         let thumbnails = ReportThumbnails(policy: .init(count: manifest.attachments.count))
         let outcomes = await thumbnails.make(
-            for: manifest, outputDirectory: outputDirectory, concurrency: concurrency)
+            for: manifest, outputDirectory: outputDirectory, concurrency: concurrency, renditions: true)
         let items = zip(manifest.attachments, outcomes).map { entry, outcome in
             var item = BatchReport.Item(entry: entry)
-            switch outcome {
+            switch outcome.attachment {
             case .pictures(let expanded, let banner):
                 item.imageSource = expanded.dataURL
                 item.thumbnailSource = banner.dataURL
             case .note(let note): item.imageNote = note
             case .none: break
             }
+            for (key, rendition) in outcome.renditions {
+                switch rendition {
+                case .pictures(let expanded, let banner):
+                    item.renditionPictures[key] = PlatformPreview.Picture(
+                        source: expanded.dataURL, width: expanded.width, height: expanded.height,
+                        thumbnailSource: banner.dataURL)
+                case .note(let note): item.renditionNotes[key] = note.prefix(1).lowercased() + note.dropFirst()
+                case .none: break
+                }
+            }
             if let failure = entry.failure { item.bytesBefore = localSize(failure.source) }
             return item
         }
-        let bytes = BatchReport(items: items, seconds: seconds).bytes()
+        let bytes = BatchReport(items: items, seconds: seconds, platforms: manifest.settings.platforms).bytes()
         try ManifestWriter.write(bytes, to: path, what: "the report")
         return bytes.count
     }

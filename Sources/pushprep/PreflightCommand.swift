@@ -202,6 +202,10 @@ struct PreflightCommand: AsyncParsableCommand {
         var picture: AttachmentPicture? = nil
         /// Why a downloaded attachment has no picture, when the report says so.
         var pictureNote: String? = nil
+        /// With `--fetch --report`: the pictures of the Android and web images, by URL.
+        var platformPictures: [String: PlatformPreview.Picture] = [:]
+        /// Why one of those has none, by URL.
+        var platformNotes: [String: String] = [:]
 
         init(
             report: PreflightReport, payload: [UInt8], picture: AttachmentPicture? = nil, pictureNote: String? = nil
@@ -226,7 +230,7 @@ struct PreflightCommand: AsyncParsableCommand {
         // Only a report draws pictures, within the batch report's budget.
         let pictures =
             report == nil ? nil : PreflightPictures(payloads: inputs.count, maxPixels: options.settings.maxPixels)
-        let checked: [Checked]
+        var checked: [Checked]
         if let fix {
             checked = [
                 try await fixed(inputs[0], writeTo: fix, pictures: pictures, checking: checking, logger: logger)
@@ -260,10 +264,14 @@ struct PreflightCommand: AsyncParsableCommand {
         }
         let reports = checked.map(\.report)
         if let report {
+            if let pictures, fetch || fix != nil {
+                checked = await withPlatformPictures(checked, pictures: pictures, logger: logger)
+            }
             let views = checked.map { checked in
                 PreflightView(
                     report: checked.report, payload: checked.payload, options: checking,
-                    picture: checked.picture, pictureNote: checked.pictureNote)
+                    picture: checked.picture, pictureNote: checked.pictureNote,
+                    platformPictures: checked.platformPictures, platformNotes: checked.platformNotes)
             }
             let page = PreflightReportPage(views: views).html()
             try ManifestWriter.write(Array(page.utf8), to: report, what: "the report")
@@ -275,6 +283,30 @@ struct PreflightCommand: AsyncParsableCommand {
         }
         let status = reports.map { $0.exitStatus(strict: strict) }.max() ?? 0
         if status != 0 { throw ExitCode(status) }
+    }
+
+    /// `checked` with the pictures of the Android and web images each payload names (downloaded
+    /// for the page, within what is left of the pictures' budget after the iOS attachments').
+    private func withPlatformPictures(
+        _ checked: [Checked], pictures: PreflightPictures, logger: Logger
+    ) async -> [Checked] {
+        let downloads = PlatformPictures(remote: remote.settings, pictures: pictures, logger: logger)
+        var left = pictures.budgetBytes - checked.reduce(0) { $0 + ($1.picture?.bytes ?? 0) }
+        var result = checked
+        for index in result.indices {
+            let images = result[index].report.platformImages ?? []
+            let made = await downloads.make(
+                images.map { PlatformPictures.Request(url: $0.url, android: $0.role.platform == .android) },
+                budgetBytes: max(0, left))
+            left -= made.bytes
+            for (url, picture) in made.pictures {
+                result[index].platformPictures[url] = PlatformPreview.Picture(
+                    source: picture.expanded, width: picture.width, height: picture.height,
+                    thumbnailSource: picture.banner)
+            }
+            result[index].platformNotes = made.notes
+        }
+        return result
     }
 
     private func fixed(

@@ -308,11 +308,15 @@ struct ManifestSchemaTests {
         },
         Case(testDescription: "android id prefix", expected: "#/attachments/0/renditions/android/id pattern") {
             $0 = manifest([imageEntryWithRenditions()])
-            $0.editEntry(0) { $0.edit("renditions") { $0["android"] = rendition("web", width: 2, height: 1, bytes: 1) } }
+            $0.editEntry(0) {
+                $0.edit("renditions") { $0["android"] = rendition("web", width: 2, height: 1, bytes: 1) }
+            }
         },
         Case(testDescription: "web icon id prefix", expected: "#/attachments/0/renditions/webIcon/id pattern") {
             $0 = manifest([imageEntryWithRenditions()])
-            $0.editEntry(0) { $0.edit("renditions") { $0["webIcon"] = rendition("web", width: 2, height: 2, bytes: 1) } }
+            $0.editEntry(0) {
+                $0.edit("renditions") { $0["webIcon"] = rendition("web", width: 2, height: 2, bytes: 1) }
+            }
         },
         Case(testDescription: "android over 1 MiB", expected: "#/attachments/0/renditions/android/bytes maximum") {
             $0 = manifest([imageEntryWithRenditions()])

@@ -165,6 +165,75 @@ final class ReportThumbnailsTests {
         #expect(paired[2] == outcomes[2])
     }
 
+    /// The report's Android previews drawn from rendition files made here: the photo's big
+    /// picture and large icon are small copies of its rendition (2:1), the sound's card and the
+    /// photo without a rendition say why they have none, and the web card appears only for a run
+    /// made for the web.
+    @Test func androidPreviewIsDrawnFromTheRendition() async throws {
+        try TestTools.vips("gaussnoise", directory.appendingPathComponent("photo.jpg").path, "900", "600")
+        try TestTools.vips("gaussnoise", directory.appendingPathComponent("and-1.jpg").path, "1024", "512")
+        var photo = attachment("photo.jpg")
+        photo.renditions.android = Rendition(
+            id: "and-1", file: "and-1.jpg", mime: "image/jpeg", bytes: 4000, sha256: "00", width: 1024, height: 512,
+            crop: CropRectangle(x: 0, y: 75, width: 900, height: 450))
+        let bare = attachment("photo.jpg")
+        let sound = PushPrepCore.Attachment(
+            id: "aud-1", source: "tone.m4a", kind: .audio, file: "aud-1.m4a", uti: "public.mpeg-4-audio",
+            mime: "audio/mp4", bytes: 1, sha256: "00", duration: 2,
+            options: AttachmentOptions(typeHint: "public.mpeg-4-audio"),
+            input: InputInfo(type: "wav", bytes: 1, width: nil, height: nil, duration: 2), operations: [], warnings: [])
+        var made = manifest([photo, bare, sound])
+        made.settings.platforms = PlatformSet([.ios])
+        let outcomes = await ReportThumbnails(policy: .init(side: 320, budgetBytes: 10_000_000)).make(
+            for: made, outputDirectory: directory.path, renditions: true)
+        try #require(outcomes.count == 3)
+        guard case .pictures(let expanded, let banner) = outcomes[0].renditions[.android] else {
+            Issue.record("no Android pictures: \(outcomes[0])")
+            return
+        }
+        #expect(expanded.width == 320 && expanded.height == 160 && banner.width == 152 && banner.height == 76)
+        #expect(outcomes[1].renditions.isEmpty && outcomes[2].renditions.isEmpty)
+        let items = [
+            BatchReport.Item(
+                entry: .ok(photo),
+                renditionPictures: [
+                    .android: PlatformPreview.Picture(
+                        source: expanded.dataURL, width: expanded.width, height: expanded.height,
+                        thumbnailSource: banner.dataURL)
+                ]),
+            BatchReport.Item(entry: .ok(bare)),
+            BatchReport.Item(entry: .ok(sound)),
+        ]
+        for platforms in [PlatformSet([.ios]), PlatformSet([.ios, .android, .web])] {
+            let page = try ParsedHTML.parse(BatchReport(items: items, seconds: 1, platforms: platforms).html())
+            #expect(page.mismatched.isEmpty && page.unclosed.isEmpty, "\(page.mismatched) \(page.unclosed)")
+            let articles = page.select("article", classes: ["input"])
+            try #require(articles.count == 3)
+            let cards = articles.map { try? page.one("div", classes: ["android-notification"], within: $0) }
+            try #require(cards.allSatisfy { $0 != nil })
+            let android = cards.map { $0! }
+            #expect(android.map { page[$0].attrs["data-has-picture"] } == ["true", "false", "false"])
+            let big = try page.one("img", classes: ["android-big-picture"], within: android[0])
+            #expect(page[big].attrs["src"] == expanded.dataURL)
+            #expect(page[big].attrs["width"] == "320" && page[big].attrs["height"] == "160")
+            let icon = try page.one("img", classes: ["android-large-icon"], within: android[0])
+            #expect(page[icon].attrs["src"] == banner.dataURL)
+            #expect(page[android[0]].text.contains("JPEG 1024×512, 4 kB of FCM's 1.05 MB cap"))
+            #expect(page[android[0]].text.contains("cropped from 900×450 at 0,75"))
+            #expect(page.select("img", within: android[1]).isEmpty && page.select("img", within: android[2]).isEmpty)
+            let soundNote = try page.one("p", classes: ["platform-no-picture"], within: android[2])
+            #expect(page[soundNote].text.contains("a sound has no Android rendition"))
+            let bareNote = try page.one("p", classes: ["platform-no-picture"], within: android[1])
+            if platforms.contains(.android) {
+                #expect(page[bareNote].text.contains("no android rendition could be made"))
+                #expect(page.select("div", classes: ["web-notification"]).count == 3)
+            } else {
+                #expect(page[bareNote].text.contains("this run was not made for android (--platforms ios)"))
+                #expect(page.select("div", classes: ["web-notification"]).isEmpty)
+            }
+        }
+    }
+
     @Test func animationTakesItsThumbnailTimeFrame() async throws {
         let gif = directory.appendingPathComponent("anim.gif").path
         try TestTools.ffmpeg("-f", "lavfi", "-i", "testsrc=size=320x240:rate=2", "-frames:v", "8", gif)

@@ -308,6 +308,78 @@ extension ReportCLITests {
         }
     }
 
+    /// An FCM message for iPhones, Android phones and browsers: the page shows each platform's
+    /// part with the picture its key names (`--fetch` downloads Android's and the web's for the
+    /// page), and where the payload gives a platform none, says so.
+    @Test func preflightFetchReportShowsEachPlatformsPicture() async throws {
+        try await withServedImages { server in
+            let payload = #"""
+                {"message": {"token": "t", "notification": {"title": "Spring sale", "body": "Half off today"},
+                 "android": {"notification": {"image": "\#(server.url("/files/photo.jpg"))"}},
+                 "webpush": {"notification": {"icon": "\#(server.url("/files/banner.webp"))"}},
+                 "apns": {"payload": {"aps": {"mutable-content": 1}},
+                          "fcm_options": {"image": "\#(server.url("/files/banner.webp"))"}}}}
+                """#
+            try Data(payload.utf8).write(to: URL(fileURLWithPath: path("fcm.json")))
+            _ = try pushprep([
+                "preflight", "fcm.json", "--fetch", "--allow-http", "--allow-host", "127.0.0.1", "--report", "fcm.html",
+            ])
+            let page = try ParsedHTML.parse(try String(contentsOfFile: path("fcm.html"), encoding: .utf8))
+            #expect(page.mismatched.isEmpty && page.unclosed.isEmpty, "\(page.mismatched) \(page.unclosed)")
+            let parts = page.select("div", classes: ["platform-part"])
+            #expect(parts.map { page[$0].attrs["data-platform"] } == ["ios", "android", "web"])
+            let androidPart = try #require(parts.first { page[$0].attrs["data-platform"] == "android" })
+            let url = try page.one("code", classes: ["image-url"], within: androidPart)
+            #expect(page[url].text == server.url("/files/photo.jpg"))
+            #expect(page[androidPart].text.contains("/message/android/notification/image"))
+
+            let android = try page.one("div", classes: ["android-notification"])
+            #expect(page[android].attrs["data-has-picture"] == "true")
+            let big = try page.one("img", classes: ["android-big-picture"], within: android)
+            let picture = try jpeg(page[big].attrs["src"])
+            #expect(picture.width == 300 && picture.height == 200, "the served 300 × 200 JPEG: \(picture)")
+            #expect(page[big].attrs["width"] == "300" && page[big].attrs["height"] == "150", "drawn at 2:1")
+            _ = try jpeg(page[try page.one("img", classes: ["android-large-icon"], within: android)].attrs["src"])
+            #expect(page[android].text.contains("Spring sale") && page[android].text.contains("Half off today"))
+
+            // The web: an icon (the WebP, drawn) but no image, which the card says.
+            let web = try page.one("div", classes: ["web-notification"])
+            #expect(page[web].attrs["data-has-picture"] == "false")
+            _ = try jpeg(page[try page.one("img", classes: ["web-icon"], within: web)].attrs["src"])
+            #expect(page[web].text.contains("this payload gives web no image (message.webpush.notification.image)"))
+        }
+    }
+
+    /// An Android image over the FCM SDK's 1 MiB cap is not drawn: the phone shows the
+    /// notification without it, and so does the page, saying why; iOS, under Apple's 10 MB, has it.
+    @Test func preflightReportDrawsNoAndroidPictureOverTheCap() async throws {
+        try TestTools.vips("gaussnoise", path("big.jpg") + "[Q=100]", "1600", "1200")
+        let big = Array(try Data(contentsOf: URL(fileURLWithPath: path("big.jpg"))))
+        try #require(big.count > AndroidRules.maxBytes, "the test image is \(big.count) bytes")
+        try await TestHTTPServer.with(files: ["big.jpg": big]) { server in
+            let url = server.url("/files/big.jpg")
+            let payload = #"""
+                {"message": {"token": "t", "notification": {"title": "Spring sale", "body": "Half off today"},
+                 "android": {"notification": {"image": "\#(url)"}},
+                 "apns": {"payload": {"aps": {"mutable-content": 1}}, "fcm_options": {"image": "\#(url)"}}}}
+                """#
+            try Data(payload.utf8).write(to: URL(fileURLWithPath: path("big.json")))
+            _ = try pushprep([
+                "preflight", "big.json", "--fetch", "--allow-http", "--allow-host", "127.0.0.1", "--report", "big.html",
+            ])
+            let page = try ParsedHTML.parse(try String(contentsOfFile: path("big.html"), encoding: .utf8))
+            let android = try page.one("div", classes: ["android-notification"])
+            #expect(page[android].attrs["data-has-picture"] == "false")
+            #expect(page.select("img", within: android).isEmpty)
+            let note = try page.one("p", classes: ["platform-no-picture"], within: android)
+            #expect(
+                page[note].text.contains("at \(big.count) bytes it is over the FCM SDK's 1048576-byte cap"),
+                "\(page[note].text)")
+            let ios = try page.one("div", classes: ["notification"])
+            _ = try jpeg(page[try page.one("img", within: ios)].attrs["src"])
+        }
+    }
+
     @Test func preflightFixReportPreviewsTheCorrectedPayload() async throws {
         try await withServedImages { server in
             // No mutable-content, and a WebP: the fix adds the flag and re-hosts a JPEG of it.

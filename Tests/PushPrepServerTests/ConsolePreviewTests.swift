@@ -79,6 +79,72 @@ struct ConsolePreviewTests {
             #expect(ConsolePreview.fromOrigin(hostile, origin) == nil, "\(hostile)")
         }
     }
+
+    /// The Android preview draws the Android rendition from its own URL (a path of this server
+    /// here), never the attachment's; a rendition published elsewhere is drawn without its
+    /// picture, and a job without one says why.
+    @Test func androidPreviewLoadsTheRenditionFromThisServer() throws {
+        let server = "http://127.0.0.1:8080"
+        var resource = Self.resource(bytes: 1000, source: "a.png", url: "\(server)/v1/attachments/img-1.jpg")
+        var attachment = try #require(resource.attachment?.attachment)
+        attachment.renditions.android = Rendition(
+            id: "and-1", file: "and-1.jpg", url: "\(server)/v1/attachments/and-1.jpg?expires=9&signature=ab",
+            mime: "image/jpeg", bytes: 900, sha256: "00", width: 1024, height: 512,
+            crop: CropRectangle(x: 0, y: 100, width: 1200, height: 600))
+        resource.attachment = .ok(attachment)
+        let html = try #require(ConsolePreview.html(for: resource, publicURL: server))
+        #expect(
+            html.contains(
+                #"<img class="android-big-picture platform-picture" src="/v1/attachments/and-1.jpg?expires=9&amp;signature=ab""#
+            ), "\(html)")
+        #expect(
+            html.contains(#"class="android-large-icon" src="/v1/attachments/and-1.jpg?expires=9&amp;signature=ab""#))
+        #expect(html.contains(#"data-platform="android" data-has-picture="true""#))
+
+        attachment.renditions.android?.url = "https://bucket.s3.example.com/and-1.jpg?X-Amz-Signature=1"
+        resource.attachment = .ok(attachment)
+        let elsewhere = try #require(ConsolePreview.html(for: resource, publicURL: server))
+        #expect(!elsewhere.contains("bucket.s3.example.com"), "no picture from an origin the CSP refuses")
+        #expect(elsewhere.contains(#"data-platform="android" data-has-picture="false""#))
+        #expect(elsewhere.contains("and-1.jpg is not on this server"))
+
+        let without = try #require(
+            ConsolePreview.html(for: Self.resource(bytes: 1000, source: "a.png"), publicURL: server))
+        #expect(without.contains(#"data-platform="android" data-has-picture="false""#))
+        #expect(without.contains("this attachment has no android rendition"))
+        #expect(!without.contains("web-notification"), "no web card without a web rendition")
+    }
+}
+
+/// `--sign-attachments` signs every URL of a job's attachment that this server serves: the
+/// file's, and its renditions' (a rendition left unsigned is a 403, to phones and to the console).
+struct AttachmentSigningTests {
+    @Test func renditionsAreSignedLikeTheFile() throws {
+        let signer = try AttachmentURLSigner(key: Array(repeating: 7, count: 32), ttlSeconds: 3600)
+        let base = "http://127.0.0.1:8080/v1/attachments"
+        let resource = ConsolePreviewTests.resource(bytes: 1000, source: "a.png", url: "\(base)/img-1.jpg")
+        var attachment = try #require(resource.attachment?.attachment)
+        func rendition(_ id: String, url: String) -> Rendition {
+            Rendition(
+                id: id, file: "\(id).jpg", url: url, mime: "image/jpeg", bytes: 9, sha256: "00", width: 2, height: 1,
+                crop: CropRectangle(x: 0, y: 0, width: 2, height: 1))
+        }
+        attachment.renditions.android = rendition("and-1", url: "\(base)/and-1.jpg")
+        attachment.renditions.web = rendition("web-1", url: "\(base)/web-1.jpg")
+        // Published elsewhere (a job's own base URL): not this server's to sign.
+        attachment.renditions.webIcon = rendition("wic-1", url: "https://cdn.example.com/wic-1.jpg")
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        signer.sign(&attachment, under: base, now: now)
+        #expect(attachment.url == signer.sign("\(base)/img-1.jpg", now: now))
+        for key in [Renditions.Key.android, .web] {
+            let rendition = try #require(attachment.renditions[key])
+            #expect(rendition.url == signer.sign("\(base)/\(rendition.file)", now: now), "\(key)")
+            #expect(rendition.url?.contains("?expires=") == true && rendition.url?.contains("&signature=") == true)
+            #expect(rendition.urlExpires == attachment.urlExpires && rendition.urlExpires != nil, "\(key)")
+        }
+        #expect(attachment.renditions.webIcon?.url == "https://cdn.example.com/wic-1.jpg")
+        #expect(attachment.renditions.webIcon?.urlExpires == nil)
+    }
 }
 
 /// The job page's warnings: a kind this version writes with its code and advice, an older text

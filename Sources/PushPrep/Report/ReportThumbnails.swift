@@ -63,48 +63,84 @@ package struct ReportThumbnails: Sendable {
 
     package init(policy: Policy) { self.policy = policy }
 
+    /// One entry's thumbnails: its own (the iOS preview's) and its renditions'.
+    package struct EntryOutcome: Sendable, Equatable {
+        /// The attachment's thumbnails.
+        package var attachment: Outcome
+        /// Each rendition's (Android's big picture, the web image and icon); a rendition without
+        /// an entry here was not pictured (``make(for:outputDirectory:concurrency:renditions:)``
+        /// was not asked for them).
+        package var renditions: [Renditions.Key: Outcome]
+    }
+
     /// The thumbnails of `manifest`'s entries (one outcome per entry, in order), from the files in
     /// `outputDirectory`. Runs libvips on the shared thread pool, `concurrency` files at a time,
     /// in batches whose results are counted against the budget in input order (so which inputs
     /// get pictures does not depend on timing; a batch may overrun the budget by its own size).
     package func make(for manifest: Manifest, outputDirectory: String, concurrency: Int = 1) async -> [Outcome] {
+        await make(for: manifest, outputDirectory: outputDirectory, concurrency: concurrency, renditions: false)
+            .map(\.attachment)
+    }
+
+    /// ``make(for:outputDirectory:concurrency:)`` with, when `renditions` is set, the thumbnails
+    /// of each entry's renditions too: made from the rendition files, right after their
+    /// attachment's and under the same budget (a rendition past it gets a note).
+    package func make(
+        for manifest: Manifest, outputDirectory: String, concurrency: Int = 1, renditions: Bool
+    ) async -> [EntryOutcome] {
         let entries = manifest.attachments
-        var outcomes: [Outcome] = Array(repeating: .none, count: entries.count)
+        var outcomes = [EntryOutcome](repeating: EntryOutcome(attachment: .none, renditions: [:]), count: entries.count)
+        // Every picture to make, in input order: an entry's own (key nil), then its renditions'.
+        let wanted: [(index: Int, key: Renditions.Key?, source: Source)] = entries.enumerated().flatMap {
+            index, entry -> [(index: Int, key: Renditions.Key?, source: Source)] in
+            guard let attachment = entry.attachment else { return [] }
+            var list: [(index: Int, key: Renditions.Key?, source: Source)] = []
+            if let own = Self.picture(of: attachment) { list.append((index, nil, own)) }
+            if renditions {
+                for (key, rendition) in attachment.renditions.all {
+                    list.append((index, key, (rendition.file, rendition.width, rendition.height, 0)))
+                }
+            }
+            return list
+        }
+        func record(_ outcome: Outcome, at position: Int) {
+            let (index, key, _) = wanted[position]
+            if let key { outcomes[index].renditions[key] = outcome } else { outcomes[index].attachment = outcome }
+        }
         var spent = 0
         var next = 0
-        while next < entries.count {
+        while next < wanted.count {
             guard spent < policy.budgetBytes else {
-                for index in next..<entries.count where Self.picture(of: entries[index]) != nil {
-                    outcomes[index] = .note(
-                        "Thumbnail left out: the report's \(Self.megabytes(policy.budgetBytes)) of thumbnails are spent"
-                    )
+                for position in next..<wanted.count {
+                    record(
+                        .note(
+                            "Thumbnail left out: the report's \(Self.megabytes(policy.budgetBytes)) of thumbnails are spent"
+                        ), at: position)
                 }
                 break
             }
-            let batch = next..<min(entries.count, next + max(1, concurrency))
+            let batch = next..<min(wanted.count, next + max(1, concurrency))
             next = batch.upperBound
             let made = await withTaskGroup(of: (Int, Outcome).self) { group in
-                for index in batch {
-                    guard let source = Self.picture(of: entries[index]) else { continue }
-                    group.addTask { (index, await self.thumbnails(of: source, in: outputDirectory)) }
+                for position in batch {
+                    let source = wanted[position].source
+                    group.addTask { (position, await self.thumbnails(of: source, in: outputDirectory)) }
                 }
                 var made: [Int: Outcome] = [:]
-                for await (index, outcome) in group { made[index] = outcome }
+                for await (position, outcome) in group { made[position] = outcome }
                 return made
             }
-            for index in batch {
-                guard let outcome = made[index] else { continue }
-                outcomes[index] = outcome
+            for position in batch {
+                guard let outcome = made[position] else { continue }
+                record(outcome, at: position)
                 if case .pictures(let expanded, let banner) = outcome { spent += expanded.bytes + banner.bytes }
             }
         }
         return outcomes
     }
 
-    /// What pictures an entry: a successful one's file, size and page (``picture(of:)``).
-    private static func picture(of entry: ManifestEntry) -> (file: String, width: Int, height: Int, page: Int)? {
-        entry.attachment.flatMap(picture(of:))
-    }
+    /// A file to picture: its name in the out directory, its size as shown and the page to take.
+    typealias Source = (file: String, width: Int, height: Int, page: Int)
 
     /// Both copies of one file, made on the thread pool.
     private func thumbnails(

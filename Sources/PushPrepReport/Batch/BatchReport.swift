@@ -5,7 +5,8 @@ package import PushPrepCore
 /// The batch report of `pushprep process … --report`: one self-contained HTML page (no request
 /// leaves it: thumbnails are `data:` URLs, the stylesheet is inline under a hash in a strict
 /// Content-Security-Policy, no script) with a summary at the top and, for each input, its
-/// notification preview, before → after, and its warnings or failure in plain words.
+/// notification preview (iOS, and beside it Android and, for a run made for it, the web, drawn
+/// from the renditions), before → after, and its warnings or failure in plain words.
 ///
 /// The DOM follows the contract the browser tests select: `main#report`, `section#summary` with
 /// `data-count-ok`, `data-count-failed`, `data-bytes-before`, `data-bytes-after`,
@@ -23,16 +24,24 @@ package struct BatchReport: Sendable {
         package var imageNote: String?
         /// A failed input's size on disk, when it could be read (the manifest has none).
         package var bytesBefore: Int?
+        /// The pictures of the attachment's renditions (small `data:` URL copies of the files),
+        /// which the Android and web previews draw.
+        package var renditionPictures: [Renditions.Key: PlatformPreview.Picture]
+        /// Why a rendition has no picture (the thumbnail budget was spent, the file unreadable).
+        package var renditionNotes: [Renditions.Key: String]
 
         package init(
             entry: ManifestEntry, imageSource: String? = nil, thumbnailSource: String? = nil, imageNote: String? = nil,
-            bytesBefore: Int? = nil
+            bytesBefore: Int? = nil, renditionPictures: [Renditions.Key: PlatformPreview.Picture] = [:],
+            renditionNotes: [Renditions.Key: String] = [:]
         ) {
             self.entry = entry
             self.imageSource = imageSource
             self.thumbnailSource = thumbnailSource
             self.imageNote = imageNote
             self.bytesBefore = bytesBefore
+            self.renditionPictures = renditionPictures
+            self.renditionNotes = renditionNotes
         }
     }
 
@@ -43,11 +52,15 @@ package struct BatchReport: Sendable {
     package var finished: Date
     /// The app name the previews show.
     package var appName: String = NotificationPreview.defaultAppName
+    /// The platforms the run was made for (the manifest's settings): what the Android and web
+    /// previews say when an attachment has no rendition; nil when not known.
+    package var platforms: PlatformSet?
 
-    package init(items: [Item], seconds: Double, finished: Date = Date()) {
+    package init(items: [Item], seconds: Double, finished: Date = Date(), platforms: PlatformSet? = nil) {
         self.items = items
         self.seconds = seconds
         self.finished = finished
+        self.platforms = platforms
     }
 
     /// The Content-Security-Policy of a page whose only inline content is a stylesheet with

@@ -32,7 +32,7 @@ struct ReportPageView {
         var code: String?
         var bytesBefore: Int
         var bytesAfter: Int
-        /// The preview's HTML (``NotificationPreview/html``).
+        /// The previews' HTML: iOS's and the other platforms' (``PlatformPreview/row(ios:others:)``).
         var preview: String
         var sizes: Sizes?
         var failure: Problem?
@@ -66,7 +66,8 @@ struct ReportPageView {
     init(_ report: BatchReport) {
         let formatter = ISO8601DateFormatter()
         generated = formatter.string(from: report.finished)
-        articles = report.items.enumerated().map { index, item in Self.article(item, index: index, app: report.appName)
+        articles = report.items.enumerated().map { index, item in
+            Self.article(item, index: index, app: report.appName, platforms: report.platforms)
         }
         let ok = report.items.compactMap(\.entry.attachment)
         var sizes: [MediaKind: [Int]] = [:]
@@ -94,7 +95,9 @@ struct ReportPageView {
         return rounded == 0 ? "±0 %" : rounded < 0 ? "−\(-rounded) %" : "+\(rounded) %"
     }
 
-    private static func article(_ item: BatchReport.Item, index: Int, app: String) -> Article {
+    private static func article(
+        _ item: BatchReport.Item, index: Int, app: String, platforms: PlatformSet?
+    ) -> Article {
         let name = ReportFormat.name(of: item.entry.source)
         switch item.entry {
         case .ok(let attachment):
@@ -105,11 +108,15 @@ struct ReportPageView {
             if preview.picture == nil, let note = item.imageNote, attachment.kind != .audio {
                 preview.placeholder = note
             }
+            let others = PlatformPreview.previews(
+                of: attachment, platforms: platforms, pictures: item.renditionPictures, notes: item.renditionNotes,
+                appName: app, title: name, body: describe(attachment))
             let warnings = attachment.warnings.map(Problem.init(warning:))
             return Article(
                 anchor: "input-\(index + 1)", source: attachment.source, status: "ok", statusText: "Ready",
                 kind: attachment.kind.rawValue, code: nil, bytesBefore: attachment.input.bytes,
-                bytesAfter: attachment.bytes, preview: preview.html, sizes: sizes(attachment), failure: nil,
+                bytesAfter: attachment.bytes, preview: PlatformPreview.row(ios: preview.html, others: others),
+                sizes: sizes(attachment), failure: nil,
                 warnings: warnings, hasWarnings: !warnings.isEmpty, operations: attachment.operations,
                 hasOperations: !attachment.operations.isEmpty)
         case .failed(let failure):
@@ -120,7 +127,7 @@ struct ReportPageView {
             return Article(
                 anchor: "input-\(index + 1)", source: failure.source, status: "failed", statusText: "Failed",
                 kind: nil, code: failure.error.code.rawValue, bytesBefore: item.bytesBefore ?? 0, bytesAfter: 0,
-                preview: preview.html, sizes: nil,
+                preview: PlatformPreview.row(ios: preview.html, others: []), sizes: nil,
                 failure: Problem(
                     code: failure.error.code.rawValue, message: failure.error.message, meaning: words.meaning,
                     action: words.action),

@@ -1,7 +1,7 @@
 import Mustache
 
 /// The report page's Mustache template, kept in the source and parsed once. `{{…}}` escapes;
-/// `{{{…}}}` is used only for the stylesheet (a constant), and for the preview, the chart and the
+/// `{{{…}}}` is used only for the stylesheet (a constant), and for the previews, the chart and the
 /// limit bars, which are built in Swift with every outside text escaped.
 enum ReportTemplates {
     static let page = head(title: "PushPrep batch report") + body
@@ -25,8 +25,8 @@ enum ReportTemplates {
         </ul>
         {{{chart}}}
         </section>{{/summary}}
-        <p class="muted">Written {{generated}} by pushprep. Previews are drawn with HTML and CSS, after iOS; \
-        thumbnails are small copies of the outputs.</p>
+        <p class="muted">Written {{generated}} by pushprep. Previews are drawn with HTML and CSS, after iOS, \
+        Android and Chrome; thumbnails are small copies of the outputs and their renditions.</p>
         <section class="inputs" aria-label="Inputs">
         {{#articles}}<article class="input" id="{{anchor}}" data-source="{{source}}" data-status="{{status}}"\
         {{#kind}} data-kind="{{kind}}"{{/kind}}{{#code}} data-code="{{code}}"{{/code}} \

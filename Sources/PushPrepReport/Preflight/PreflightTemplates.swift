@@ -12,12 +12,17 @@ enum PreflightTemplates {
         {{#fixedPayload}}<p class="muted fixed-note">The preview shows the corrected payload, \
         <code>{{fixedPayload}}</code>; the findings are what is left after the fix.</p>{{/fixedPayload}}
         {{#clean}}<p class="status status-ok">Nothing to fix.</p>{{/clean}}
-        {{#groups}}<div class="findings-part" data-part="{{part}}"><h3>{{heading}}</h3><ul class="findings">\
+        {{#platforms}}<div class="platform-part" data-platform="{{platform}}"><h3>{{label}}</h3>
+        {{#images}}<p class="platform-image" data-role="{{role}}">{{role}}: <code class="image-url">{{url}}</code> at \
+        <code>{{pointer}}</code></p>{{/images}}{{#noImage}}<p class="platform-image muted">{{noImage}}</p>{{/noImage}}
+        {{#clean}}<p class="muted">No findings for {{label}}.</p>{{/clean}}
+        {{#groups}}<div class="findings-part" data-part="{{part}}"><h4>{{heading}}</h4><ul class="findings">\
         {{#findings}}<li class="finding" data-code="{{code}}" data-severity="{{severity}}" data-pointer="{{pointer}}">\
         <span class="severity-{{severity}}">{{severity}}</span> <code class="problem-code">{{code}}</code> at \
         <code>{{pointer}}</code>: {{message}}<span class="meaning">{{meaning}}</span>\
         <span class="advice">What to do: {{action}}</span></li>{{/findings}}</ul></div>
         {{/groups}}</div>
+        {{/platforms}}</div>
         </section>
         """
 

@@ -1,9 +1,13 @@
+package import PushPrepCore
 package import PushPrepPayload
 
-/// A checked payload as the pre-flight pages show it: the notification preview, and beside it
-/// the findings grouped by the part of the notification their JSON Pointer names (the title,
-/// the body, the attachment, or the payload as a whole). `preflight --report` puts one per
-/// payload in its page; the console's pre-flight page can use the same fragment.
+/// A checked payload as the pre-flight pages show it: each platform's view of it (the iOS
+/// notification preview, and for a payload that reaches them Android's and the web's, each with
+/// the picture the payload gives it), and beside them the findings, grouped by platform (the
+/// code's `android_` or `web_` prefix; the rest are iOS's and the payload's) and, for iOS, by
+/// the part of the notification their JSON Pointer names (the title, the body, the attachment,
+/// or the payload as a whole). `preflight --report` puts one per payload in its page; the
+/// console's pre-flight page can use the same fragment.
 package struct PreflightView: Sendable {
     /// The part of the notification a finding is about.
     package enum Part: String, Sendable, CaseIterable {
@@ -25,15 +29,24 @@ package struct PreflightView: Sendable {
 
     package var report: PreflightReport
     package var preview: NotificationPreview
+    /// The pictures the payload gives Android and the web, as pre-flight found them
+    /// (``PreflightReport/platformImages``: each dialect's keys).
+    package var images: [PreflightPlatformImage]
+    /// Android's and the web's previews, for a payload that reaches them (any dialect but APNs,
+    /// or one with their images or findings).
+    package var platformPreviews: [PlatformPreview]
     private var presentation: PreflightPresentation?
 
     /// The view of `report`, the check of `payload` with `options` (after `--fix`, the corrected
     /// payload); `imageSource` loads the attachment's picture when the caller has one, and
     /// `picture` holds the ones `--fetch` made (else the preview says why there is none, with
-    /// `pictureNote` when given).
+    /// `pictureNote` when given). `platformPictures` load the Android and web images by their
+    /// URL in the payload (`--fetch` downloads them for the page), and `platformNotes` say why
+    /// one has none.
     package init(
         report: PreflightReport, payload: [UInt8], options: PreflightOptions = PreflightOptions(),
         imageSource: String? = nil, picture: AttachmentPicture? = nil, pictureNote: String? = nil,
+        platformPictures: [String: PlatformPreview.Picture] = [:], platformNotes: [String: String] = [:],
         appName: String = NotificationPreview.defaultAppName
     ) {
         self.report = report
@@ -43,6 +56,67 @@ package struct PreflightView: Sendable {
         preview = NotificationPreview(
             preflight: report, payload: payload, options: options, imageSource: imageSource, picture: picture,
             pictureNote: pictureNote, appName: appName)
+        let images = report.platformImages ?? []
+        let (title, body) = (preview.title, preview.body)
+        self.images = images
+        platformPreviews = Self.platforms(report: report, images: images).compactMap {
+            platform -> PlatformPreview? in
+            guard platform != .ios else { return nil }
+            let image = images.first { $0.role.platform == platform && $0.role != .webIcon }
+            let icon = images.first { $0.role == .webIcon && platform == .web }
+            let what = platform == .android ? "No picture on Android" : "No image in the browser"
+            var note: String?
+            if let image, platformPictures[image.url] == nil {
+                note = "\(what): \(platformNotes[image.url] ?? "not downloaded; check with --fetch to see it")."
+            } else if image == nil {
+                note =
+                    "\(what): this payload gives \(platform) no image"
+                    + (Self.imageKey(platform, report.dialect).map { " (\($0))." } ?? ".")
+            }
+            return PlatformPreview(
+                platform: platform, appName: appName, title: title, body: body,
+                picture: image.flatMap { platformPictures[$0.url] }, icon: icon.flatMap { platformPictures[$0.url] },
+                note: note)
+        }
+    }
+
+    /// The platform a finding is about: its code's `android_` or `web_` prefix, else iOS (whose
+    /// findings include the payload's as a whole).
+    package static func platform(of code: String) -> Platform {
+        if code.hasPrefix("android_") { return .android }
+        if code.hasPrefix("web_") { return .web }
+        return .ios
+    }
+
+    /// The platforms a payload's view shows, in order: iOS always; Android for every dialect but
+    /// APNs, or when it has an Android image or finding; the web when it has a web image or
+    /// finding.
+    static func platforms(report: PreflightReport, images: [PreflightPlatformImage]) -> [Platform] {
+        let codes = report.outcome.map { platform(of: $0.code.rawValue) }
+        return Platform.allCases.filter { platform in
+            switch platform {
+            case .ios: true
+            case .android:
+                (report.dialect.map { $0 != .apns } ?? false) || images.contains { $0.role.platform == .android }
+                    || codes.contains(.android)
+            case .web: images.contains { $0.role.platform == .web } || codes.contains(.web)
+            }
+        }
+    }
+
+    /// Where the dialect puts the platform's image, for the line that says there is none.
+    static func imageKey(_ platform: Platform, _ dialect: PushDialect?) -> String? {
+        switch (platform, dialect) {
+        case (.android, .fcm?): "message.android.notification.image or message.notification.image"
+        case (.android, .onesignal?): "big_picture"
+        case (.android, .airship?): "notification.android.style.big_picture"
+        case (.android, .braze?): "android_push.extra.appboy_image_url"
+        case (.web, .fcm?): "message.webpush.notification.image"
+        case (.web, .onesignal?): "chrome_web_image"
+        case (.web, .airship?): "notification.web.image"
+        case (.web, .braze?): "web_push.large_image_url"
+        default: nil
+        }
     }
 
     /// The part of the notification `pointer` names.
@@ -74,6 +148,11 @@ package struct PreflightView: Sendable {
         return .payload
     }
 
+    /// The iOS attachments' URLs and where they are in the payload.
+    var attachmentURLs: [(pointer: String, url: String)] {
+        presentation?.attachments.map { ($0.pointer, $0.url) } ?? []
+    }
+
     /// The fragment: `<section class="preflight">` with the preview and the findings.
     package var html: String {
         PreflightTemplates.render(PreflightSectionView(self))
@@ -87,10 +166,29 @@ struct PreflightSectionView {
     var size: String?
     /// Where `--fix` wrote the corrected payload, which the preview then draws.
     var fixedPayload: String?
+    /// The previews: iOS's and the other platforms' (``PlatformPreview/row(ios:others:)``).
     var preview: String
     var clean: Bool
     var totals: String
-    var groups: [Group]
+    /// One part per platform the view shows, each with its pictures and its findings.
+    var platforms: [PlatformPart]
+
+    struct PlatformPart {
+        var platform: String
+        var label: String
+        var images: [Image]
+        /// What the platform part says when the payload gives it no picture.
+        var noImage: String?
+        /// No findings for this platform.
+        var clean: Bool
+        var groups: [Group]
+    }
+
+    struct Image {
+        var role: String
+        var pointer: String
+        var url: String
+    }
 
     struct Group {
         var part: String
@@ -113,25 +211,62 @@ struct PreflightSectionView {
         dialect = report.dialect?.displayName ?? "not a JSON object"
         size = report.bytes.flatMap { bytes in report.limit.map { "\(bytes) of \($0) bytes" } }
         fixedPayload = report.fixedPayload
-        preview = view.preview.html
+        preview = PlatformPreview.row(ios: view.preview.html, others: view.platformPreviews)
         let outcome = report.outcome
         clean = outcome.isEmpty
         totals = PreflightSeverity.allCases.map { severity in
             let count = report.count(severity)
             return "\(count) \(severity.rawValue)\(count == 1 ? "" : "s")"
         }.joined(separator: ", ")
+        // iOS's findings by part; Android's and the web's in one group each.
         var byPart: [PreflightView.Part: [Finding]] = [:]
+        var byPlatform: [Platform: [Finding]] = [:]
         for finding in outcome {
             let words = Explanation(finding.code)
-            byPart[view.part(of: finding.pointer), default: []].append(
-                Finding(
-                    code: finding.code.rawValue, severity: finding.severity.rawValue,
-                    pointer: finding.pointer.isEmpty ? "(payload)" : finding.pointer, message: finding.message,
-                    meaning: words.meaning, action: words.action))
+            let row = Finding(
+                code: finding.code.rawValue, severity: finding.severity.rawValue,
+                pointer: finding.pointer.isEmpty ? "(payload)" : finding.pointer, message: finding.message,
+                meaning: words.meaning, action: words.action)
+            let platform = PreflightView.platform(of: finding.code.rawValue)
+            if platform == .ios {
+                byPart[view.part(of: finding.pointer), default: []].append(row)
+            } else {
+                byPlatform[platform, default: []].append(row)
+            }
         }
-        groups = PreflightView.Part.allCases.compactMap { part in
+        let iosGroups = PreflightView.Part.allCases.compactMap { part -> Group? in
             guard let findings = byPart[part], !findings.isEmpty else { return nil }
             return Group(part: part.rawValue, heading: part.heading, findings: findings)
+        }
+        let shown = PreflightView.platforms(report: report, images: view.images)
+        // A platform's findings are listed under it even when its part would not be shown.
+        let listed = Platform.allCases.filter { shown.contains($0) || byPlatform[$0] != nil }
+        platforms = listed.map { platform in
+            let groups: [Group]
+            let images: [Image]
+            switch platform {
+            case .ios:
+                groups = iosGroups
+                images = view.attachmentURLs.map { Image(role: "attachment", pointer: $0.pointer, url: $0.url) }
+            case .android, .web:
+                groups =
+                    byPlatform[platform].map {
+                        [
+                            Group(
+                                part: platform.rawValue, heading: "\(PlatformPreview.label(platform)) findings",
+                                findings: $0)
+                        ]
+                    } ?? []
+                images = view.images.filter { $0.role.platform == platform }.map {
+                    Image(role: $0.role == .webIcon ? "icon" : "image", pointer: $0.pointer, url: $0.url)
+                }
+            }
+            return PlatformPart(
+                platform: platform.rawValue, label: PlatformPreview.label(platform), images: images,
+                noImage: images.isEmpty
+                    ? platform == .ios ? "No attachment in this payload." : "No \(platform) image in this payload."
+                    : nil,
+                clean: groups.isEmpty, groups: groups)
         }
     }
 }

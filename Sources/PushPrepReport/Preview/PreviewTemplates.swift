@@ -38,10 +38,54 @@ enum PreviewTemplates {
         </div>
         """
 
+    /// Another platform's notification (``PlatformPreview``): Android's collapsed view with the
+    /// large icon and its expanded `BigPictureStyle`, or Chrome's web push with its icon and
+    /// image. `{{…}}` escapes; nothing here is rendered unescaped.
+    static let platform = """
+        <div class="platform-notification {{platform}}-notification" data-platform="{{platform}}" \
+        data-has-picture="{{hasPicture}}">\
+        <p class="platform-label">{{label}}</p>\
+        {{#android}}<div class="android-collapsed">\
+        <div class="android-text">\
+        <div class="android-head"><span class="android-app-icon" aria-hidden="true"></span>\
+        <span class="android-app">{{appName}}</span><span class="android-time">now</span></div>\
+        <div class="android-title">{{title}}</div>\
+        <div class="android-body">{{body}}</div>\
+        </div>\
+        {{#picture}}<img class="android-large-icon" src="{{thumbnailSource}}" width="40" height="40" \
+        alt="Large icon: the big picture, cropped square">{{/picture}}\
+        </div>\
+        <div class="android-expanded">\
+        <div class="android-head"><span class="android-app-icon" aria-hidden="true"></span>\
+        <span class="android-app">{{appName}}</span><span class="android-time">now</span></div>\
+        <div class="android-title">{{title}}</div>\
+        <div class="android-body android-body-expanded">{{body}}</div>\
+        {{#picture}}<img class="android-big-picture platform-picture" src="{{source}}" width="{{width}}" \
+        height="{{height}}" alt="{{alt}}">{{/picture}}\
+        {{#note}}<p class="platform-no-picture">{{note}}</p>{{/note}}\
+        </div>{{/android}}\
+        {{#web}}<div class="web-card">\
+        <div class="web-row">\
+        {{#icon}}<img class="web-icon" src="{{thumbnailSource}}" width="40" height="40" alt="{{alt}}">{{/icon}}\
+        {{^icon}}<span class="web-icon web-icon-none" aria-hidden="true"></span>{{/icon}}\
+        <div class="web-text">\
+        <div class="web-title">{{title}}</div>\
+        <div class="web-origin">{{appName}}</div>\
+        <div class="web-body">{{body}}</div>\
+        </div></div>\
+        {{#picture}}<img class="web-image platform-picture" src="{{source}}" width="{{width}}" height="{{height}}" \
+        alt="{{alt}}">{{/picture}}\
+        {{#note}}<p class="platform-no-picture">{{note}}</p>{{/note}}\
+        </div>{{/web}}\
+        {{#caption}}<p class="platform-caption">{{caption}}</p>{{/caption}}\
+        </div>
+        """
+
     private static let library: MustacheLibrary = {
         var library = MustacheLibrary()
         do {
             try library.register(notification, named: "notification")
+            try library.register(platform, named: "platform")
         } catch {
             // The template is a constant of this file; the tests render it.
             preconditionFailure("the preview template does not parse: \(error)")
@@ -52,5 +96,10 @@ enum PreviewTemplates {
     /// The notification's HTML for `view`.
     static func render(_ view: PreviewView) -> String {
         library.render(view, withTemplate: "notification") ?? ""
+    }
+
+    /// Another platform's notification's HTML for `view`.
+    static func render(_ view: PlatformPreviewView) -> String {
+        library.render(view, withTemplate: "platform") ?? ""
     }
 }

@@ -356,10 +356,11 @@ enum ConsoleAdvice {
     }
 }
 
-/// The notification preview of a job's attachment (PushPrepReport's), with the picture loaded
-/// from this server or from `--base-url`'s origin (the only image sources the pages' CSP
-/// allows): the output of an image, the poster of a movie; from anywhere else (a presigned
-/// bucket URL) the preview draws without a picture.
+/// The notification previews of a job's attachment (PushPrepReport's: iOS, Android, and the web
+/// when it has a web rendition), with the pictures loaded from this server or from
+/// `--base-url`'s origin (the only image sources the pages' CSP allows): the output of an image,
+/// the poster of a movie, the renditions' files; from anywhere else (a presigned bucket URL)
+/// a preview draws without its picture.
 enum ConsolePreview {
     static func html(for resource: JobResource, publicURL: String?, pictureOrigin: String? = nil) -> String? {
         guard let attachment = resource.attachment?.attachment else { return nil }
@@ -370,10 +371,28 @@ enum ConsolePreview {
         // The report's units (kB and MB of 10^3 and 10^6 bytes, as Apple states its limits).
         var facts = [attachment.mime, ReportFormat.bytes(attachment.bytes)]
         if let width = attachment.width, let height = attachment.height { facts.insert("\(width)×\(height)", at: 1) }
-        let preview = NotificationPreview(
-            attachment: attachment, imageSource: source, title: ReportFormat.name(of: attachment.source),
-            body: facts.joined(separator: ", "))
-        return preview.html
+        let title = ReportFormat.name(of: attachment.source)
+        let body = facts.joined(separator: ", ")
+        let preview = NotificationPreview(attachment: attachment, imageSource: source, title: title, body: body)
+        // The renditions' files, from the same places as the attachment's.
+        var pictures: [Renditions.Key: PlatformPreview.Picture] = [:]
+        var notes: [Renditions.Key: String] = [:]
+        for (key, rendition) in attachment.renditions.all {
+            guard let url = rendition.url else {
+                notes[key] = "\(rendition.file) has no URL (published without --base-url)"
+                continue
+            }
+            guard
+                let source = sameOrigin(url, publicURL: publicURL) ?? pictureOrigin.flatMap({ fromOrigin(url, $0) })
+            else {
+                notes[key] = "\(rendition.file) is not on this server or --base-url's origin, which this page may load"
+                continue
+            }
+            pictures[key] = PlatformPreview.Picture(source: source, width: rendition.width, height: rendition.height)
+        }
+        let others = PlatformPreview.previews(
+            of: attachment, platforms: nil, pictures: pictures, notes: notes, title: title, body: body)
+        return "<div class=\"preview\">" + PlatformPreview.row(ios: preview.html, others: others) + "</div>"
     }
 
     /// `url` itself when it is an address under `origin` (`--base-url`'s), else nil. The scheme

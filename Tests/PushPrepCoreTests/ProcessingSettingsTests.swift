@@ -178,7 +178,8 @@ import Testing
 
         #expect(
             base.renditionFingerprint(.android, source: "S")
-                == "S;pipeline=2;kind=rendition-android;width=1024;maxBytes=1048576;quality=82;crop=attention;focus=none")
+                == "S;pipeline=2;kind=rendition-android;width=1024;maxBytes=1048576;quality=82;crop=attention;focus=none"
+        )
         #expect(
             base.renditionFingerprint(.webIcon, source: "S")
                 == "S;pipeline=2;kind=rendition-webIcon;width=1350;quality=82;crop=attention;focus=none")
@@ -186,7 +187,8 @@ import Testing
         let changed = SettingsFixtures.changed
         #expect(
             changed.renditionFingerprint(.android, source: "S")
-                == "S;pipeline=2;kind=rendition-android;width=720;maxBytes=500000;quality=70;crop=centre;focus=0.25,0.75")
+                == "S;pipeline=2;kind=rendition-android;width=720;maxBytes=500000;quality=70;crop=centre;focus=0.25,0.75"
+        )
         #expect(
             changed.imageFingerprint
                 == "pipeline=2;kind=image;width=1179;quality=70;imageMaxBytes=2000000;maxPixels=50000000;"
@@ -244,7 +246,10 @@ import Testing
                 #"{"androidMaxBytes":1048577}"#,
                 "--android-max-bytes must be between 50000 and 1048576 (FCM's download cap), got 1048577"
             ),
-            (#"{"platforms":["android"]}"#, "--platforms must be a list of ios, android and web that includes ios, got android"),
+            (
+                #"{"platforms":["android"]}"#,
+                "--platforms must be a list of ios, android and web that includes ios, got android"
+            ),
             (#"{"quality":101}"#, "--quality must be between 1 and 100, got 101"),
             (
                 #"{"imageMaxBytes":9999}"#,

@@ -49,7 +49,8 @@ struct WorkerStoreTests {
             #expect(attachment.url == "\(endpoint)/\(bucket)/jobs/\(attachment.file)")
             // The attachment, then its Android rendition (the default platforms).
             let android = try #require(attachment.renditions.android)
-            #expect(attachment.operations.suffix(2) == ["stored jobs/\(attachment.file)", "stored jobs/\(android.file)"])
+            #expect(
+                attachment.operations.suffix(2) == ["stored jobs/\(attachment.file)", "stored jobs/\(android.file)"])
             let storedAndroid = try #require(try await server.readBack("jobs/\(android.file)", bucket: bucket))
             #expect(SHA256.hash(data: storedAndroid.body).hexString == android.sha256)
             #expect(android.url == "\(endpoint)/\(bucket)/jobs/\(android.file)")

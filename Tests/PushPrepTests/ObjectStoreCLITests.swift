@@ -81,7 +81,8 @@ struct ObjectStoreCLITests {
                 #expect(attachment.urlExpires == nil)
                 // The poster and the renditions go after the attachment itself.
                 #expect(
-                    attachment.operations.last == "stored push/\(attachment.companionFiles.last?.file ?? attachment.file)")
+                    attachment.operations.last
+                        == "stored push/\(attachment.companionFiles.last?.file ?? attachment.file)")
                 for (_, rendition) in attachment.renditions.all {
                     let object = try #require(try await server.readBack("push/\(rendition.file)", bucket: bucket))
                     #expect(SHA256.hash(data: object.body).hexString == rendition.sha256)

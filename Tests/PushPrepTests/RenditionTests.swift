@@ -128,7 +128,8 @@ final class RenditionTests {
         let source = file("subject.png")
         try TestTools.vips("black", file("grey.v").path, "1600", "1200", "--bands", "3")
         try TestTools.vips("linear", file("grey.v").path, file("bg.v").path, "1", "128")
-        try TestTools.vips("gaussnoise", file("noise.v").path, "\(subject.width)", "\(subject.height)", "--sigma", "120")
+        try TestTools.vips(
+            "gaussnoise", file("noise.v").path, "\(subject.width)", "\(subject.height)", "--sigma", "120")
         try TestTools.vips("bandjoin_const", file("noise.v").path, file("noise3.v").path, "0 255")
         try TestTools.vips("cast", file("noise3.v").path, file("noise3u.v").path, "uchar")
         try TestTools.vips(
@@ -182,7 +183,8 @@ final class RenditionTests {
         #expect(android.crop == CropRectangle(x: 0, y: 0, width: 900, height: 900))
     }
 
-    @Test("the byte cap steps the quality down and then the size; a picture that cannot fit is a warning, not a failure")
+    @Test(
+        "the byte cap steps the quality down and then the size; a picture that cannot fit is a warning, not a failure")
     func byteCap() throws {
         try TestTools.vips("gaussnoise", file("noise.v").path, "2400", "1200", "--sigma", "80")
         try TestTools.vips("copy", file("noise.v").path, file("noise.jpg").path + "[Q=95]")
@@ -193,7 +195,8 @@ final class RenditionTests {
         }
         let roomy = try RenditionStep.make(from: input, specs: [spec(AndroidRules.maxBytes)], maxPixels: 100_000_000)
         let tight = try RenditionStep.make(from: input, specs: [spec(60_000)], maxPixels: 100_000_000)
-        let impossible = try RenditionStep.make(from: try imageInput(file("noise.jpg")), specs: [spec(500)], maxPixels: 100_000_000)
+        let impossible = try RenditionStep.make(
+            from: try imageInput(file("noise.jpg")), specs: [spec(500)], maxPixels: 100_000_000)
         let first = try #require(roomy.rendered.first)
         let reduced = try #require(tight.rendered.first)
         #expect(first.bytes.count <= AndroidRules.maxBytes && first.width == 1024)
@@ -261,7 +264,9 @@ enum RenditionAssertions {
             if key == .webIcon {
                 #expect(rendition.width == rendition.height && rendition.width <= WebRules.iconSize, "\(what)")
             } else if !fit {
-                #expect(abs(rendition.width - 2 * rendition.height) <= 1, "\(what) is \(rendition.width)x\(rendition.height)")
+                #expect(
+                    abs(rendition.width - 2 * rendition.height) <= 1,
+                    "\(what) is \(rendition.width)x\(rendition.height)")
             }
             let crop = rendition.crop
             #expect(crop.x >= 0 && crop.y >= 0 && crop.width > 0 && crop.height > 0, "\(what): \(crop)")

@@ -87,7 +87,8 @@ package struct ImagePlan: Equatable {
             var alone = settings
             alone.platforms = PlatformSet([.ios])
             alone.width = max(1, needed)
-            let height = (Double(header.uprightHeight) * Double(needed) / Double(max(1, header.uprightWidth))).rounded(.up)
+            let height = (Double(header.uprightHeight) * Double(needed) / Double(max(1, header.uprightWidth))).rounded(
+                .up)
             let second =
                 header.isAnimated
                 ? MemoryEstimate(bytes: MemoryEstimate.imageFixed + Double(needed) * height * 4, basis: "")

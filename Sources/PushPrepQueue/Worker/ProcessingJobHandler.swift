@@ -163,7 +163,8 @@ public struct ProcessingJobHandler: JobHandler {
             }
             bytesIn.increment(by: attachment.input.bytes)
             bytesOut.increment(
-                by: attachment.bytes + stagedPosterBytes + attachment.renditions.all.reduce(0) { $0 + $1.rendition.bytes })
+                by: attachment.bytes + stagedPosterBytes
+                    + attachment.renditions.all.reduce(0) { $0 + $1.rendition.bytes })
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             guard let data = try? encoder.encode(ManifestEntry.ok(published)) else {

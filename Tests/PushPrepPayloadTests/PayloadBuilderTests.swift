@@ -176,7 +176,7 @@ private let fullAlert = #"{"title":"Spring sale","subtitle":"Today only","body":
         PayloadShape(
             name: "airship: a title only", dialect: .airship, picks: [.audio], content: PayloadContent(title: "Hi"),
             expected:
-                #"{"device_types":["ios"],"notification":{"ios":{"title":"Hi","mutable_content":true,"media_attachment":{"url":"\#(audioURL)"}}}}"#,
+                #"{"device_types":["ios","android"],"notification":{"ios":{"title":"Hi","mutable_content":true,"media_attachment":{"url":"\#(audioURL)"}},"android":{"title":"Hi"}}}"#,
             findings: [], urls: [audioURL]),
         PayloadShape(
             name: "braze: an image with every key", dialect: .braze, picks: [.image], content: fullContent,
@@ -191,7 +191,7 @@ private let fullAlert = #"{"title":"Spring sale","subtitle":"Today only","body":
         PayloadShape(
             name: "braze: an audio", dialect: .braze, picks: [.audio], content: plainContent,
             expected:
-                #"{"messages":{"apple_push":{"alert":{"title":"Spring sale","body":"Tap to see what's new"},"asset_url":"\#(audioURL)","asset_file_type":"m4a","mutable_content":true}}}"#,
+                #"{"messages":{"apple_push":{"alert":{"title":"Spring sale","body":"Tap to see what's new"},"asset_url":"\#(audioURL)","asset_file_type":"m4a","mutable_content":true},"android_push":{"alert":"Tap to see what's new","title":"Spring sale"}}}"#,
             findings: [], urls: [audioURL]),
         PayloadShape(
             name: "fcm: an image with every key (the subtitle needs an aps alert)", dialect: .fcm, picks: [.image],

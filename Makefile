@@ -106,7 +106,7 @@ release: deps
 # The logs are kept in .build/test.log and .build/test-release.log; on failure the failing tests'
 # lines are repeated at the end, where a CI log's tail shows them. `make test TEST_ARGS="--filter
 # Preflight"` runs a subset of the first pass; `make test-release` runs the second pass alone.
-E2E_SUITES := CLITests|ObjectStoreCLITests|ObjectStorePayloadCLITests|PreflightCLITests|ReportCLITests|CorpusProcessTests|HostileMediaTests|WorkerProcessTests|WorkerStoreTests|QueueHardeningTests|ServeWebhookTests|PostgresServeTests|UploadAndPayloadTests|JobsAPITests|AuthAndLimitsTests|ServeMemoryTests|SoakTests
+E2E_SUITES := CLITests|ObjectStoreCLITests|ObjectStorePayloadCLITests|PayloadPlatformCLITests|PreflightCLITests|ReportCLITests|CorpusProcessTests|HostileMediaTests|WorkerProcessTests|WorkerStoreTests|QueueHardeningTests|ServeWebhookTests|PostgresServeTests|UploadAndPayloadTests|JobsAPITests|AuthAndLimitsTests|ServeMemoryTests|SoakTests
 RUN_TESTS = set -o pipefail; $(SWIFT) test --skip-build --no-parallel $(1) 2>&1 | tee $(2); status=$$?; \
 	if [ $$status -ne 0 ]; then \
 		echo; echo "Failing tests (whole log: $(2)):"; \

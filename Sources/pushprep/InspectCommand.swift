@@ -9,7 +9,9 @@ struct InspectCommand: AsyncParsableCommand {
         commandName: "inspect",
         abstract: "Show what inputs are, whether they meet Apple's rules, and what process would do.",
         discussion: """
-            Reads headers only: nothing is decoded or written.
+            Reads headers only: nothing is decoded or written. Exit status: 0 when every input can be
+            read and processed, 1 when one cannot (missing, unreadable, not a type PushPrep takes, or
+            refused: its report says why), 2 on a usage error, as process.
 
             Examples:
               pushprep inspect photo.heic
@@ -41,6 +43,8 @@ struct InspectCommand: AsyncParsableCommand {
         } else {
             for report in reports { print(Self.text(report)) }
         }
+        // As process: an input that would fail (its report carries the error) is exit status 1.
+        if reports.contains(where: { $0.error != nil }) { throw ExitCode(1) }
     }
 
     /// Only warnings and worse: inspect prints its own report.

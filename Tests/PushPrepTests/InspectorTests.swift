@@ -315,7 +315,14 @@ struct InspectorTests {
             let missing = dir.appendingPathComponent("missing.png")
             let result = try TestTools.run(binary.path, ["inspect", "--json", file.path, missing.path])
             let stderr = String(decoding: result.stderr, as: UTF8.self)
-            // Whatever the exit status convention, the JSON must describe both inputs.
+            // An input that cannot be read is exit status 1, as with process (issue 28: it was 0);
+            // the JSON still describes both inputs.
+            #expect(result.status == 1, "stderr: \(stderr)")
+            let alone = try TestTools.run(binary.path, ["inspect", file.path])
+            #expect(alone.status == 0, "a readable input alone: \(String(decoding: alone.stderr, as: UTF8.self))")
+            let text = try TestTools.run(binary.path, ["inspect", missing.path])
+            #expect(text.status == 1)
+            #expect(String(decoding: text.stdout, as: UTF8.self).contains("error: not_found"))
             let reports = try JSONDecoder().decode([InspectReport].self, from: result.stdout)
             try #require(reports.count == 2, "stderr: \(stderr)")
             #expect(reports[0].source == file.path)

@@ -11,8 +11,10 @@ struct EnqueueCommand: AsyncParsableCommand {
         discussion: """
             INPUT is a file, a directory (one job per file), an http(s) URL, or - for one per \
             line on standard input. Local paths are stored as absolute paths: workers on other \
-            hosts need the same paths (a shared directory). Enqueueing an input with the same \
-            settings while a job for it is queued or running returns that job.
+            hosts need the same paths (a shared directory). A local path that does not exist or \
+            cannot be read here is a usage error, unless --no-check says the workers see another \
+            file system. Enqueueing an input with the same settings while a job for it is queued \
+            or running returns that job.
 
             Prints one job id per input (--json: id, source, state and whether it was created).
 
@@ -44,6 +46,12 @@ struct EnqueueCommand: AsyncParsableCommand {
         help: ProcessingSettings.Declared.baseURL.argumentHelp(
             "URL prefix of the worker's out directory; each entry's url is this + its file."))
     var baseURL: String?
+
+    @Flag(
+        name: .customLong("no-check"),
+        help:
+            "Queue local paths without checking that they exist and can be read here (workers on another file system).")
+    var noCheck = false
 
     @OptionGroup var options: ImageOptions
 
@@ -85,6 +93,19 @@ struct EnqueueCommand: AsyncParsableCommand {
         return settings
     }
 
+    /// An http(s) URL, which workers fetch: not a path to check.
+    static func isURL(_ source: String) -> Bool {
+        let lowered = source.prefix(8).lowercased()
+        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
+    }
+
+    /// A regular file (after links) that this process may read.
+    static func isReadableFile(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
+            && FileManager.default.isReadableFile(atPath: path)
+    }
+
     struct Row: Encodable {
         var id: JobID
         var source: String
@@ -106,6 +127,15 @@ struct EnqueueCommand: AsyncParsableCommand {
             // With its code: invalid_request for a source the queue refuses, invalid_settings
             // for numbers out of range.
             throw ValidationError(error.description)
+        }
+        if !noCheck {
+            for spec in specs where !Self.isURL(spec.source) {
+                guard Self.isReadableFile(spec.source) else {
+                    throw ValidationError(
+                        "not_found: \(UntrustedText.escaped(spec.source)) does not exist or cannot be read here"
+                            + " (give --no-check if the workers see another file system); nothing was queued")
+                }
+            }
         }
         let results = try await queue.withQueue(logger: logger) { try await $0.enqueue(specs) }
         if output.json {

@@ -470,6 +470,31 @@ struct CLITests {
         }
     }
 
+    /// Issue 28: `enqueue missing.jpg` printed a job id and exited 0; the job failed later, in a
+    /// worker. A local path that does not exist or cannot be read here is a usage error, and
+    /// nothing is queued, unless `--no-check` says the workers see another file system.
+    @Test func enqueueRefusesAPathItCannotRead() throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let queue = ["--queue", "sqlite:\(dir.appendingPathComponent("queue.db").path)"]
+        try Data([0xFF, 0xD8, 0xFF]).write(to: dir.appendingPathComponent("here.jpg"))
+        let missing = try CLI.pushprep(["enqueue", "here.jpg", "missing.jpg"] + queue, in: dir)
+        #expect(missing.status == 2, "stdout: \(missing.stdoutText) stderr: \(missing.stderrText)")
+        #expect(missing.stderrText.contains("not_found"), "\(missing.stderrText)")
+        #expect(missing.stderrText.contains("missing.jpg") && missing.stderrText.contains("--no-check"))
+        #expect(missing.stdoutText.isEmpty, "no job id")
+        let listed = try CLI.pushprep(["jobs", "list", "--json"] + queue, in: dir)
+        #expect(listed.status == 0, "\(listed.stderrText)")
+        #expect((try JSONSerialization.jsonObject(with: listed.stdout) as? [Any])?.isEmpty == true, "nothing queued")
+
+        let unchecked = try CLI.pushprep(["enqueue", "missing.jpg", "--no-check"] + queue, in: dir)
+        #expect(unchecked.status == 0, "\(unchecked.stderrText)")
+        #expect(unchecked.stdoutText.split(separator: "\n").count == 1, "one job: \(unchecked.stdoutText)")
+        // A URL is the workers' to fetch: never checked here.
+        let url = try CLI.pushprep(["enqueue", "https://media.example.com/a.jpg"] + queue, in: dir)
+        #expect(url.status == 0, "\(url.stderrText)")
+    }
+
     @Test func versionPrintsAVersion() throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }

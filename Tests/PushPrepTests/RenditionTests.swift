@@ -212,6 +212,19 @@ final class RenditionTests {
         #expect(ProcessingWarning.code(of: impossible.warnings[0]) == .renditionNotMade)
     }
 
+    @Test("a picture the renditions cannot be decoded from is a warning for each, not an error")
+    func undecodableSourceIsAWarning() throws {
+        try Data([0xFF, 0xD8, 0xFF, 0xE0, 0, 16] + Array(repeating: 0x41, count: 64)).write(to: file("cut.jpg"))
+        var settings = ProcessingSettings()
+        settings.platforms = PlatformSet([.ios, .android, .web])
+        let outcome = try RenditionStep.make(
+            from: try imageInput(file("cut.jpg")), specs: RenditionSpec.specs(for: settings), maxPixels: 100_000_000)
+        #expect(outcome.rendered.isEmpty)
+        #expect(outcome.warnings.count == 3)
+        #expect(
+            outcome.warnings.allSatisfy { ProcessingWarning.code(of: $0) == .renditionNotMade }, "\(outcome.warnings)")
+    }
+
     private func imageInput(_ url: URL) throws -> ImageInput {
         let file = try InputFile.read(path: url.path, maxBytes: .max)
         return ImageInput(type: .jpeg, payload: .encoded(try ImageSource(descriptor: file.descriptor)))

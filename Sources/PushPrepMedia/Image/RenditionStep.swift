@@ -114,6 +114,23 @@ package enum RenditionStep {
         from input: ImageInput, specs: [RenditionSpec], maxPixels: Int
     ) throws(PushPrepError) -> RenditionOutcome {
         guard !specs.isEmpty else { return RenditionOutcome() }
+        do throws(PushPrepError) {
+            return try decodeAndMake(from: input, specs: specs, maxPixels: maxPixels)
+        } catch {
+            // A picture the renditions cannot be made from (a poster that does not decode, a
+            // frame over the pixel cap) costs the renditions, never the attachment.
+            var outcome = RenditionOutcome()
+            outcome.warnings = specs.map {
+                ProcessingWarning.renditionNotMade(rendition: $0.key.rawValue, reason: error.message).message
+            }
+            return outcome
+        }
+    }
+
+    /// ``make(from:specs:maxPixels:)``'s decode, throwing.
+    private static func decodeAndMake(
+        from input: ImageInput, specs: [RenditionSpec], maxPixels: Int
+    ) throws(PushPrepError) -> RenditionOutcome {
         try VipsRuntime.start()
         let header = try ImageHeaderStep.run(input, maxPixels: maxPixels)
         let width = neededWidth(specs, sourceWidth: header.uprightWidth, sourceHeight: header.uprightHeight)
@@ -127,7 +144,7 @@ package enum RenditionStep {
 
     /// Makes every one of `specs` from `picture`, the upright sRGB pixels of a
     /// `sourceWidth`×`sourceHeight` source at some scale (with an alpha channel only when
-    /// `transparent`). A rendition that cannot fit its cap is a warning, not a failure.
+    /// `transparent`). A rendition that cannot be made is a warning, not a failure.
     static func make(
         from picture: VipsImageRef, transparent: Bool, sourceWidth: Int, sourceHeight: Int, specs: [RenditionSpec]
     ) throws(PushPrepError) -> RenditionOutcome {
@@ -138,7 +155,9 @@ package enum RenditionStep {
                     try make(
                         spec, from: picture, transparent: transparent, sourceWidth: sourceWidth,
                         sourceHeight: sourceHeight))
-            } catch  where error.code == .cannotFit {
+            } catch {
+                // Too large for its cap at any size, or a crop or encoding libvips refused: that
+                // platform goes without a picture; the attachment is not affected.
                 outcome.warnings.append(
                     ProcessingWarning.renditionNotMade(rendition: spec.key.rawValue, reason: error.message).message)
             }

@@ -397,11 +397,14 @@ enum PreflightText {
                 lines += changes.map { "    \(display($0.pointer)): \($0.message)" }
                 if let path = report.fixedPayload { lines.append("  wrote \(path)") }
             }
+            // One verdict per report: after `--fix` it is the fixed payload's, said once.
             if let remaining = report.remaining {
-                lines.append(remaining.isEmpty ? "  after the fix: clean" : "  after the fix:")
+                lines.append(remaining.isEmpty ? "  after the fix: \(totals(report))" : "  after the fix:")
                 lines += remaining.map { "  " + line($0) }
+                if !remaining.isEmpty { lines.append("  " + totals(report)) }
+            } else {
+                lines.append("  " + totals(report))
             }
-            lines.append("  " + totals(report))
         }
         return lines.joined(separator: "\n")
     }

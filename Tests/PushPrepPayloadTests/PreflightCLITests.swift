@@ -201,6 +201,8 @@ final class PreflightCLITests {
         ])
         #expect(fixed.status == 0, "\(fixed.stdout)\n\(fixed.stderr)")
         #expect(fixed.stdout.contains("changes:") && fixed.stdout.contains("after the fix: clean"))
+        // The verdict once: not `after the fix: clean` and then `clean` again.
+        #expect(fixed.stdout.components(separatedBy: "clean").count == 2, "\(fixed.stdout)")
         let written = try json(
             String(decoding: try Data(contentsOf: directory.appendingPathComponent("fixed.json")), as: UTF8.self))
         let attachment = try #require((written["attachments"] as? [[String: Any]])?.first)

@@ -201,15 +201,54 @@ public enum Preflight {
         return Analysis(report: report, payload: payload, layout: layout, platformImages: images)
     }
 
+    /// How two JSON Pointers (RFC 6901) compare: token by token, a token of digits against
+    /// another as a number (so `/2` comes before `/10`), any other pair as text; a pointer
+    /// before the longer ones it starts (`/aps` before `/aps/alert`).
+    package static func pointerOrder(_ a: String, _ b: String) -> ComparisonResult {
+        let left = a.split(separator: "/", omittingEmptySubsequences: false)
+        let right = b.split(separator: "/", omittingEmptySubsequences: false)
+        for (x, y) in zip(left, right) where x != y {
+            let xDigits = !x.isEmpty && x.allSatisfy { $0.isASCII && $0.isNumber }
+            let yDigits = !y.isEmpty && y.allSatisfy { $0.isASCII && $0.isNumber }
+            if xDigits && yDigits {
+                // Numbers of any length: fewer digits (leading zeros aside) is smaller.
+                let xs = x.drop { $0 == "0" }
+                let ys = y.drop { $0 == "0" }
+                if xs.count != ys.count { return xs.count < ys.count ? .orderedAscending : .orderedDescending }
+                if xs != ys { return xs < ys ? .orderedAscending : .orderedDescending }
+                continue
+            }
+            if xDigits != yDigits { return xDigits ? .orderedAscending : .orderedDescending }
+            return x < y ? .orderedAscending : .orderedDescending
+        }
+        if left.count != right.count { return left.count < right.count ? .orderedAscending : .orderedDescending }
+        return .orderedSame
+    }
+
     /// Findings a report lists at most; the last of them then counts the rest.
     public static let maximumFindings = 1000
 
-    /// Errors first, stable within a severity; at most ``maximumFindings``, the last one a
-    /// `findings_truncated` that counts the others and has the severity of the worst of them
-    /// (so the report's outcome does not change).
-    static func sorted(_ findings: [PreflightFinding]) -> [PreflightFinding] {
-        let ordered = findings.enumerated()
-            .sorted { ($0.element.severity, $0.offset) < ($1.element.severity, $1.offset) }.map(\.element)
+    /// The one order of findings, which the text, the JSON, the pages and the HTTP API all show:
+    /// by severity (errors, warnings, infos), then by JSON Pointer with its array indices compared
+    /// as numbers (`/attachments/2` before `/attachments/10`, the whole payload's `""` first),
+    /// stable for findings at the same pointer; a `findings_truncated` last of its severity. At
+    /// most ``maximumFindings``, the last one a `findings_truncated` that counts the others and
+    /// has the severity of the worst of them (so the report's outcome does not change).
+    ///
+    /// Every path that makes or merges findings (the static check, `--fetch`'s downloads, which
+    /// finish in any order, `--fix`'s recheck) ends here, so none can list them otherwise.
+    package static func sorted(_ findings: [PreflightFinding]) -> [PreflightFinding] {
+        let ordered = findings.enumerated().sorted { left, right in
+            let (a, b) = (left.element, right.element)
+            if a.severity != b.severity { return a.severity < b.severity }
+            let (aLast, bLast) = (a.code == .findingsTruncated, b.code == .findingsTruncated)
+            if aLast != bLast { return bLast }
+            switch pointerOrder(a.pointer, b.pointer) {
+            case .orderedAscending: return true
+            case .orderedDescending: return false
+            case .orderedSame: return left.offset < right.offset
+            }
+        }.map(\.element)
         guard ordered.count > maximumFindings else { return ordered }
         var kept = Array(ordered.prefix(maximumFindings - 1))
         let dropped = ordered.dropFirst(maximumFindings - 1)

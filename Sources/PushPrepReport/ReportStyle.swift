@@ -2,6 +2,22 @@
 /// report and the pre-flight page. The report inlines it (under a hash in its CSP); the console
 /// serves it as a file. Plain CSS: the system font stack, a phone-like banner, colours with at
 /// least 4.5:1 contrast on their backgrounds, and a single column on narrow screens.
+///
+/// The iOS notification (`.notification`, `.banner`, `.expanded`) is drawn after iOS 17 and 18,
+/// in CSS pixels for points. Where its numbers come from:
+/// - Apple's Human Interface Guidelines, "Notifications"
+///   (developer.apple.com/design/human-interface-guidelines/notifications): the anatomy, i.e. the
+///   app's icon, a title and a body, no app-name line (the app's name stands in for a missing
+///   title), and the expanded view with the rich content on top of the same card.
+/// - Apple's Human Interface Guidelines, "Typography", the iOS Dynamic Type sizes at the default
+///   (Large) setting: the title and body at 15 pt on a 20 pt line (Subheadline's size; the title
+///   semibold), the time at 13 pt on 18 pt (Footnote).
+/// - Apple publishes no numbers for the notification's card. The ones here (the card's corner
+///   radius 22 pt, insets 14 pt, 10 pt between the icon, the text and the thumbnail, the icon
+///   38 pt with a 9 pt corner, the thumbnail 38 pt with an 8 pt corner) are the ones iOS 17/18
+///   UI kits and recreations use; the `search` corpus this was written with held no published
+///   measurement, and they were not checked against a device's screenshot here. Change them
+///   here, in one place, if a side-by-side screenshot disagrees.
 package enum ReportStyle {
     package static let css = """
         :root{--ink:#1c1c1e;--muted:#545458;--paper:#f2f2f7;--card:#fff;--line:#d1d1d6;\
@@ -18,39 +34,42 @@ package enum ReportStyle {
         table{border-collapse:collapse}
         th,td{text-align:left;padding:.2rem .6rem .2rem 0;vertical-align:top}
         .muted{color:var(--muted)}
-        .notification{width:100%;max-width:22rem;font-size:15px}
-        .banner{display:flex;align-items:center;gap:.6rem;padding:.65rem .75rem;border-radius:1.1rem;\
-        background:rgba(245,245,247,.96);box-shadow:0 1px 3px rgba(0,0,0,.25);color:#000}
+        .notification{width:100%;max-width:22rem;font:15px/20px -apple-system,BlinkMacSystemFont,"SF Pro Text",\
+        "Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+        .banner,.expanded{border-radius:22px;background:rgba(245,245,247,.96);box-shadow:0 1px 3px rgba(0,0,0,.25);\
+        color:#000}
+        .banner{display:flex;align-items:center;gap:10px;padding:14px}
         .banner-icon{flex:none;width:38px;height:38px;border-radius:9px;\
         background:linear-gradient(135deg,#4a8ff5,#1c5fc9)}
         .banner-text{flex:1;min-width:0}
-        .banner-head{display:flex;justify-content:space-between;gap:.5rem;font-size:13px;color:#3c3c43}
-        .banner-app{text-transform:uppercase;letter-spacing:.02em;overflow:hidden;text-overflow:ellipsis;\
+        .banner-head{display:flex;align-items:baseline;gap:8px}
+        .banner-title,.expanded-title{flex:1;min-width:0;font-weight:600;overflow:hidden;text-overflow:ellipsis;\
         white-space:nowrap}
-        .banner-time{flex:none}
-        .banner-title{font-weight:600;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
-        .banner-title:empty,.banner-body:empty{display:none}
-        .banner-body{display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:4;overflow:hidden;\
-        overflow-wrap:anywhere}
-        .banner-thumb{flex:none;position:relative;width:38px;height:38px;border-radius:7px;overflow:hidden;\
+        .banner-time{flex:none;font-size:13px;line-height:18px;color:rgba(60,60,67,.75)}
+        .banner-body,.expanded-body{overflow-wrap:anywhere}
+        .banner-body{display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:4;overflow:hidden}
+        .banner-body:empty,.expanded-body:empty{display:none}
+        .banner-thumb{flex:none;position:relative;width:38px;height:38px;border-radius:8px;overflow:hidden;\
         background:#c7c7cc;display:flex;align-items:center;justify-content:center}
         .banner-thumb svg{position:absolute;inset:0;width:100%;height:100%;display:block}
         .thumb-glyph{color:#3a3a3c;font-size:18px}
-        .expanded{margin-top:.5rem;border-radius:1.1rem;overflow:hidden;background:var(--card);\
-        box-shadow:0 1px 3px rgba(0,0,0,.25)}
+        .expanded{margin-top:.5rem;overflow:hidden}
         .expanded-media{position:relative;background:#000}
         .expanded-media img{display:block;width:100%;height:auto}
+        .expanded-text{display:flex;align-items:flex-start;gap:10px;padding:12px 14px 14px}
         .play-badge{position:absolute;left:50%;top:50%;width:54px;height:54px;margin:-27px 0 0 -27px;\
         border-radius:50%;background:rgba(0,0,0,.6);color:#fff;font-size:24px;line-height:54px;\
         text-align:center}
-        .expanded-placeholder{position:relative;min-height:8rem;display:flex;align-items:flex-end;\
-        padding:.75rem;background:#e5e5ea;color:#3a3a3c}
+        .expanded-placeholder{min-height:8rem;display:flex;flex-direction:column;align-items:center;\
+        justify-content:center;gap:.6rem;padding:.75rem;text-align:center;background:#e5e5ea;color:#3a3a3c;\
+        overflow-wrap:anywhere}
+        .expanded-placeholder .play-badge{position:static;flex:none;margin:0}
         .expanded-placeholder.movie{background:#2c2c2e;color:#f2f2f7}
-        .audio-bar{display:flex;align-items:center;gap:.6rem;padding:.8rem .9rem}
+        .audio-bar{display:flex;align-items:center;gap:.6rem;padding:.8rem .9rem;border-bottom:1px solid #d1d1d6}
         .audio-play{color:var(--accent)}
         .audio-track{flex:1;height:4px;border-radius:2px;background:#c7c7cc}
         .audio-duration{font-variant-numeric:tabular-nums;color:#3c3c43}
-        .expanded-caption{margin:0;padding:.45rem .75rem;font-size:13px;color:var(--muted)}
+        .expanded-caption{margin:.35rem 0 0;font-size:13px;line-height:18px;color:var(--muted)}
         .platform-label{margin:0 0 .3rem;font-size:13px;font-weight:600;color:var(--muted)}
         .preview{display:flex;flex-wrap:wrap;gap:1rem;align-items:flex-start;min-width:0}
         .platform-column,.platform-notification{flex:1 1 16rem;max-width:22rem;min-width:0}
@@ -87,12 +106,15 @@ package enum ReportStyle {
         #summary{background:var(--card);border-radius:.75rem;padding:1rem;margin-bottom:1rem}
         .counts{display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;margin:0 0 .75rem;padding:0;list-style:none}
         .counts b{font-size:1.25rem}
-        #size-chart{display:block;width:100%;max-width:36rem;height:auto}
-        #size-chart text{font:12px -apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,sans-serif;fill:var(--ink)}
+        #size-chart{display:block;width:100%;max-width:30rem;height:auto}
+        #size-chart text{font:13px -apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,sans-serif;fill:var(--ink)}
+        .chart-key{margin:.5rem 0 0;padding:0;list-style:none;font-size:.9rem;columns:18rem auto;column-gap:1.5rem}
+        .chart-key li{margin:.15rem 0;overflow-wrap:anywhere;break-inside:avoid}
+        .chart-key-number{display:inline-block;min-width:1.6rem;font-weight:600;font-variant-numeric:tabular-nums}
         .inputs{display:grid;gap:1rem}
         article.input{display:grid;grid-template-columns:fit-content(45rem) minmax(0,1fr);gap:1rem;\
         background:var(--card);border-radius:.75rem;padding:1rem;border-left:.35rem solid var(--ok)}
-        article.input[data-status=failed]{border-left-color:var(--bad)}
+        article.input[data-status=failed]{border-left-color:var(--bad);grid-template-columns:minmax(0,1fr)}
         article.input>h2{grid-column:1/-1}
         .status{font-weight:600}
         .status-ok{color:var(--ok)}
@@ -121,12 +143,14 @@ package enum ReportStyle {
         background:var(--card);border-radius:.75rem;padding:1rem}
         .findings-part h3,.findings-part h4{margin:0 0 .25rem}
         .findings{margin:0 0 .75rem;padding-left:1.1rem}
-        li.finding{margin:.35rem 0}
+        li.finding{margin:.35rem 0;overflow-wrap:anywhere}
+        .finding-places{margin:.2rem 0;padding-left:1.1rem}
+        .image-url{overflow-wrap:anywhere;word-break:break-all}
         @media (max-width:40rem){article.input,.preflight{grid-template-columns:1fr}main{padding:.5rem}}
         @media (prefers-color-scheme:dark){:root{--ink:#f2f2f7;--muted:#aeaeb2;--paper:#000;--card:#1c1c1e;\
         --line:#3a3a3c;--ok:#5ed47a;--bad:#ff8a80;--warn:#ffc46b;--accent:#6cb2ff;--bar:#6cb2ff;\
         --limit:#ff8a80}\
-        .banner{background:rgba(44,44,46,.96);color:#fff}.banner-head{color:#d1d1d6}\
+        .banner,.expanded{background:rgba(44,44,46,.96);color:#fff}.banner-time{color:rgba(235,235,245,.7)}\
         .expanded-placeholder{background:#2c2c2e;color:#e5e5ea}.audio-duration{color:#d1d1d6}\
         .limit-track,.chart-track{fill:#3a3a3c}\
         .android-collapsed,.android-expanded,.web-card{background:#2d2f31;color:#e3e3e3}\

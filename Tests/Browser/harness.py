@@ -499,12 +499,21 @@ def same_origin(origin: str):
 # What the tests check on more than one page ----------------------------------------------------
 
 def check_banner_layout(browser: Browser, notification) -> dict | None:
-    """The contract's collapsed banner, where iOS draws it: app name, title and body, and the
-    square thumbnail box inside the banner at its right edge, right of the text. Returns the
-    thumbnail's rectangle (None when the preview has no thumbnail)."""
+    """The contract's collapsed banner, where iOS 17/18 draw it: the app's icon at the left, the
+    title and body right of it, no upper-case app-name line, and the square thumbnail box inside
+    the banner at its right edge, right of the text. Returns the thumbnail's rectangle (None when
+    the preview has no thumbnail)."""
     banner = browser.one(".banner", notification)
-    for part in (".banner-app", ".banner-title", ".banner-body"):
+    for part in (".banner-icon", ".banner-title", ".banner-body"):
         assert browser.select(part, banner), f"the banner has no {part}"
+    icon, title = browser.rect(browser.one(".banner-icon", banner)), browser.rect(browser.one(".banner-title", banner))
+    outer = browser.rect(banner)
+    assert icon["left"] - outer["left"] <= 24 and icon["right"] <= title["left"], \
+        f"the app's icon {icon} is not at the banner's left {outer}, before the title {title}"
+    upper = browser.driver.execute_script(
+        "return [...arguments[0].querySelectorAll('*')].filter(e => getComputedStyle(e).textTransform === 'uppercase'"
+        " && e.textContent.trim()).map(e => e.textContent.trim())", banner)
+    assert not upper, f"an upper-case line in the banner (iOS 17 has none): {upper}"
     thumbs = browser.select(".banner-thumb", banner)
     if not thumbs:
         return None

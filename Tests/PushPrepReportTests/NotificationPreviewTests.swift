@@ -85,8 +85,8 @@ import Testing
             body: "Today only")
         let html = preview.html
         #expect(html.hasPrefix(#"<div class="notification" data-kind="image">"#))
-        #expect(html.contains(#"<span class="banner-app">Shop</span>"#))
-        #expect(html.contains(#"<div class="banner-title">Sale</div>"#))
+        #expect(html.contains(#"<span class="banner-icon" role="img" aria-label="Shop"></span>"#))
+        #expect(html.contains(#"<span class="banner-title">Sale</span>"#))
         #expect(html.contains(#"<div class="banner-body">Today only</div>"#))
         // The thumb comes after the text inside the banner (the right, in a row).
         let banner = try #require(html.range(of: #"<div class="banner">"#))

@@ -98,10 +98,12 @@ final class ReportCLITests {
         #expect(page[summary].attrs["data-bytes-before"] == "\(ok.map(\.input.bytes).reduce(0, +) + broken)")
         _ = try page.one("svg", attribute: ("id", "size-chart"), within: summary)
 
-        // One article per input, in order, as the manifest says.
+        // One article per input as the manifest says: the failed ones first, each part in order.
         let articles = page.select("article", classes: ["input"], within: report)
         try #require(articles.count == manifest.attachments.count)
-        for (article, entry) in zip(articles, manifest.attachments) {
+        let ordered =
+            manifest.attachments.filter { $0.failure != nil } + manifest.attachments.filter { $0.failure == nil }
+        for (article, entry) in zip(articles, ordered) {
             let attrs = page[article].attrs
             #expect(attrs["data-source"] == entry.source)
             switch entry {
@@ -117,13 +119,14 @@ final class ReportCLITests {
                 #expect(attrs["data-code"] == "corrupt_input")
                 #expect(attrs["data-bytes-before"] == "\(broken)" && attrs["data-bytes-after"] == "0")
                 let text = page[article].text
+                #expect(page.select("div", classes: ["notification"], within: article).isEmpty)
                 #expect(text.contains("corrupt_input") && text.contains(Explanation(.corruptInput).meaning))
                 #expect(text.contains(Explanation(.corruptInput).action))
             }
         }
         // The hostile name came through as text, whole.
         #expect(page.select("article", attribute: ("data-source", Self.hostileName)).count == 1)
-        #expect(page.select("div", classes: ["banner-title"]).contains { page[$0].text == Self.hostileName })
+        #expect(page.select("code").contains { page[$0].text == Self.hostileName })
     }
 
     /// A PNG named `.jpg` is processed with the extension-mismatch warning, which the report lists
@@ -155,7 +158,7 @@ final class ReportCLITests {
     private func checkPreview(_ page: ParsedHTML, article: Int, attachment: PushPrepCore.Attachment) throws {
         let notification = try page.one("div", classes: ["notification"], within: article)
         let banner = try page.one("div", classes: ["banner"], within: notification)
-        for part in ["banner-app", "banner-title", "banner-body"] {
+        for part in ["banner-icon", "banner-title", "banner-body"] {
             _ = try page.one(classes: [part], within: banner)
         }
         let expanded = try page.one("div", classes: ["expanded"], within: notification)
@@ -170,7 +173,7 @@ final class ReportCLITests {
             #expect(max(large.width, large.height) <= NotificationPreview.expandedWidth, "\(large)")
             if attachment.kind == .video {
                 _ = try page.one(classes: ["play-badge"], within: expanded)
-                #expect(page[expanded].text.contains("ThumbnailTime"))
+                #expect(page[notification].text.contains("ThumbnailTime"))
             }
         case .audio:
             let bar = try page.one("div", classes: ["audio-bar"], within: expanded)
@@ -233,7 +236,7 @@ final class ReportCLITests {
         #expect(part(of: "missing_mutable_content") == "payload")
 
         let banner = try page.one("div", classes: ["banner"])
-        #expect(page[try page.one("div", classes: ["banner-title"], within: banner)].text == "Spring sale")
+        #expect(page[try page.one(classes: ["banner-title"], within: banner)].text == "Spring sale")
         #expect(page[try page.one("div", classes: ["banner-body"], within: banner)].text == "Half off today")
         // Not downloaded (no --fetch): the thumbnail box and the expanded view say so, no picture.
         _ = try page.one("div", classes: ["banner-thumb"], within: banner)
@@ -407,7 +410,7 @@ extension ReportCLITests {
             #expect(page.select("li", classes: ["finding"]).isEmpty, "nothing is left after the fix")
             #expect(page[try page.one("p", classes: ["fixed-note"])].text.contains("fixed.json"))
             let banner = try page.one("div", classes: ["banner"])
-            #expect(page[try page.one("div", classes: ["banner-title"], within: banner)].text == "Spring sale")
+            #expect(page[try page.one(classes: ["banner-title"], within: banner)].text == "Spring sale")
             #expect(page[try page.one("div", classes: ["banner-body"], within: banner)].text == "Half off today")
             // The corrected payload's attachment: the JPEG the fix made of the 64 × 48 WebP.
             let (_, thumb, expanded) = try pictures(page)

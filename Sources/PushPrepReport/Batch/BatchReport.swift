@@ -4,9 +4,10 @@ package import PushPrepCore
 
 /// The batch report of `pushprep process … --report`: one self-contained HTML page (no request
 /// leaves it: thumbnails are `data:` URLs, the stylesheet is inline under a hash in a strict
-/// Content-Security-Policy, no script) with a summary at the top and, for each input, its
-/// notification preview (iOS, and beside it Android and, for a run made for it, the web, drawn
-/// from the renditions), before → after, and its warnings or failure in plain words.
+/// Content-Security-Policy, no script) with a summary at the top and, for each input (the failed
+/// ones first), its notification preview (iOS, and beside it Android and, for a run made for it,
+/// the web, drawn from the renditions; none for a failed input, which sends nothing), before →
+/// after, and its warnings or failure in plain words.
 ///
 /// The DOM follows the contract the browser tests select: `main#report`, `section#summary` with
 /// `data-count-ok`, `data-count-failed`, `data-bytes-before`, `data-bytes-after`,
@@ -55,6 +56,16 @@ package struct BatchReport: Sendable {
     /// The platforms the run was made for (the manifest's settings): what the Android and web
     /// previews say when an attachment has no rendition; nil when not known.
     package var platforms: PlatformSet?
+    /// What the previews show as the notification's title and body. A batch has no payload (the
+    /// title and body come with `pushprep payload --title … --body …`), so these stand in, and
+    /// the page says so; never the file's name, which a phone would not show.
+    package var sampleTitle: String = BatchReport.defaultSampleTitle
+    package var sampleBody: String = BatchReport.defaultSampleBody
+
+    /// The stand-in title when the caller gives none.
+    package static let defaultSampleTitle = "Your title"
+    /// The stand-in body when the caller gives none.
+    package static let defaultSampleBody = "Your message: the payload's body shows here."
 
     package init(items: [Item], seconds: Double, finished: Date = Date(), platforms: PlatformSet? = nil) {
         self.items = items

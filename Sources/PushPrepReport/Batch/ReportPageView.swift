@@ -21,6 +21,20 @@ struct ReportPageView {
         var total: Int
         /// The inline `<svg id="size-chart">`.
         var chart: String
+        /// The chart's key: which mark is which input.
+        var key: [KeyEntry]
+        var hasKey: Bool
+        /// What the previews show as title and body, for the line that says they stand in.
+        var sampleTitle: String
+        var sampleBody: String
+    }
+
+    /// A line of the chart's key: the mark's number, the input, its kind and size.
+    struct KeyEntry {
+        var number: Int
+        var anchor: String
+        var source: String
+        var text: String
     }
 
     struct Article {
@@ -32,8 +46,9 @@ struct ReportPageView {
         var code: String?
         var bytesBefore: Int
         var bytesAfter: Int
-        /// The previews' HTML: iOS's and the other platforms' (``PlatformPreview/row(ios:others:)``).
-        var preview: String
+        /// The previews' HTML: iOS's and the other platforms' (``PlatformPreview/row(ios:others:)``);
+        /// nil for a failed input, which sends no notification.
+        var preview: String?
         var sizes: Sizes?
         var failure: Problem?
         var warnings: [Problem]
@@ -66,25 +81,45 @@ struct ReportPageView {
     init(_ report: BatchReport) {
         let formatter = ISO8601DateFormatter()
         generated = formatter.string(from: report.finished)
-        articles = report.items.enumerated().map { index, item in
-            Self.article(item, index: index, app: report.appName, platforms: report.platforms)
+        // The failed inputs first (what needs a person's attention), each part in the run's order.
+        let ordered = report.items.filter { $0.entry.failure != nil } + report.items.filter { $0.entry.failure == nil }
+        articles = ordered.enumerated().map { index, item in
+            Self.article(item, index: index, report: report)
         }
-        let ok = report.items.compactMap(\.entry.attachment)
-        var sizes: [MediaKind: [Int]] = [:]
-        for attachment in ok { sizes[attachment.kind, default: []].append(attachment.bytes) }
+        let ok = ordered.compactMap(\.entry.attachment)
+        var marks: [SizeChart.Mark] = []
+        for (index, item) in ordered.enumerated() {
+            guard let attachment = item.entry.attachment else { continue }
+            marks.append(
+                SizeChart.Mark(
+                    number: index + 1, source: attachment.source, kind: attachment.kind, bytes: attachment.bytes))
+        }
         let before = articles.map(\.bytesBefore).reduce(0, +)
         let after = ok.map(\.bytes).reduce(0, +)
         let okBefore = ok.map(\.input.bytes).reduce(0, +)
-        let kinds = MediaKind.allCases.compactMap { kind -> String? in
-            guard let count = sizes[kind]?.count, count > 0 else { return nil }
-            return "\(count) \(SizeChart.noun(kind, count))"
-        }
+        let failed = ordered.count - ok.count
         summary = Summary(
-            countOK: ok.count, countFailed: report.items.count - ok.count, bytesBefore: before, bytesAfter: after,
+            countOK: ok.count, countFailed: failed, bytesBefore: before, bytesAfter: after,
             bytesBeforeText: ReportFormat.bytes(before), bytesAfterText: ReportFormat.bytes(after),
             change: okBefore > 0 ? Self.change(from: okBefore, to: after) : nil,
-            kinds: kinds.isEmpty ? "none ready" : kinds.joined(separator: ", "),
-            time: ReportFormat.seconds(report.seconds), total: report.items.count, chart: SizeChart.svg(sizes))
+            kinds: Self.kinds(ok.map(\.kind), failed: failed),
+            time: ReportFormat.seconds(report.seconds), total: ordered.count, chart: SizeChart.svg(marks),
+            key: marks.map { mark in
+                KeyEntry(
+                    number: mark.number, anchor: "input-\(mark.number)", source: mark.source,
+                    text: "\(SizeChart.noun(mark.kind, 1)), \(ReportFormat.bytes(mark.bytes))")
+            }, hasKey: !marks.isEmpty, sampleTitle: report.sampleTitle, sampleBody: report.sampleBody)
+    }
+
+    /// What the inputs came to, after their count in the summary: each kind made, then the
+    /// failures (`5 images, 1 movie, 1 sound, 2 failed`), so the parts add up to the count.
+    static func kinds(_ kinds: [MediaKind], failed: Int) -> String {
+        var parts = MediaKind.allCases.compactMap { kind -> String? in
+            let count = kinds.filter { $0 == kind }.count
+            return count > 0 ? "\(count) \(SizeChart.noun(kind, count))" : nil
+        }
+        if failed > 0 { parts.append("\(failed) failed") }
+        return parts.isEmpty ? "none" : parts.joined(separator: ", ")
     }
 
     /// `−84 %` (smaller) or `+12 %` (larger).
@@ -95,22 +130,19 @@ struct ReportPageView {
         return rounded == 0 ? "±0 %" : rounded < 0 ? "−\(-rounded) %" : "+\(rounded) %"
     }
 
-    private static func article(
-        _ item: BatchReport.Item, index: Int, app: String, platforms: PlatformSet?
-    ) -> Article {
-        let name = ReportFormat.name(of: item.entry.source)
+    private static func article(_ item: BatchReport.Item, index: Int, report: BatchReport) -> Article {
+        let (app, title, body) = (report.appName, report.sampleTitle, report.sampleBody)
         switch item.entry {
         case .ok(let attachment):
             var preview = NotificationPreview(
                 attachment: attachment, imageSource: item.imageSource, thumbnailSource: item.thumbnailSource,
-                appName: app, title: name,
-                body: describe(attachment))
+                appName: app, title: title, body: body)
             if preview.picture == nil, let note = item.imageNote, attachment.kind != .audio {
                 preview.placeholder = note
             }
             let others = PlatformPreview.previews(
-                of: attachment, platforms: platforms, pictures: item.renditionPictures, notes: item.renditionNotes,
-                appName: app, title: name, body: describe(attachment))
+                of: attachment, platforms: report.platforms, pictures: item.renditionPictures,
+                notes: item.renditionNotes, appName: app, title: title, body: body)
             let warnings = attachment.warnings.map(Problem.init(warning:))
             return Article(
                 anchor: "input-\(index + 1)", source: attachment.source, status: "ok", statusText: "Ready",
@@ -121,26 +153,15 @@ struct ReportPageView {
                 hasOperations: !attachment.operations.isEmpty)
         case .failed(let failure):
             let words = Explanation(failure.error.code)
-            let preview = NotificationPreview(
-                appName: app, title: name, body: "Failed: \(failure.error.code.rawValue)",
-                placeholder: "Nothing to attach: this input failed")
             return Article(
                 anchor: "input-\(index + 1)", source: failure.source, status: "failed", statusText: "Failed",
                 kind: nil, code: failure.error.code.rawValue, bytesBefore: item.bytesBefore ?? 0, bytesAfter: 0,
-                preview: PlatformPreview.row(ios: preview.html, others: []), sizes: nil,
+                preview: nil, sizes: nil,
                 failure: Problem(
                     code: failure.error.code.rawValue, message: failure.error.message, meaning: words.meaning,
                     action: words.action),
                 warnings: [], hasWarnings: false, operations: [], hasOperations: false)
         }
-    }
-
-    /// What the output is, for the notification's body: `JPEG 1179×786, 212 kB`.
-    private static func describe(_ attachment: Attachment) -> String {
-        var parts = [typeName(attachment)]
-        if let dimensions = ReportFormat.dimensions(attachment.width, attachment.height) { parts.append(dimensions) }
-        if let duration = attachment.duration { parts.append(NotificationPreview.clock(duration)) }
-        return parts.joined(separator: " ") + ", " + ReportFormat.bytes(attachment.bytes)
     }
 
     /// The output's type from its file name's extension, upper case: `JPEG`, `MP4`, `M4A`.

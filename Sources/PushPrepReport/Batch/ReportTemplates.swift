@@ -24,15 +24,21 @@ enum ReportTemplates {
         <li>in <b>{{time}}</b></li>
         </ul>
         {{{chart}}}
-        </section>{{/summary}}
+        {{#hasKey}}<ol class="chart-key" aria-label="Which mark is which input">{{#key}}\
+        <li class="chart-key-entry" data-key="{{number}}" data-source="{{source}}"><span class="chart-key-number">\
+        {{number}}</span> <a href="#{{anchor}}"><code>{{source}}</code></a>: {{text}}</li>{{/key}}</ol>{{/hasKey}}
+        </section>
         <p class="muted">Written {{generated}} by pushprep. Previews are drawn with HTML and CSS, after iOS, \
-        Android and Chrome; thumbnails are small copies of the outputs and their renditions.</p>
+        Android and Chrome; thumbnails are small copies of the outputs and their renditions. A batch has no \
+        payload, so each preview's title (“{{sampleTitle}}”) and body (“{{sampleBody}}”) stand in for yours: \
+        <code>pushprep payload --title … --body …</code> sets them. A failed input sends nothing, so it has no \
+        preview.</p>{{/summary}}
         <section class="inputs" aria-label="Inputs">
         {{#articles}}<article class="input" id="{{anchor}}" data-source="{{source}}" data-status="{{status}}"\
         {{#kind}} data-kind="{{kind}}"{{/kind}}{{#code}} data-code="{{code}}"{{/code}} \
         data-bytes-before="{{bytesBefore}}" data-bytes-after="{{bytesAfter}}">
         <h2><code>{{source}}</code></h2>
-        <div class="preview">{{{preview}}}</div>
+        {{#preview}}<div class="preview">{{{.}}}</div>{{/preview}}
         <div class="details">
         <p class="status status-{{status}}">{{statusText}}{{#code}}: <code class="problem-code">{{code}}</code>{{/code}}</p>
         {{#sizes}}<table class="sizes">

@@ -1,24 +1,40 @@
 import Foundation
 import PushPrepCore
 
-/// The summary's chart: one lane per kind of output, each output a tick at its size on a log
+/// The summary's chart: one lane per kind of output, each output a mark at its size on a log
 /// scale from 1 kB to Apple's limit for the kind, the limit drawn as a line at the right end.
-/// A strip per kind stays the same height for ten inputs or ten thousand. Drawn with SVG
-/// attributes and the stylesheet's classes only (no inline style: the CSP refuses it).
+/// A strip per kind stays the same height for ten inputs or ten thousand. Each mark carries its
+/// input's number (the article's, `#input-N`) and name in a `<title>` (what a pointer hovering
+/// it shows), and the page lists the same numbers under the chart (``ReportPageView/KeyEntry``).
+/// Drawn with SVG attributes and the stylesheet's classes only (no inline style: the CSP
+/// refuses it).
+///
+/// The drawing is ``width`` units wide and the page scales it to its box, at most
+/// ``ReportStyle``'s `max-width`; on a 390 px phone the box is about 342 px (the page's and the
+/// summary's paddings), so a unit is drawn at least 342 / 340 px and the smallest label (11
+/// units, `.chart-scale`) stays at least 11 px.
 enum SizeChart {
-    static let width = 420
+    static let width = 340
     static let laneHeight = 64
-    static let plotLeft = 92.0
-    static let plotRight = 404.0
+    static let plotLeft = 86.0
+    static let plotRight = 326.0
     /// The scale's start: sizes below it sit at the left edge.
     static let floorBytes = 1000.0
 
-    /// The `<svg id="size-chart">` for outputs of `sizes` bytes by kind.
-    static func svg(_ sizes: [MediaKind: [Int]]) -> String {
+    /// One output on the chart: its input's number in the page, its source, kind and size.
+    struct Mark {
+        var number: Int
+        var source: String
+        var kind: MediaKind
+        var bytes: Int
+    }
+
+    /// The `<svg id="size-chart">` for `marks`.
+    static func svg(_ marks: [Mark]) -> String {
         let kinds = MediaKind.allCases
         let height = laneHeight * kinds.count + 12
         let summary = kinds.map { kind in
-            let list = sizes[kind] ?? []
+            let list = marks.filter { $0.kind == kind }.map(\.bytes)
             let largest = list.max().map { ", the largest \(ReportFormat.bytes($0))" } ?? ""
             return
                 "\(list.count) \(noun(kind, list.count))\(largest) of \(ReportFormat.bytes(AppleLimits.maxBytes(for: kind)))"
@@ -27,19 +43,19 @@ enum SizeChart {
             <svg id="size-chart" viewBox="0 0 \(width) \(height)" width="\(width)" height="\(height)" \
             role="img" aria-labelledby="size-chart-title size-chart-desc">\
             <title id="size-chart-title">Output sizes against Apple's limits</title>\
-            <desc id="size-chart-desc">\(HTML.escape(summary))</desc>
+            <desc id="size-chart-desc">\(HTML.escape(summary)); the list below the chart names each mark</desc>
             """
         for (lane, kind) in kinds.enumerated() {
-            out += self.lane(kind, sizes[kind] ?? [], top: Double(lane * laneHeight + 12))
+            out += self.lane(kind, marks.filter { $0.kind == kind }, top: Double(lane * laneHeight + 12))
         }
         return out + "</svg>"
     }
 
-    private static func lane(_ kind: MediaKind, _ sizes: [Int], top: Double) -> String {
+    private static func lane(_ kind: MediaKind, _ marks: [Mark], top: Double) -> String {
         let limit = AppleLimits.maxBytes(for: kind)
         let middle = top + 22
         var out = "<g class=\"chart-lane chart-\(kind.rawValue)\">"
-        out += "<text x=\"0\" y=\"\(n(middle + 4))\">\(title(kind)) (\(sizes.count))</text>"
+        out += "<text x=\"0\" y=\"\(n(middle + 4))\">\(title(kind)) (\(marks.count))</text>"
         out += "<rect class=\"chart-track\" x=\"\(n(plotLeft))\" y=\"\(n(top + 8))\" "
         out += "width=\"\(n(plotRight - plotLeft))\" height=\"28\"/>"
         // Decades from 1 kB to the limit, labelled below the track.
@@ -52,9 +68,11 @@ enum SizeChart {
             out += "\(ReportFormat.bytes(Int(mark)))</text>"
             mark *= 10
         }
-        for size in sizes {
-            let x = position(Double(size), limit: limit)
-            out += "<rect class=\"chart-tick\" x=\"\(n(x - 1))\" y=\"\(n(top + 10))\" width=\"2\" height=\"24\"/>"
+        for mark in marks {
+            let x = position(Double(mark.bytes), limit: limit)
+            out += "<rect class=\"chart-tick\" data-key=\"\(mark.number)\" x=\"\(n(x - 1.5))\" y=\"\(n(top + 10))\" "
+            out += "width=\"3\" height=\"24\"><title>\(mark.number). \(HTML.escape(mark.source)): "
+            out += "\(ReportFormat.bytes(mark.bytes))</title></rect>"
         }
         out += "<line class=\"chart-limit\" x1=\"\(n(plotRight))\" x2=\"\(n(plotRight))\" y1=\"\(n(top + 6))\" "
         out += "y2=\"\(n(top + 40))\"/>"

@@ -17,9 +17,14 @@ enum PreflightTemplates {
         <code>{{pointer}}</code></p>{{/images}}{{#noImage}}<p class="platform-image muted">{{noImage}}</p>{{/noImage}}
         {{#clean}}<p class="muted">No findings for {{label}}.</p>{{/clean}}
         {{#groups}}<div class="findings-part" data-part="{{part}}"><h4>{{heading}}</h4><ul class="findings">\
-        {{#findings}}<li class="finding" data-code="{{code}}" data-severity="{{severity}}" data-pointer="{{pointer}}">\
-        <span class="severity-{{severity}}">{{severity}}</span> <code class="problem-code">{{code}}</code> at \
-        <code>{{pointer}}</code>: {{message}}<span class="meaning">{{meaning}}</span>\
+        {{#findings}}<li class="finding" data-code="{{code}}" data-severity="{{severity}}" data-pointer="{{pointer}}" \
+        data-count="{{count}}">\
+        <span class="severity-{{severity}}">{{severity}}</span> <code class="problem-code" title="{{meaning}}">{{code}}\
+        </code>{{^hasPlaces}} at <code>{{pointer}}</code>{{/hasPlaces}}{{#hasPlaces}} at {{count}} places{{/hasPlaces}}: \
+        <span class="finding-message">{{message}}</span>\
+        {{#hasPlaces}}<ul class="finding-places">{{/hasPlaces}}{{#places}}<li class="finding-place" \
+        data-pointer="{{pointer}}"><code>{{pointer}}</code>{{#url}}: <code class="image-url">{{url}}</code>{{/url}}</li>\
+        {{/places}}{{#hasPlaces}}</ul>{{/hasPlaces}}\
         <span class="advice">What to do: {{action}}</span></li>{{/findings}}</ul></div>
         {{/groups}}</div>
         {{/platforms}}</div>

@@ -196,13 +196,27 @@ struct PreflightSectionView {
         var findings: [Finding]
     }
 
+    /// A finding, or one said of several places (``PreflightFindingGroup``): its message once,
+    /// then the places. The code's meaning is the code's `title` (its summary, which the message
+    /// says in its own case), so the row does not say the same thing twice; the row's advice is
+    /// what to do.
     struct Finding {
         var code: String
         var severity: String
+        /// The first place's pointer.
         var pointer: String
         var message: String
         var meaning: String
         var action: String
+        /// How many places; more than one lists them.
+        var count: Int
+        var hasPlaces: Bool
+        var places: [Place]
+    }
+
+    struct Place {
+        var pointer: String
+        var url: String?
     }
 
     init(_ view: PreflightView) {
@@ -221,15 +235,18 @@ struct PreflightSectionView {
         // iOS's findings by part; Android's and the web's in one group each.
         var byPart: [PreflightView.Part: [Finding]] = [:]
         var byPlatform: [Platform: [Finding]] = [:]
-        for finding in outcome {
-            let words = Explanation(finding.code)
+        for group in Preflight.grouped(outcome, urls: Preflight.urls(of: report)) {
+            let words = Explanation(group.code)
+            let first = group.places[0].pointer
             let row = Finding(
-                code: finding.code.rawValue, severity: finding.severity.rawValue,
-                pointer: finding.pointer.isEmpty ? "(payload)" : finding.pointer, message: finding.message,
-                meaning: words.meaning, action: words.action)
-            let platform = PreflightView.platform(of: finding.code.rawValue)
+                code: group.code.rawValue, severity: group.severity.rawValue, pointer: Self.display(first),
+                message: group.message, meaning: words.meaning, action: words.action, count: group.places.count,
+                hasPlaces: group.places.count > 1,
+                places: group.places.count > 1
+                    ? group.places.map { Place(pointer: Self.display($0.pointer), url: $0.url) } : [])
+            let platform = PreflightView.platform(of: group.code.rawValue)
             if platform == .ios {
-                byPart[view.part(of: finding.pointer), default: []].append(row)
+                byPart[view.part(of: first), default: []].append(row)
             } else {
                 byPlatform[platform, default: []].append(row)
             }
@@ -269,4 +286,7 @@ struct PreflightSectionView {
                 clean: groups.isEmpty, groups: groups)
         }
     }
+
+    /// A pointer as the page writes it: the whole payload's `""` in words.
+    private static func display(_ pointer: String) -> String { pointer.isEmpty ? "(payload)" : pointer }
 }

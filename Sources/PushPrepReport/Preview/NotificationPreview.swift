@@ -1,9 +1,11 @@
 package import PushPrepCore
 
 /// One attachment as the phone shows it in a notification, drawn with plain HTML and CSS (the
-/// classes of ``ReportStyle/css``): the collapsed banner (app name, title, body and, at the
+/// classes of ``ReportStyle/css``) after iOS 17 and 18: the collapsed banner (the app's icon at
+/// the left, the title in bold, or the app's name when there is no title, the body and, at the
 /// right, the square thumbnail cropped as iOS crops it) and the expanded view (the image, a
-/// movie's poster with a play badge, or an audio bar with the duration).
+/// movie's poster with a play badge, or an audio bar with the duration, on top of the card that
+/// holds the text below it).
 ///
 /// A value of what is known; ``html`` draws it. Image sources are strings the page can load: a
 /// `data:` URL in the self-contained report, a same-origin path in the console.
@@ -32,7 +34,8 @@ package struct NotificationPreview: Sendable, Equatable {
         }
     }
 
-    /// The app's name at the banner's top.
+    /// The app's name: the icon's accessible name, and the bold first line when there is no title
+    /// (iOS 17 shows no separate app-name line).
     package var appName: String
     package var title: String?
     package var body: String?

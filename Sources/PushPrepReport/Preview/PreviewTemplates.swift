@@ -3,16 +3,19 @@ import Mustache
 /// The preview's Mustache template, kept in the source (no resource bundle to find at run time)
 /// and parsed once.
 enum PreviewTemplates {
-    /// The notification: banner, then expanded view. `{{…}}` escapes for HTML; nothing here is
-    /// rendered unescaped.
+    /// The notification as iOS 17 and 18 draw it: the banner (the app's icon at the left, the
+    /// title in bold with the time, the body, and the attachment's thumbnail at the right), then
+    /// the expanded view (the attachment on top of the same card, the icon, title and body
+    /// below). No app-name line: iOS shows the app's name only in place of a missing title.
+    /// PushPrep's own notes on the picture (which frame it is) go under the card, not in it.
+    /// `{{…}}` escapes for HTML; nothing here is rendered unescaped.
     static let notification = """
         <div class="notification" data-kind="{{kind}}">\
         <div class="banner">\
-        <div class="banner-icon" aria-hidden="true"></div>\
+        <span class="banner-icon" role="img" aria-label="{{appName}}"></span>\
         <div class="banner-text">\
-        <div class="banner-head"><span class="banner-app">{{appName}}</span>\
+        <div class="banner-head"><span class="banner-title">{{heading}}</span>\
         <span class="banner-time">now</span></div>\
-        <div class="banner-title">{{title}}</div>\
         <div class="banner-body">{{body}}</div>\
         </div>\
         {{#thumb}}<div class="banner-thumb" role="img" aria-label="{{label}}">\
@@ -33,8 +36,14 @@ enum PreviewTemplates {
         {{#placeholder}}<div class="expanded-placeholder{{#movie}} movie{{/movie}}">\
         {{#movie}}<span class="play-badge" role="img" aria-label="Plays as a movie">▶</span>{{/movie}}\
         <span class="placeholder-text">{{placeholder}}</span></div>{{/placeholder}}\
-        {{#caption}}<p class="expanded-caption">{{caption}}</p>{{/caption}}\
-        </div>{{/expanded}}\
+        <div class="expanded-text">\
+        <span class="banner-icon expanded-icon" aria-hidden="true"></span>\
+        <div class="banner-text">\
+        <div class="banner-head"><span class="expanded-title">{{heading}}</span>\
+        <span class="banner-time">now</span></div>\
+        <div class="expanded-body">{{body}}</div>\
+        </div></div></div>\
+        {{#caption}}<p class="expanded-caption">{{caption}}</p>{{/caption}}{{/expanded}}\
         </div>
         """
 

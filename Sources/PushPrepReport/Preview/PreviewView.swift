@@ -5,8 +5,10 @@ import PushPrepCore
 struct PreviewView {
     /// `image`, `video`, `audio` or `unknown`, for `data-kind`.
     var kind: String
+    /// The icon's accessible name.
     var appName: String
-    var title: String
+    /// The bold first line: the title, or the app's name when there is none (as iOS does).
+    var heading: String
     var body: String
     /// Nil when the thumbnail is hidden: no box at all.
     var thumb: Thumb?
@@ -54,7 +56,7 @@ struct PreviewView {
     init(_ preview: NotificationPreview) {
         kind = preview.kind?.rawValue ?? "unknown"
         appName = preview.appName
-        title = preview.title ?? ""
+        heading = preview.title.flatMap { $0.isEmpty ? nil : $0 } ?? preview.appName
         body = preview.body ?? ""
         let what = Self.noun(preview.kind)
         if preview.thumbnailHidden {

@@ -37,7 +37,7 @@ struct ConsolePreviewTests {
         let large = try #require(
             ConsolePreview.html(for: Self.resource(bytes: 999_999, source: source), publicURL: nil))
         #expect(large.contains(#"<div class="banner-body">image/jpeg, 1200×800, 1 MB</div>"#), "\(large)")
-        #expect(small.contains(#"<div class="banner-title">photo.png</div>"#), "titled by the source's name")
+        #expect(small.contains(#"<span class="banner-title">photo.png</span>"#), "titled by the source's name")
     }
 
     /// Outputs published under `--base-url` on another origin (a CDN) are drawn from there, as

@@ -145,7 +145,7 @@ package enum ReportStyle {
         .findings{margin:0 0 .75rem;padding-left:1.1rem}
         li.finding{margin:.35rem 0;overflow-wrap:anywhere}
         .finding-places{margin:.2rem 0;padding-left:1.1rem}
-        .image-url{overflow-wrap:anywhere;word-break:break-all}
+        .image-url{overflow-wrap:anywhere}
         @media (max-width:40rem){article.input,.preflight{grid-template-columns:1fr}main{padding:.5rem}}
         @media (prefers-color-scheme:dark){:root{--ink:#f2f2f7;--muted:#aeaeb2;--paper:#000;--card:#1c1c1e;\
         --line:#3a3a3c;--ok:#5ed47a;--bad:#ff8a80;--warn:#ffc46b;--accent:#6cb2ff;--bar:#6cb2ff;\

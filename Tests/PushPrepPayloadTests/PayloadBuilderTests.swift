@@ -607,7 +607,7 @@ private func expectRefused(
         #expect(
             unnamed.findings.first { $0.code == .attachmentsBeyondFirst }?.message
                 == "2 attachments: iOS shows only the first (\(imageURL)) without a content extension;"
-                + " /attachments/1 reach only a content extension's view")
+                + " /attachments/1 reaches only a content extension's view")
         // One attachment, and OneSignal's map of several: no such warning.
         let one = try PayloadBuilder.build(dialect: .apns, attachments: [fixtures.image], content: plainContent)
         let onesignal = try PayloadBuilder.build(

@@ -397,7 +397,8 @@ struct PayloadChecker {
         add(
             .warning, .attachmentsBeyondFirst,
             "\(layout.attachments.count) attachments: iOS shows only the first (\(first.id ?? first.url)) without a"
-                + " content extension; \(shown)\(rest) reach only a content extension's view",
+                + " content extension; \(shown)\(rest) \(named.count == 1 ? "reaches" : "reach") only a content"
+                + " extension's view",
             at: beyond.first.map { $0.path.parent ?? $0.path } ?? .root)
     }
 

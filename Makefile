@@ -165,7 +165,8 @@ demo: deps
 	@echo "$$ pushprep preflight $(DEMO_OUT)/payload.json"
 	@$$($(SWIFT) build --show-bin-path)/pushprep preflight $(DEMO_OUT)/payload.json
 	@echo
-	@echo "Outputs and manifest: $(DEMO_OUT)/ (manifest: $(DEMO_OUT)/manifest.json, APNs payload: $(DEMO_OUT)/payload.json)"
+	@echo "Outputs and manifest: $(DEMO_OUT)/ (manifest: $(DEMO_OUT)/manifest.json, APNs payload: $(DEMO_OUT)/payload.json,"
+	@echo "with the first attachment: iOS shows one per push; payload --id ID chooses another, --all sends every one)"
 	@echo "The batch report, to open in a browser: $(DEMO_OUT)/report.html"
 
 ## lint: check formatting with swift format (the toolchain's) and .swift-format

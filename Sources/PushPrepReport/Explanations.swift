@@ -300,6 +300,8 @@ struct PreflightTopic {
         case .unknownAPSKey: "Move custom keys out of aps, beside it."
         case .categoryNoted: "Check that the app registers this category."
         case .noAttachments: "Add the attachment URL under the dialect's key, or ignore this for a text-only push."
+        case .attachmentsBeyondFirst:
+            "Send one attachment per push (pushprep payload does unless --all), or show the rest in a content extension."
         case .invalidAttachment: "Give each attachment a non-empty URL string."
         case .invalidURL: "Use an absolute https URL with a host."
         case .insecureURL: "Serve the file over https."

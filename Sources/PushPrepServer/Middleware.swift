@@ -204,4 +204,6 @@ extension HTTPField.Name {
     static let link = HTTPField.Name("Link")!
     /// `POST /v1/payload`'s notes on what a payload leaves out for a platform, one per header.
     static let pushPrepNote = HTTPField.Name("PushPrep-Note")!
+    /// `POST /v1/payload`'s word on which attachment it took by default, when there were more.
+    static let pushPrepSelection = HTTPField.Name("PushPrep-Selection")!
 }

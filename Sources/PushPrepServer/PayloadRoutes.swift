@@ -26,13 +26,15 @@ struct PayloadRoutes {
     // MARK: Payload
 
     /// `POST /v1/payload`'s body: the attachments (manifest entries, or the ids of succeeded
-    /// jobs) and what `pushprep payload` takes as options. `merge` is read from the parsed
-    /// document, so its numbers keep their spelling.
+    /// jobs) and what `pushprep payload` takes as options: `ids` as `--id`, `all` as `--all`
+    /// (without either, the first ready attachment). `merge` is read from the parsed document,
+    /// so its numbers keep their spelling.
     struct PayloadRequest: Decodable {
         var entries: [ManifestEntry]?
         var jobIDs: [JobID]?
         var dialect: String?
         var ids: [String]?
+        var all: Bool?
         var title: String?
         var subtitle: String?
         var body: String?
@@ -42,12 +44,13 @@ struct PayloadRoutes {
         var baseURL: String?
 
         static let keys: Set<String> = [
-            "entries", "job_ids", "dialect", "ids", "title", "subtitle", "body", "category", "thread_id", "sound",
+            "entries", "job_ids", "dialect", "ids", "all", "title", "subtitle", "body", "category", "thread_id",
+            "sound",
             "base_url", "merge",
         ]
 
         enum CodingKeys: String, CodingKey {
-            case entries, dialect, ids, title, subtitle, body, category, sound
+            case entries, dialect, ids, all, title, subtitle, body, category, sound
             case jobIDs = "job_ids"
             case threadID = "thread_id"
             case baseURL = "base_url"
@@ -82,10 +85,13 @@ struct PayloadRoutes {
         default: throw Problem(.badRequest, .invalidRequest, "merge must be a JSON object")
         }
         let built: BuiltPayload
+        let selection: PayloadSelection
         do throws(PushPrepError) {
             if let baseURL = body.baseURL { try ProcessingSettings.validate(baseURL: baseURL) }
-            let selection = try PayloadSelection(
-                from: entries, ids: body.ids ?? [], baseURL: body.baseURL, source: source)
+            // The code `pushprep payload` runs, its messages naming this API's fields.
+            selection = try PayloadSelection(
+                from: entries, ids: body.ids ?? [], all: body.all ?? false, dialect: dialect, baseURL: body.baseURL,
+                source: source, spelling: .http)
             let content = PayloadContent(
                 title: body.title, subtitle: body.subtitle, body: body.body, category: body.category,
                 threadID: body.threadID, sound: body.sound)
@@ -95,8 +101,10 @@ struct PayloadRoutes {
             throw Problem(error)
         }
         // The body stays the payload, exactly; what it leaves out for a platform (the lines
-        // `pushprep payload` prints on standard error) goes in one header per note.
+        // `pushprep payload` prints on standard error) goes in one header per note, and which
+        // attachment the default took, when there were more, in its own.
         var headers: HTTPFields = [.contentType: "application/json"]
+        if let note = selection.note { headers.append(HTTPField(name: .pushPrepSelection, value: note)) }
         for note in built.notes { headers.append(HTTPField(name: .pushPrepNote, value: note.description)) }
         return Response(
             status: .ok, headers: headers,

@@ -58,14 +58,40 @@ struct JobsCommand: AsyncParsableCommand {
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "One job, with its manifest entry when done.")
+        static let configuration = CommandConfiguration(
+            abstract: "One job, with its manifest entry when done (--manifest: as a manifest document).")
 
         @Argument(help: "The job's id.") var id: JobID
 
+        @Flag(
+            name: .long,
+            help: """
+                Print a manifest of the succeeded job's entry (the schema of process's manifest.json), \
+                for payload - or preflight --manifest.
+                """)
+        var manifest = false
+
         @OptionGroup var common: Common
 
+        func validate() throws {
+            if manifest && common.output.json { throw ValidationError("give --manifest or --json, not both") }
+        }
+
         func run() async throws {
-            guard let job = try await common.withQueue({ try await $0.job(id) }) else {
+            let job = try await common.withQueue { try await $0.job(id) }
+            if manifest {
+                // The same checks and codes as payload --job: a job that has not succeeded has none.
+                let finished: JobEntries.Finished
+                do {
+                    finished = try JobEntries.finishedEntry(id, job)
+                } catch {
+                    throw CommandFailure(message: error.description)
+                }
+                let document = Manifest(settings: finished.settings, attachments: [finished.entry])
+                FileHandle.standardOutput.write(try document.jsonData())
+                return
+            }
+            guard let job else {
                 throw CommandFailure(message: "\(PushPrepError.Code.jobNotFound): no job \(id)")
             }
             let view = JobView(job)

@@ -3,6 +3,7 @@ import Foundation
 import PushPrep
 import PushPrepJSON
 import PushPrepPayload
+import PushPrepQueue
 import PushPrepStorage
 import SystemPackage
 
@@ -12,8 +13,12 @@ struct PayloadCommand: AsyncParsableCommand {
         commandName: "payload",
         abstract: "Print a push payload for a provider with a manifest's attachments.",
         discussion: """
-            MANIFEST is a manifest written by process (or - for standard input). The attachments' \
-            URLs go in the provider's documented keys, with the service extension's flag \
+            MANIFEST is a manifest written by process (or - for standard input); --job ID (repeatable) \
+            takes the entries of succeeded jobs from the queue instead (--queue, as jobs reads it). \
+            The payload carries the first ready attachment: iOS shows only a push's first \
+            attachment without a content extension. --id ID (repeatable) chooses others, --all \
+            sends every ready one (APNs and OneSignal), and a line on standard error says which \
+            one was taken when there were more. The attachments' URLs go in the provider's documented keys, with the service extension's flag \
             (mutable-content) and the type hint where the provider carries one:
 
               apns       aps + "attachments": [{id, url, type, options}] for your own service extension
@@ -43,27 +48,44 @@ struct PayloadCommand: AsyncParsableCommand {
             when the push is built), or the bucket's URL. Nothing is uploaded; a HEAD checks that \
             each object is there (invalid_payload when it is not).
 
-            Exit status: 0 with the payload on standard output, 1 when the manifest, the store or \
-            the limit does not allow one, 2 on a usage error.
+            Exit status: 0 with the payload on standard output, 1 when the manifest, the jobs, the \
+            store or the limit does not allow one (job_not_found, invalid_job_state, \
+            invalid_payload, payload_too_large), 2 on a usage error.
 
             Examples:
               pushprep payload out/manifest.json --title "New arrival" --body "Tap to see it"
+              pushprep payload --job 3 --title "New arrival" --body "Tap to see it"
+              pushprep jobs show 3 --manifest | pushprep payload - --title Hi
               pushprep payload out/manifest.json --dialect braze --id img-3f2a… --body "Sale!"
               pushprep payload out/manifest.json --dialect fcm --body Hi --merge target.json --compact
               pushprep payload manifest.json --store s3://media/push --presign 2d --body "New photo"
             """
     )
 
-    @Argument(help: "A manifest written by process, or - for standard input.")
-    var manifest: String
+    @Argument(help: "A manifest written by process, or - for standard input (or give --job).")
+    var manifest: String?
+
+    @Option(
+        name: .customLong("job"),
+        help: ArgumentHelp(
+            "Send the attachment of this succeeded job, from --queue (repeatable), instead of a manifest.",
+            valueName: "id"))
+    var jobs: [JobID] = []
+
+    @OptionGroup(title: "Queue (with --job)") var queue: QueueOptions
 
     @Option(name: .long, help: "apns, onesignal, airship, braze or fcm.")
     var dialect: PushDialect = .apns
 
     @Option(
         name: .customLong("id"),
-        help: ArgumentHelp("Send this attachment (repeatable; default: every ready one).", valueName: "id"))
+        help: ArgumentHelp("Send this attachment (repeatable; default: the first ready one).", valueName: "id"))
     var ids: [String] = []
+
+    @Flag(
+        name: .long,
+        help: "Send every ready attachment (APNs and OneSignal; iOS shows the first without a content extension).")
+    var all = false
 
     @Option(name: .long, help: "The alert's title.")
     var title: String?
@@ -101,6 +123,14 @@ struct PayloadCommand: AsyncParsableCommand {
     var compact = false
 
     func validate() throws {
+        switch (manifest, jobs.isEmpty) {
+        case (nil, true): throw ValidationError("give a MANIFEST (or - for standard input), or --job ID")
+        case (_?, false): throw ValidationError("give a MANIFEST or --job, not both")
+        default: break
+        }
+        if all && !ids.isEmpty {
+            throw ValidationError("give --id (the attachments to send) or --all (every ready one), not both")
+        }
         guard title?.isEmpty == false || body?.isEmpty == false else {
             throw ValidationError("give --title or --body: the service extension runs only for pushes with an alert")
         }
@@ -132,8 +162,7 @@ struct PayloadCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let manifest = try readManifest()
-        var attachments = try select(from: manifest)
+        var attachments = try select(from: try await entries())
         if let bucket = try bucket {
             attachments = try await located(attachments, in: bucket)
         }
@@ -169,29 +198,40 @@ struct PayloadCommand: AsyncParsableCommand {
                     .utf8))
     }
 
-    private func readManifest() throws -> Manifest {
-        let data = try PayloadFiles.read(manifest, what: "manifest")
-        do {
-            return try JSONDecoder().decode(Manifest.self, from: data)
-        } catch {
-            throw CommandFailure(
-                message: "invalid_payload: \(manifest) is not a PushPrep manifest (\(PayloadFiles.describe(error)))")
+    /// The entries to choose from: the manifest's (``ManifestDocument``), or the `--job`s'.
+    private func entries() async throws -> [ManifestEntry] {
+        guard let manifest else {
+            // A job's error is a command failure with its code (``QueueOptions/withQueue(logger:_:)``).
+            let finished = try await queue.withQueue(logger: logging.makeLogger()) { queue in
+                try await JobEntries.read(jobs, from: queue)
+            }
+            return finished.map(\.entry)
         }
+        return try ManifestDocument.decode(PayloadFiles.read(manifest, what: "manifest"), name: manifest).attachments
     }
 
-    /// The attachments to send: those named with --id, in that order, or every ready one
+    /// Where the entries came from, for messages.
+    private var source: String {
+        manifest ?? (jobs.count == 1 ? "job \(jobs[0])" : "the jobs")
+    }
+
+    /// The attachments to send: those named with --id, in that order, every ready one with
+    /// --all, else the first ready one, said on standard error when there were more
     /// (``PayloadSelection``); `--base-url` applies here unless the URLs come from a store.
-    private func select(from manifest: Manifest) throws -> [Attachment] {
+    private func select(from entries: [ManifestEntry]) throws -> [Attachment] {
         let selection: PayloadSelection
         do {
             selection = try PayloadSelection(
-                from: manifest.attachments, ids: ids, baseURL: storage.store == nil ? baseURL : nil,
-                source: self.manifest)
+                from: entries, ids: ids, all: all, dialect: dialect, baseURL: storage.store == nil ? baseURL : nil,
+                source: source, spelling: .cli)
         } catch {
             throw CommandFailure(message: error.description)
         }
         if selection.skippedFailures > 0 {
             FileHandle.standardError.write(Data("skipped \(selection.skippedFailures) failed manifest entries\n".utf8))
+        }
+        if let note = selection.note {
+            FileHandle.standardError.write(Data("payload: \(note)\n".utf8))
         }
         return selection.attachments
     }
@@ -270,17 +310,5 @@ enum PayloadFiles {
             return Errno(rawValue: Int32(underlying.code)).description
         }
         return nsError.localizedDescription
-    }
-
-    /// A decoding error in one line.
-    static func describe(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.dataCorrupted(let context), DecodingError.keyNotFound(_, let context),
-            DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
-            let path = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
-            return path.isEmpty ? context.debugDescription : "\(path): \(context.debugDescription)"
-        default:
-            return "\(error)"
-        }
     }
 }

@@ -184,13 +184,8 @@ struct PreflightCommand: AsyncParsableCommand {
     /// `--manifest`, read.
     private func readManifest() throws -> ManifestImages? {
         guard let manifest else { return nil }
-        let data = try PayloadFiles.read(manifest, what: "manifest")
-        do {
-            return ManifestImages(try JSONDecoder().decode(Manifest.self, from: data))
-        } catch {
-            throw CommandFailure(
-                message: "invalid_payload: \(manifest) is not a PushPrep manifest (\(PayloadFiles.describe(error)))")
-        }
+        return ManifestImages(
+            try ManifestDocument.decode(PayloadFiles.read(manifest, what: "manifest"), name: manifest))
     }
 
     /// A checked payload as `--report` previews it.

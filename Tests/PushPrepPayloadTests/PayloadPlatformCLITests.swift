@@ -159,8 +159,8 @@ final class PayloadPlatformCLITests {
             #expect(!result.stdout.contains("and-"), "\(dialect): \(result.stdout)")
         }
 
-        // Both in one OneSignal push: the photo's pictures, and one line for the sound per platform.
-        let both = try pushprep(["payload", "out/manifest.json", "--dialect", "onesignal", "--body", "Hi"])
+        // Both in one OneSignal push (--all): the photo's pictures, and one line for the sound per platform.
+        let both = try pushprep(["payload", "out/manifest.json", "--dialect", "onesignal", "--body", "Hi", "--all"])
         #expect(both.status == 0, "\(both.stderr)")
         #expect(
             both.stderr.split(separator: "\n").prefix(2) == [

@@ -13,13 +13,14 @@ extension PreflightTableTests {
                 attachments: #"[{"id":"a","url":"\#(jpg)","type":"public.jpeg","options":{"\#(hint)":"public.jpeg"}}]"#),
             []),
         PreflightCase(
-            "apns: valid image, video and audio with every presentation key; the category is noted", .apns,
+            "apns: image, video and audio with every presentation key; the category is noted, the two beyond the first warned",
+            .apns,
             apns(
                 #"{"alert":"B","badge":3,"sound":"default","thread-id":"t","category":"NEWS","interruption-level":"time-sensitive","relevance-score":0.25,"mutable-content":1}"#,
                 attachments:
                     #"[\#(jpgEntry),{"id":"b","url":"\#(mp4)","type":"public.mpeg-4"},{"id":"c","url":"\#(m4a)","type":"public.mpeg-4-audio"}]"#
             ),
-            [.info(.categoryNoted, "/aps/category")]),
+            [.warning(.attachmentsBeyondFirst, "/attachments/1"), .info(.categoryNoted, "/aps/category")]),
         PreflightCase(
             "apns: content-available beside an alert is not silent", .apns,
             apns(#"{"alert":"B","content-available":1,"mutable-content":1}"#), []),
@@ -80,6 +81,7 @@ extension PreflightTableTests {
                     #"[{"url":"https://cdn.example.com/a.webp"},{"url":"https://cdn.example.com/b.heic"},{"url":"https://cdn.example.com/c.php"}]"#
             ),
             [
+                .warning(.attachmentsBeyondFirst, "/attachments/1"),
                 .error(.unsupportedExtension, "/attachments/0/url"),
                 .error(.unsupportedExtension, "/attachments/1/url"),
                 .error(.unsupportedExtension, "/attachments/2/url"),
@@ -121,6 +123,7 @@ extension PreflightTableTests {
                     #"[{"url":"a.jpg"},{"url":"ftp://cdn.example.com/b.jpg"},{"url":"https://user:pw@cdn.example.com/c.jpg"}]"#
             ),
             [
+                .warning(.attachmentsBeyondFirst, "/attachments/1"),
                 .error(.invalidURL, "/attachments/0/url"), .error(.invalidURL, "/attachments/1/url"),
                 .error(.invalidURL, "/attachments/2/url"),
             ]),
@@ -223,7 +226,7 @@ extension PreflightTableTests {
                 #"{"alert":"B","mutable-content":1}"#,
                 attachments:
                     #"[{"id":"a","url":"\#(jpg)","options":{"\#(hint)":"public.jpeg","\#(thumbTime)":0,"\#(hidden)":true,"\#(clip)":{"X":0.25,"Y":0,"Width":0.75,"Height":1}}},{"id":"b","url":"\#(mp4)","options":{"\#(thumbTime)":2.5,"\#(hidden)":0,"\#(clip)":{"X":0,"Y":0.3333333333,"Width":1,"Height":0.6666666667}}}]"#
-            ), []),
+            ), [.warning(.attachmentsBeyondFirst, "/attachments/1")]),
         PreflightCase(
             "apns: options of the wrong types", .apns,
             apns(
@@ -273,6 +276,7 @@ extension PreflightTableTests {
                     #"[{"url":"\#(jpg)","options":{"\#(clip)":{"X":0.6,"Y":0,"Width":0.5,"Height":1}}},{"url":"\#(jpg)","options":{"\#(clip)":{"X":0,"Y":0,"Width":1.5,"Height":1}}},{"url":"\#(jpg)","options":{"\#(clip)":{"X":0,"Y":0,"Width":1}}},{"url":"\#(jpg)","options":{"\#(clip)":{"X":0,"Y":0,"Width":0,"Height":1,"x":0}}}]"#
             ),
             [
+                .warning(.attachmentsBeyondFirst, "/attachments/1"),
                 .error(.invalidAttachmentOption, "/attachments/0/options/\(clip)"),
                 .error(.invalidAttachmentOption, "/attachments/1/options/\(clip)/Width"),
                 .error(.invalidAttachmentOption, "/attachments/2/options/\(clip)"),

@@ -56,10 +56,11 @@ struct PayloadNotesRouteTests {
             body: ByteBuffer(string: body))
     }
 
-    /// What `pushprep payload` builds from the same entries: its payload and its notes.
-    static func expected(_ entries: [String], _ dialect: PushDialect) throws -> BuiltPayload {
+    /// What `pushprep payload` builds from the same entries (every one with `all`, as `--all`):
+    /// its payload and its notes.
+    static func expected(_ entries: [String], _ dialect: PushDialect, all: Bool = false) throws -> BuiltPayload {
         let decoded = try entries.map { try JSONDecoder().decode(ManifestEntry.self, from: Data($0.utf8)) }
-        let selection = try PayloadSelection(from: decoded)
+        let selection = try PayloadSelection(from: decoded, all: all)
         return try PayloadBuilder.buildWithNotes(
             dialect: dialect, attachments: selection.attachments, content: PayloadContent(title: "T", body: "B"))
     }
@@ -110,9 +111,10 @@ struct PayloadNotesRouteTests {
 
             let both = try await Self.post(
                 client,
-                #"{"entries": [\#(Self.audio), \#(Self.image)], "dialect": "onesignal", "title": "T", "body": "B"}"#)
+                #"{"entries": [\#(Self.audio), \#(Self.image)], "dialect": "onesignal", "all": true, "title": "T", "body": "B"}"#
+            )
             #expect(both.status == .ok)
-            let expected = try Self.expected([Self.audio, Self.image], .onesignal)
+            let expected = try Self.expected([Self.audio, Self.image], .onesignal, all: true)
             #expect(both.headers[values: .pushPrepNote] == expected.notes.map(\.description))
             #expect(
                 expected.notes.map(\.description) == [
@@ -135,6 +137,59 @@ struct PayloadNotesRouteTests {
                 client, #"{"entries": [\#(unlinked)], "dialect": "fcm", "title": "T", "body": "B"}"#)
             #expect(refused.status == .unprocessableContent, "\(String(buffer: refused.body))")
             #expect(try HostileRequestTests.json(refused)["code"] as? String == "invalid_payload")
+        }
+    }
+
+    @Test(
+        "one attachment by default, said in PushPrep-Selection; all and ids choose more; messages name ids and all, not --id"
+    )
+    func oneByDefault() async throws {
+        try await HostileRequestTests.withServer { client, _, _ in
+            let entries = "[\(Self.image), \(Self.audio)]"
+            let first = try await Self.post(client, #"{"entries": \#(entries), "title": "T", "body": "B"}"#)
+            #expect(first.status == .ok, "\(String(buffer: first.body))")
+            let payload = try JSONValue.parse(Array(first.body.readableBytesView)).value
+            #expect(payload["attachments"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == [Self.imageID])
+            #expect(
+                first.headers[values: .pushPrepSelection] == [
+                    "took \(Self.imageID), the first of 2 ready attachments; the others: \(Self.audioID);"
+                        + " choose with ids, or send every one with all"
+                ])
+            // The CLI's payload for the same entries, byte for byte.
+            let cli = try Self.expected([Self.image, Self.audio], .apns)
+            #expect(String(buffer: first.body) == cli.payload.serialized())
+
+            let all = try await Self.post(client, #"{"entries": \#(entries), "all": true, "title": "T", "body": "B"}"#)
+            #expect(all.status == .ok)
+            #expect(all.headers[values: .pushPrepSelection] == [])
+            let both = try JSONValue.parse(Array(all.body.readableBytesView)).value
+            #expect(
+                both["attachments"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == [Self.imageID, Self.audioID])
+            let chosen = try await Self.post(
+                client, #"{"entries": \#(entries), "ids": ["\#(Self.audioID)"], "title": "T", "body": "B"}"#)
+            #expect(chosen.status == .ok && chosen.headers[values: .pushPrepSelection] == [])
+            #expect(
+                String(buffer: chosen.body).contains(Self.audioID)
+                    && !String(buffer: chosen.body).contains(Self.imageID))
+
+            // Refusals in this API's words.
+            let airship = try await Self.post(
+                client, #"{"entries": \#(entries), "all": true, "dialect": "airship", "title": "T", "body": "B"}"#)
+            #expect(airship.status == .unprocessableContent)
+            let detail = try HostileRequestTests.json(airship)["detail"] as? String
+            #expect(
+                detail
+                    == "Airship carries one attachment per push, got 2 (\(Self.imageID), \(Self.audioID)): choose one"
+                    + " with ids", "\(detail ?? "")")
+            let twice = try await Self.post(
+                client,
+                #"{"entries": \#(entries), "all": true, "ids": ["\#(Self.audioID)"], "title": "T", "body": "B"}"#)
+            #expect(twice.status == .unprocessableContent)
+            #expect(
+                try HostileRequestTests.json(twice)["detail"] as? String
+                    == "give ids (the attachments to send) or all (every ready one), not both")
+            let wrongType = try await Self.post(client, #"{"entries": \#(entries), "all": "yes", "body": "B"}"#)
+            #expect(wrongType.status == .badRequest, "\(String(buffer: wrongType.body))")
         }
     }
 }

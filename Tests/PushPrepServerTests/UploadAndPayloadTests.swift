@@ -243,6 +243,7 @@ struct UploadAndPayloadTests {
                 ["--dialect", "braze", "--id", firstID, "--body", "Hi"],
                 #""dialect": "braze", "ids": ["\#(firstID)"], "body": "Hi""#
             ),
+            (["--all", "--body", "Hi"], #""all": true, "body": "Hi""#),
         ]
         var apnsPayload: [UInt8] = []
         for variant in variants {
@@ -258,10 +259,16 @@ struct UploadAndPayloadTests {
             #expect(fromEntries.body == expected, "\(variant.cli)")
             if apnsPayload.isEmpty { apnsPayload = fromJobs.body }
         }
+        // Braze carries one: all is refused, naming both ids and this API's field, not the CLI's option.
         let tooMany = try await api.post(
-            "/v1/payload", json: #"{"dialect": "braze", "entries": \#(entriesJSON), "body": "Hi"}"#)
+            "/v1/payload", json: #"{"dialect": "braze", "entries": \#(entriesJSON), "all": true, "body": "Hi"}"#)
         #expect(tooMany.status == 422)
         #expect(try tooMany.json()["code"] as? String == "invalid_payload")
+        let detail = try #require(try tooMany.json()["detail"] as? String, "\(tooMany.text)")
+        let secondID = try #require((entries.last as? [String: Any])?["id"] as? String)
+        #expect(
+            detail.contains(firstID) && detail.contains(secondID) && detail.hasSuffix("choose one with ids")
+                && !detail.contains("--id"), "\(detail)")
 
         // Pre-flight: the payload above (its attachments on 127.0.0.1 over http), as an object
         // and as text with a repeated key; the CLI's report names its file, the API's "payload".
@@ -297,7 +304,8 @@ struct UploadAndPayloadTests {
         try await TestHTTPServer.with(files: files) { host in
             let served = try await api.post(
                 "/v1/payload",
-                json: #"{"entries": \#(entriesJSON), "base_url": "\#(host.url("/files"))", "body": "Hi"}"#)
+                json:
+                    #"{"entries": \#(entriesJSON), "all": true, "base_url": "\#(host.url("/files"))", "body": "Hi"}"#)
             #expect(served.status == 200, "\(served.text)")
             let file = dir.appendingPathComponent("served.json")
             try Data(served.body).write(to: file)

@@ -67,7 +67,8 @@ struct ObjectStorePayloadCLITests {
                 // The manifest holds the bucket's URLs; the payload's are signed at its own time.
                 let before = Date().addingTimeInterval(-1)
                 let run = try CLI.pushprep(
-                    ["payload", "manifest.json", "--store", store, "--presign", "2d", "--body", "Hi"], in: directory,
+                    ["payload", "manifest.json", "--store", store, "--presign", "2d", "--body", "Hi", "--all"],
+                    in: directory,
                     environment: environment)
                 let after = Date().addingTimeInterval(1)
                 #expect(run.status == 0, "\(run.stderr)")

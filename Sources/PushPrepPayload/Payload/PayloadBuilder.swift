@@ -65,11 +65,9 @@ public enum PayloadBuilder {
             throw PushPrepError(.invalidPayload, "no attachments: the manifest has no ready attachment to send")
         }
         let media = try attachments.map { attachment throws(PushPrepError) in try Media(attachment, dialect: dialect) }
-        if dialect.carriesOneAttachment && media.count > 1 {
-            throw PushPrepError(
-                .invalidPayload,
-                "\(dialect.displayName) carries one attachment per push, got \(media.count): choose one with --id")
-        }
+        // ``PayloadSelection`` checks first, naming the caller's option or field; this is for
+        // attachments chosen any other way.
+        try dialect.checkAttachmentCount(media.map(\.id), choose: nil)
         let parts = try PlatformParts(attachments, dialect: dialect, content: content)
         var payload: JSONObject =
             switch dialect {
@@ -331,7 +329,7 @@ public enum PayloadBuilder {
 
 extension PushDialect {
     /// Whether the provider's keys hold a single attachment.
-    var carriesOneAttachment: Bool {
+    public var carriesOneAttachment: Bool {
         switch self {
         case .apns, .onesignal: false
         case .airship, .braze, .fcm: true

@@ -311,6 +311,7 @@ struct PayloadChecker {
         findings += layout.findings
         compactIfLarge()
         checkDelivery()
+        checkBeyondFirst()
         checkPresentation()
         for attachment in layout.attachments {
             checkURL(attachment)
@@ -416,6 +417,28 @@ struct PayloadChecker {
             break
         }
         checkPushType()
+    }
+
+    /// iOS shows an APNs push's first attachment in the banner and the expanded view; the others
+    /// reach only a content extension, which draws its own view. One warning, at the second
+    /// attachment, naming every one after the first by id (or by pointer, without an id).
+    private mutating func checkBeyondFirst() {
+        guard layout.dialect == .apns, layout.attachments.count > 1, let first = layout.attachments.first else {
+            return
+        }
+        let beyond = layout.attachments.dropFirst()
+        let named = beyond.map { attachment in
+            let entry = attachment.path.parent ?? attachment.path
+            return attachment.id.map { "\($0) (\(entry.pointer))" } ?? entry.pointer
+        }
+        let shown = named.prefix(PushDialect.listedIDs).joined(separator: ", ")
+        let rest = named.count > PushDialect.listedIDs ? " and \(named.count - PushDialect.listedIDs) more" : ""
+        add(
+            .warning, .attachmentsBeyondFirst,
+            "\(layout.attachments.count) attachments: iOS shows only the first (\(first.id ?? first.url)) without a"
+                + " content extension; \(shown)\(rest) \(named.count == 1 ? "reaches" : "reach") only a content"
+                + " extension's view",
+            at: beyond.first.map { $0.path.parent ?? $0.path } ?? .root)
     }
 
     private mutating func checkPushType() {

@@ -43,6 +43,7 @@ public enum PreflightCode: String, Sendable, Codable, CaseIterable {
     case unknownAPSKey = "unknown_aps_key"
     case categoryNoted = "category_noted"
     case noAttachments = "no_attachments"
+    case attachmentsBeyondFirst = "attachments_beyond_first"
     // Each attachment, from its URL and declared type.
     case invalidAttachment = "invalid_attachment"
     case invalidURL = "invalid_url"
@@ -102,6 +103,8 @@ public enum PreflightCode: String, Sendable, Codable, CaseIterable {
         case .unknownAPSKey: "A key inside `aps` that Apple does not define (custom keys go beside `aps`)."
         case .categoryNoted: "A category: the app must register it for its actions or content extension."
         case .noAttachments: "No attachment URL in the dialect's keys."
+        case .attachmentsBeyondFirst:
+            "More than one attachment in an APNs payload: iOS shows only the first without a content extension."
         case .invalidAttachment: "An attachment entry without a usable URL string."
         case .invalidURL: "Not an absolute http(s) URL with a host."
         case .insecureURL: "`http://`: App Transport Security blocks it unless the app has an exception."

@@ -48,7 +48,7 @@ struct JobRoutes {
     // MARK: Creating
 
     /// `POST /v1/jobs`'s body.
-    struct CreateRequest: Decodable {
+    struct CreateRequest: Decodable, DescribedFields {
         var sources: [String]
         var settings: ProcessingSettings?
         var priority: Int?
@@ -61,6 +61,14 @@ struct JobRoutes {
         static let keys: Set<String> = [
             "sources", "settings", "priority", "callback_url", "metadata", "max_attempts", "delay_seconds",
             "timeout_seconds",
+        ]
+
+        /// What each field must be, in the words a type mismatch's message uses.
+        static let fieldTypes: [String: String] = [
+            "sources": "an array of URLs", "settings": "an object of processing settings",
+            "priority": "an integer", "callback_url": "a URL (a string)", "metadata": "a JSON object",
+            "max_attempts": "an integer", "delay_seconds": "a number of seconds",
+            "timeout_seconds": "a number of seconds",
         ]
 
         enum CodingKeys: String, CodingKey {
@@ -77,10 +85,28 @@ struct JobRoutes {
         var id: JobID
         var state: JobState
         var source: String
+        /// An upload's own file name (``JobResource/sourceName``); nil for a URL.
+        var sourceName: String?
         /// False when the same source with the same settings was already queued or running and
         /// that job is returned.
         var created: Bool
         var links: JobResource.Links
+
+        enum CodingKeys: String, CodingKey {
+            case id, state, source, created, links
+            case sourceName = "source_name"
+        }
+
+        /// Every member, `source_name` as null for a URL: one shape for clients, as in a job.
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(state, forKey: .state)
+            try container.encode(source, forKey: .source)
+            try container.encode(sourceName, forKey: .sourceName)
+            try container.encode(created, forKey: .created)
+            try container.encode(links, forKey: .links)
+        }
     }
 
     struct CreatedJobs: Encodable {
@@ -131,8 +157,8 @@ struct JobRoutes {
         let created = CreatedJobs(
             jobs: zip(specs, results).map { spec, result in
                 CreatedJob(
-                    id: result.id, state: result.state, source: spec.source, created: result.created,
-                    links: .init(job: result.id))
+                    id: result.id, state: result.state, source: spec.source, sourceName: nil,
+                    created: result.created, links: .init(job: result.id))
             })
         var response = try json(created, status: .accepted)
         if replayed { response.headers[.idempotentReplayed] = "true" }
@@ -209,8 +235,13 @@ struct JobRoutes {
 
     /// `metadata` as the text the queue stores: a JSON object of at most 16 KiB.
     static func metadataText(_ metadata: JSONValue) throws -> String {
-        guard metadata.objectValue != nil else {
+        guard let object = metadata.objectValue else {
             throw Problem(.badRequest, .invalidRequest, "metadata must be a JSON object")
+        }
+        if let reserved = object.keys.first(where: { $0.hasPrefix(UploadName.reservedPrefix) }) {
+            throw Problem(
+                .badRequest, .invalidRequest,
+                "metadata keys beginning with \(UploadName.reservedPrefix) are PushPrep's own, not \(reserved)")
         }
         let text = metadata.serialized()
         guard text.utf8.count <= maxMetadataBytes else {

@@ -116,7 +116,7 @@ struct JobRoutes {
     func create(_ request: Request, _ context: APIRequestContext) async throws -> Response {
         let body = try await RequestBody.collect(request, maxBytes: configuration.maxBodyBytes)
         let create = try RequestBody.decode(CreateRequest.self, from: body, allowedKeys: CreateRequest.keys)
-        let specs = try specs(for: create, maxSources: configuration.maxSourcesPerRequest, context: context)
+        let specs = try await specs(for: create, maxSources: configuration.maxSourcesPerRequest, context: context)
         return try await accept(specs, request: request, body: body, context: context)
     }
 
@@ -177,10 +177,11 @@ struct JobRoutes {
 
     /// The specs of a create request: URL sources only (unless `uploaded`: files this server
     /// wrote into its uploads directory), settings validated once, the server's attachment base
-    /// URL when the request names none.
+    /// URL when the request names none. A `callback_url` the webhooks would refuse to connect to
+    /// is refused here (``checkCallbackAddress(_:)``), not at the first delivery.
     func specs(
         for create: CreateRequest, maxSources: Int, context: APIRequestContext, uploaded: Bool = false
-    ) throws -> [JobSpec] {
+    ) async throws -> [JobSpec] {
         guard (1...maxSources).contains(create.sources.count) else {
             throw Problem(
                 .badRequest, .invalidRequest,
@@ -189,12 +190,14 @@ struct JobRoutes {
         if !uploaded { for source in create.sources { try Self.checkURL(source, field: "sources") } }
         let callbackURL = create.callbackURL ?? configuration.webhookURL
         if let url = create.callbackURL {
-            try Self.checkURL(url, field: "callback_url")
+            // Every refusal of a callback URL is a 422, as the address policy's is.
+            try Self.checkURL(url, field: "callback_url", status: .unprocessableContent)
             guard configuration.acceptsCallbacks else {
                 throw Problem(
                     .unprocessableContent, .invalidRequest,
                     "callback_url needs a server started with --webhook-secret-file (webhooks are signed)")
             }
+            try await checkCallbackAddress(url)
         }
         let metadata = try create.metadata.map(Self.metadataText)
         var settings = create.settings ?? ProcessingSettings()
@@ -251,18 +254,30 @@ struct JobRoutes {
         return text
     }
 
-    /// Refuses anything but an http(s) URL: a path would name a file of the server's.
-    static func checkURL(_ source: String, field: String) throws {
+    /// Refuses (`422 blocked_address`) a callback URL whose host is, or resolves to, an address
+    /// the webhooks may not connect to: the delivery's own check (``AddressCheck`` with the
+    /// webhooks' settings, so `--allow-private-networks` and `--allow-host` count the same), run
+    /// at submit time. A name that does not resolve within the connect timeout passes: DNS may
+    /// come back, and every delivery checks again before it connects.
+    func checkCallbackAddress(_ text: String) async throws {
+        if let refusal = await WebhookSettings(addressPolicyOf: configuration.remote).refusal(ofCallback: text) {
+            throw Problem(.unprocessableContent, refusal.code, "callback_url: \(refusal.message)")
+        }
+    }
+
+    /// Refuses anything but an http(s) URL: a path would name a file of the server's; with
+    /// `status` (`400` unless said).
+    static func checkURL(_ source: String, field: String, status: HTTPResponse.Status = .badRequest) throws {
         let lowercased = source.prefix(8).lowercased()
         guard lowercased.hasPrefix("http://") || lowercased.hasPrefix("https://") else {
             throw Problem(
-                .badRequest, .invalidRequest,
+                status, .invalidRequest,
                 "\(field): only http and https URLs are accepted over HTTP (upload a file with POST /v1/uploads)")
         }
         do {
             _ = try RemoteURL(source)
         } catch {
-            throw Problem(.badRequest, .invalidRequest, "\(field): \(error.message)")
+            throw Problem(status, .invalidRequest, "\(field): \(error.message)")
         }
     }
 
@@ -367,7 +382,7 @@ struct JobRoutes {
         let body = try await RequestBody.collect(&request, maxBytes: configuration.maxBodyBytes)
         var create = try RequestBody.decode(CreateRequest.self, from: body, allowedKeys: CreateRequest.keys)
         create.priority = create.priority ?? JobSpec.priorities.upperBound
-        let specs = try specs(for: create, maxSources: configuration.maxProcessSources, context: context)
+        let specs = try await specs(for: create, maxSources: configuration.maxProcessSources, context: context)
         let (ids, jobs) = try await longPoll(&request, context) {
             let ids = try await depth.admitting(specs.count) { try await queue.enqueue(specs) }.map(\.id)
             // Bound before the tuple is built (scripts/lint-tuple-await.py: issue 26 §0).

@@ -148,6 +148,8 @@ let package = Package(
             name: "PushPrepStorage",
             dependencies: [
                 "PushPrepCore",
+                // Transport failures are told in words by the remote sources' mapping.
+                "PushPrepRemote",
                 Product.crypto,
                 Product.logging,
                 Product.nioFileSystem,

@@ -34,8 +34,7 @@ package struct AddressCheck: Sendable {
                 let error = PushPrepError(
                     .blockedAddress,
                     "refused to connect to \(url): \(how) is \(category.rawValue)"
-                        + " (allow it with --allow-host \(url.host)"
-                        + (policy.allowPrivateNetworks ? ")" : " or --allow-private-networks)"))
+                        + " (\(policy.suggestion(host: url.host, for: category)))")
                 return (address, error)
             }
         }

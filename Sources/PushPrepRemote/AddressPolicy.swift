@@ -46,6 +46,22 @@ package struct AddressPolicy: Sendable, Equatable {
         return .blocked(category)
     }
 
+    /// What a message may suggest to reach `host`, refused as `category`: the opt-in for a
+    /// private network or CGNAT address that may be the user's own (`--allow-host`, and
+    /// `--allow-private-networks` when it is off), and nothing else. Loopback, link-local (the
+    /// cloud metadata endpoints), unspecified, multicast, broadcast, documentation and reserved
+    /// addresses are never suggested: opening one lets any URL reach the machine itself or its
+    /// credentials. The one place that decides, for every message that names an opt-in.
+    package func suggestion(host: String, for category: Category) -> String {
+        switch category {
+        case .privateNetwork, .sharedAddressSpace:
+            "if it is yours, allow it with --allow-host \(host)"
+                + (allowPrivateNetworks ? "" : " or --allow-private-networks")
+        case .loopback, .linkLocal, .unspecified, .multicast, .broadcast, .documentation, .reserved:
+            "use a URL on a public address"
+        }
+    }
+
     /// The special-purpose category of an address, or nil for an ordinary public address.
     package static func category(of address: IPAddress) -> Category? {
         switch address {

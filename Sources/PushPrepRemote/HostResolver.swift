@@ -34,8 +34,11 @@ package struct SystemHostResolver: HostResolver {
         var list: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &list)
         guard status == 0, let first = list else {
+            // The mapping's sentence (NetworkFailure), with the resolver's short reason, which
+            // tells a name that does not exist from a resolver that did not answer.
             let reason = String(cString: gai_strerror(status))
-            return .failure(PushPrepError(.fetchFailed, "cannot resolve \(host): \(reason)"))
+            let sentence = NetworkFailure(kind: .dns).connecting(to: host, port: nil)
+            return .failure(PushPrepError(.fetchFailed, "\(sentence) (\(reason))"))
         }
         defer { freeaddrinfo(first) }
         var addresses: [IPAddress] = []

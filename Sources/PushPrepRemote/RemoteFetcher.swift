@@ -277,6 +277,13 @@ package final class RemoteFetcher: Sendable {
     private func classify(_ error: any Error, url: RemoteURL, address: IPAddress) -> (PushPrepError, Bool, Bool) {
         if let error = error as? PushPrepError { return (error, false, false) }
         let target = "\(url) (\(address))"
+        if let failure = NetworkFailure(error) {
+            // The library's own text, for whoever debugs; the message is the mapping's sentence.
+            logger.debug("fetch failed", metadata: ["url": "\(url)", "address": "\(address)", "error": "\(error)"])
+            let message = "cannot fetch \(url): \(failure.connecting(to: url.host, port: url.port))"
+            let transport = failure.kind != .tls && failure.kind != .notTLS
+            return (PushPrepError(.fetchFailed, message, cause: error), transport, transport)
+        }
         if let error = error as? HTTPClientError {
             switch error {
             case .connectTimeout:

@@ -192,7 +192,9 @@ package enum FailureTopic: String, CaseIterable, Sendable {
             Explanation(
                 meaning:
                     "The URL (or a redirect) leads to a private, loopback or reserved address, which PushPrep refuses.",
-                action: "Use a public URL, or allow the host with --allow-host if it is yours.")
+                action:
+                    "Use a URL on a public address. A host on a private network of your own can be allowed with --allow-host; loopback and link-local (cloud metadata) addresses should stay closed."
+            )
         case .sourceNotAllowed:
             Explanation(
                 meaning:

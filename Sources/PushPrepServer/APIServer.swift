@@ -7,6 +7,7 @@ import Metrics
 public import Prometheus
 import PushPrepCore
 public import PushPrepQueue
+import PushPrepRemote
 public import ServiceLifecycle
 import Synchronization
 
@@ -50,7 +51,16 @@ public struct APIServer: Service {
                 readiness: readiness, sweeper: sweeper, logger: logger, onListening: onListening)
             try await withThrowingDiscardingTaskGroup { group in
                 if let sweeper { group.addTask { await sweeper.run() } }
-                try await application.run()
+                do {
+                    try await application.run()
+                } catch {
+                    // A port taken since ListenerCheck looked: the same sentence, not NIO's text.
+                    guard let failure = NetworkFailure(error),
+                        [.addressInUse, .permissionDenied, .addressNotAvailable].contains(failure.kind)
+                    else { throw error }
+                    logger.debug("cannot listen", metadata: ["error": "\(error)"])
+                    throw ListenerCheck.failure(error, host: configuration.host, port: configuration.port)
+                }
                 group.cancelAll()
             }
         }

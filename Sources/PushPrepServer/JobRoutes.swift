@@ -48,7 +48,7 @@ struct JobRoutes {
     // MARK: Creating
 
     /// `POST /v1/jobs`'s body.
-    struct CreateRequest: Decodable {
+    struct CreateRequest: Decodable, DescribedFields {
         var sources: [String]
         var settings: ProcessingSettings?
         var priority: Int?
@@ -61,6 +61,14 @@ struct JobRoutes {
         static let keys: Set<String> = [
             "sources", "settings", "priority", "callback_url", "metadata", "max_attempts", "delay_seconds",
             "timeout_seconds",
+        ]
+
+        /// What each field must be, in the words a type mismatch's message uses.
+        static let fieldTypes: [String: String] = [
+            "sources": "an array of URLs", "settings": "an object of processing settings",
+            "priority": "an integer", "callback_url": "a URL (a string)", "metadata": "a JSON object",
+            "max_attempts": "an integer", "delay_seconds": "a number of seconds",
+            "timeout_seconds": "a number of seconds",
         ]
 
         enum CodingKeys: String, CodingKey {
@@ -77,10 +85,28 @@ struct JobRoutes {
         var id: JobID
         var state: JobState
         var source: String
+        /// An upload's own file name (``JobResource/sourceName``); nil for a URL.
+        var sourceName: String?
         /// False when the same source with the same settings was already queued or running and
         /// that job is returned.
         var created: Bool
         var links: JobResource.Links
+
+        enum CodingKeys: String, CodingKey {
+            case id, state, source, created, links
+            case sourceName = "source_name"
+        }
+
+        /// Every member, `source_name` as null for a URL: one shape for clients, as in a job.
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(state, forKey: .state)
+            try container.encode(source, forKey: .source)
+            try container.encode(sourceName, forKey: .sourceName)
+            try container.encode(created, forKey: .created)
+            try container.encode(links, forKey: .links)
+        }
     }
 
     struct CreatedJobs: Encodable {
@@ -90,7 +116,7 @@ struct JobRoutes {
     func create(_ request: Request, _ context: APIRequestContext) async throws -> Response {
         let body = try await RequestBody.collect(request, maxBytes: configuration.maxBodyBytes)
         let create = try RequestBody.decode(CreateRequest.self, from: body, allowedKeys: CreateRequest.keys)
-        let specs = try specs(for: create, maxSources: configuration.maxSourcesPerRequest, context: context)
+        let specs = try await specs(for: create, maxSources: configuration.maxSourcesPerRequest, context: context)
         return try await accept(specs, request: request, body: body, context: context)
     }
 
@@ -131,8 +157,8 @@ struct JobRoutes {
         let created = CreatedJobs(
             jobs: zip(specs, results).map { spec, result in
                 CreatedJob(
-                    id: result.id, state: result.state, source: spec.source, created: result.created,
-                    links: .init(job: result.id))
+                    id: result.id, state: result.state, source: spec.source, sourceName: nil,
+                    created: result.created, links: .init(job: result.id))
             })
         var response = try json(created, status: .accepted)
         if replayed { response.headers[.idempotentReplayed] = "true" }
@@ -151,10 +177,11 @@ struct JobRoutes {
 
     /// The specs of a create request: URL sources only (unless `uploaded`: files this server
     /// wrote into its uploads directory), settings validated once, the server's attachment base
-    /// URL when the request names none.
+    /// URL when the request names none. A `callback_url` the webhooks would refuse to connect to
+    /// is refused here (``checkCallbackAddress(_:)``), not at the first delivery.
     func specs(
         for create: CreateRequest, maxSources: Int, context: APIRequestContext, uploaded: Bool = false
-    ) throws -> [JobSpec] {
+    ) async throws -> [JobSpec] {
         guard (1...maxSources).contains(create.sources.count) else {
             throw Problem(
                 .badRequest, .invalidRequest,
@@ -163,12 +190,14 @@ struct JobRoutes {
         if !uploaded { for source in create.sources { try Self.checkURL(source, field: "sources") } }
         let callbackURL = create.callbackURL ?? configuration.webhookURL
         if let url = create.callbackURL {
-            try Self.checkURL(url, field: "callback_url")
+            // Every refusal of a callback URL is a 422, as the address policy's is.
+            try Self.checkURL(url, field: "callback_url", status: .unprocessableContent)
             guard configuration.acceptsCallbacks else {
                 throw Problem(
                     .unprocessableContent, .invalidRequest,
                     "callback_url needs a server started with --webhook-secret-file (webhooks are signed)")
             }
+            try await checkCallbackAddress(url)
         }
         let metadata = try create.metadata.map(Self.metadataText)
         var settings = create.settings ?? ProcessingSettings()
@@ -209,8 +238,13 @@ struct JobRoutes {
 
     /// `metadata` as the text the queue stores: a JSON object of at most 16 KiB.
     static func metadataText(_ metadata: JSONValue) throws -> String {
-        guard metadata.objectValue != nil else {
+        guard let object = metadata.objectValue else {
             throw Problem(.badRequest, .invalidRequest, "metadata must be a JSON object")
+        }
+        if let reserved = object.keys.first(where: { $0.hasPrefix(UploadName.reservedPrefix) }) {
+            throw Problem(
+                .badRequest, .invalidRequest,
+                "metadata keys beginning with \(UploadName.reservedPrefix) are PushPrep's own, not \(reserved)")
         }
         let text = metadata.serialized()
         guard text.utf8.count <= maxMetadataBytes else {
@@ -220,18 +254,30 @@ struct JobRoutes {
         return text
     }
 
-    /// Refuses anything but an http(s) URL: a path would name a file of the server's.
-    static func checkURL(_ source: String, field: String) throws {
+    /// Refuses (`422 blocked_address`) a callback URL whose host is, or resolves to, an address
+    /// the webhooks may not connect to: the delivery's own check (``AddressCheck`` with the
+    /// webhooks' settings, so `--allow-private-networks` and `--allow-host` count the same), run
+    /// at submit time. A name that does not resolve within the connect timeout passes: DNS may
+    /// come back, and every delivery checks again before it connects.
+    func checkCallbackAddress(_ text: String) async throws {
+        if let refusal = await WebhookSettings(addressPolicyOf: configuration.remote).refusal(ofCallback: text) {
+            throw Problem(.unprocessableContent, refusal.code, "callback_url: \(refusal.message)")
+        }
+    }
+
+    /// Refuses anything but an http(s) URL: a path would name a file of the server's; with
+    /// `status` (`400` unless said).
+    static func checkURL(_ source: String, field: String, status: HTTPResponse.Status = .badRequest) throws {
         let lowercased = source.prefix(8).lowercased()
         guard lowercased.hasPrefix("http://") || lowercased.hasPrefix("https://") else {
             throw Problem(
-                .badRequest, .invalidRequest,
+                status, .invalidRequest,
                 "\(field): only http and https URLs are accepted over HTTP (upload a file with POST /v1/uploads)")
         }
         do {
             _ = try RemoteURL(source)
         } catch {
-            throw Problem(.badRequest, .invalidRequest, "\(field): \(error.message)")
+            throw Problem(status, .invalidRequest, "\(field): \(error.message)")
         }
     }
 
@@ -336,7 +382,7 @@ struct JobRoutes {
         let body = try await RequestBody.collect(&request, maxBytes: configuration.maxBodyBytes)
         var create = try RequestBody.decode(CreateRequest.self, from: body, allowedKeys: CreateRequest.keys)
         create.priority = create.priority ?? JobSpec.priorities.upperBound
-        let specs = try specs(for: create, maxSources: configuration.maxProcessSources, context: context)
+        let specs = try await specs(for: create, maxSources: configuration.maxProcessSources, context: context)
         let (ids, jobs) = try await longPoll(&request, context) {
             let ids = try await depth.admitting(specs.count) { try await queue.enqueue(specs) }.map(\.id)
             // Bound before the tuple is built (scripts/lint-tuple-await.py: issue 26 §0).

@@ -4,6 +4,14 @@ import PushPrep
 import PushPrepCore
 import PushPrepJSON
 
+/// A request body that names, in words, what each of its top-level fields must be (`sources`:
+/// "an array of URLs"), for the message when a field has another JSON type. Bodies without
+/// it are described from the Swift type the decoder expected.
+protocol DescribedFields {
+    /// Field name to what it must be, as the message says it ("an integer").
+    static var fieldTypes: [String: String] { get }
+}
+
 /// Reading a JSON request body: capped, strict, and with errors that say what to fix.
 enum RequestBody {
     /// The body's bytes, refused with 413 beyond `maxBytes` (read no further than that).
@@ -52,14 +60,20 @@ enum RequestBody {
         } catch let error as PushPrepError {
             throw Problem(.unprocessableContent, error.code, error.message)
         } catch let error as DecodingError {
-            throw Problem(.badRequest, .invalidRequest, describe(error))
+            let fields = (Value.self as? any DescribedFields.Type)?.fieldTypes ?? [:]
+            throw Problem(.badRequest, .invalidRequest, describe(error, fields: fields))
         } catch {
             throw Problem(.badRequest, .invalidRequest, "the body cannot be read: \(error)")
         }
     }
 
-    /// A decoding error in words: the field's path and what was wrong.
-    static func describe(_ error: DecodingError) -> String {
+    /// A decoding error in words: the field's path and what was wrong; a top-level field's
+    /// expected type as `fields` words it, any other from the type the decoder expected.
+    static func describe(_ error: DecodingError, fields: [String: String] = [:]) -> String {
+        func expected(_ type: Any.Type, _ codingPath: [any CodingKey]) -> String {
+            if codingPath.count == 1, let words = fields[codingPath[0].stringValue] { return words }
+            return describe(type)
+        }
         func path(_ codingPath: [any CodingKey]) -> String {
             codingPath.isEmpty
                 ? "the body"
@@ -68,9 +82,9 @@ enum RequestBody {
         }
         switch error {
         case .typeMismatch(let type, let context):
-            return "\(path(context.codingPath)) must be \(describe(type))"
+            return "\(path(context.codingPath)) must be \(expected(type, context.codingPath))"
         case .valueNotFound(let type, let context):
-            return "\(path(context.codingPath)) must be \(describe(type)), not null"
+            return "\(path(context.codingPath)) must be \(expected(type, context.codingPath)), not null"
         case .keyNotFound(let key, let context):
             return "\(path(context.codingPath + [key])) is required"
         case .dataCorrupted(let context):
@@ -80,14 +94,21 @@ enum RequestBody {
         }
     }
 
-    private static func describe(_ type: Any.Type) -> String {
+    /// The JSON type a decoder expected, in words. The decoder names the container it wanted
+    /// (`[Any]` for any array, `[String: Any]` for any object), not the field's Swift type.
+    static func describe(_ type: Any.Type) -> String {
         switch type {
-        case is String.Type: "a string"
-        case is Int.Type, is Int64.Type: "an integer"
-        case is Double.Type: "a number"
-        case is Bool.Type: "true or false"
-        case is [String].Type: "an array of strings"
-        default: "of another type"
+        case is String.Type, is Substring.Type: return "a string"
+        case is Int.Type, is Int64.Type, is Int32.Type, is UInt.Type, is UInt64.Type, is UInt32.Type:
+            return "an integer"
+        case is Double.Type, is Float.Type: return "a number"
+        case is Bool.Type: return "true or false"
+        case is [String].Type: return "an array of strings"
+        default:
+            let name = String(reflecting: type)
+            if name.hasPrefix("Swift.Array<") { return "an array" }
+            if name.hasPrefix("Swift.Dictionary<") { return "an object" }
+            return "a value of the type the API's OpenAPI document gives"
         }
     }
 }

@@ -50,7 +50,7 @@ struct UploadRoutes {
         if boundary == nil {
             form = try UploadForm(query: request.uri.queryParameters)
             // Fields are checked before a byte of the file is read.
-            _ = try jobs.specs(
+            _ = try await jobs.specs(
                 for: form.request(source: directory + "/upload"), maxSources: 1, context: context, uploaded: true)
         } else if !request.uri.queryParameters.isEmpty {
             throw Problem(
@@ -65,12 +65,20 @@ struct UploadRoutes {
             request, boundary: boundary, maxBody: maxBody, to: temporary, form: form, logger: context.logger)
         let specs: [JobSpec]
         let path: String
+        let name = received.form.filename.flatMap(UploadName.sanitized)
         let results: [EnqueueResult]
         do {
             let type = try received.file.type()
             path = "\(directory)/\(received.file.sha256).\(type.fileExtension)"
-            specs = try jobs.specs(
-                for: received.form.request(source: path), maxSources: 1, context: context, uploaded: true)
+            specs = try await jobs.specs(
+                for: received.form.request(source: path), maxSources: 1, context: context, uploaded: true
+            ).map { spec in
+                // The client's name for the file, as the job's display name (``UploadName``).
+                guard let name else { return spec }
+                var spec = spec
+                spec.metadata = UploadName.adding(name, to: spec.metadata)
+                return spec
+            }
             // From the rename to the job's commit, no sweep may take the file.
             sweeper?.begin(path)
             defer { sweeper?.end(path) }
@@ -94,8 +102,8 @@ struct UploadRoutes {
         let created = JobRoutes.CreatedJobs(
             jobs: zip(specs, results).map { spec, result in
                 JobRoutes.CreatedJob(
-                    id: result.id, state: result.state, source: spec.source, created: result.created,
-                    links: .init(job: result.id))
+                    id: result.id, state: result.state, source: spec.source, sourceName: name,
+                    created: result.created, links: .init(job: result.id))
             })
         return try json(created, status: .accepted)
     }
@@ -262,8 +270,9 @@ struct UploadForm {
 
     /// Field values as sent.
     private(set) var values: [String: String] = [:]
-    /// The client's name for the file (`?filename=` or the part's), for the log only: the
-    /// stored name is the content's hash and the extension of its detected type.
+    /// The client's name for the file (`?filename=` or the part's), for the log and as the
+    /// job's display name (``UploadName``): the stored name is the content's hash and the
+    /// extension of its detected type.
     var filename: String?
 
     init() {}

@@ -11,7 +11,9 @@ import PushPrepCore
 /// the decision that follows: try again, or fail with which stable code.
 ///
 /// The codes (see ``PushPrepError/Code/storageDenied`` and ``PushPrepError/Code/storageUnavailable``):
-/// - retried: 5xx, 429, `SlowDown`, `RequestTimeout`, `InternalError` (the server's trouble; a
+/// - `storage_unavailable`, not retried: 501 or `NotImplemented` (the server does not implement
+///   the request; it will not later);
+/// - retried: other 5xx, 429, `SlowDown`, `RequestTimeout`, `InternalError` (the server's trouble; a
 ///   later try usually succeeds), ending as `storage_unavailable` when the tries run out;
 /// - `storage_denied`, not retried: 403, `SignatureDoesNotMatch`, `InvalidAccessKeyId`,
 ///   `AccessDenied`, expired or invalid tokens, and the wrong region (`AuthorizationHeaderMalformed`,
@@ -56,16 +58,29 @@ struct S3ErrorResponse: Sendable, Equatable {
         region = (fields?["Region"] ?? headers.first(name: "x-amz-bucket-region")).flatMap(Self.regionName)
     }
 
-    /// Worth another try: the server's own trouble, or it asking to slow down.
+    /// Worth another try: the server's own trouble, or it asking to slow down. Not a request
+    /// the server does not implement (501, `NotImplemented`): every try gets the same answer.
     var isRetryable: Bool {
-        status >= 500 || status == 429 || code.map(Self.retryableCodes.contains) ?? false
+        if isNotImplemented { return false }
+        return status >= 500 || status == 429 || code.map(Self.retryableCodes.contains) ?? false
     }
 
-    /// The error to report for `operation` (`PUT bucket/key`), a request signed for `signedRegion`.
-    func error(operation: String, signedRegion: String) -> PushPrepError {
+    /// The server does not implement the request (an S3-compatible store without this
+    /// operation or header): permanent.
+    var isNotImplemented: Bool { status == 501 || code == "NotImplemented" }
+
+    /// The error to report for `operation` (`PUT bucket/key`), a request signed for
+    /// `signedRegion`, sent to `server` (`host:port`, named in the messages that tell what to do).
+    func error(operation: String, signedRegion: String, server: String = "the storage server") -> PushPrepError {
         var detail = "HTTP \(status)"
         if let code { detail += " \(code)" }
         if let message, !message.isEmpty { detail += ": \(message)" }
+        if isNotImplemented {
+            return PushPrepError(
+                .storageUnavailable,
+                "\(operation): \(server) does not implement this request (\(detail)): use a store with S3's full "
+                    + "API for this operation, or publish to an out directory (--out)")
+        }
         if let code, Self.digestCodes.contains(code) {
             return PushPrepError(
                 .ioError,

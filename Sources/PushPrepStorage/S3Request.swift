@@ -6,6 +6,7 @@ import NIOFileSystem
 import NIOHTTP1
 import NIOPosix
 import PushPrepCore
+import PushPrepRemote
 
 /// One S3 request as PushPrep means it, before signing: it can be signed and sent again as
 /// often as a retry needs, because its body is a file range (re-read each time) or a few bytes.
@@ -150,14 +151,14 @@ extension S3Client {
                 let answer = S3ErrorResponse(status: 500, headers: response.headers, body: response.body)
                 throw Failure(
                     error: scrubbed(
-                        answer.error(operation: request.operation, signedRegion: configuration.region)),
+                        answer.error(operation: request.operation, signedRegion: configuration.region, server: server)),
                     retryable: answer.isRetryable)
             }
             return response
         }
         if request.acceptedStatuses.contains(response.status) { return response }
         let answer = S3ErrorResponse(status: response.status, headers: response.headers, body: response.body)
-        let error = answer.error(operation: request.operation, signedRegion: configuration.region)
+        let error = answer.error(operation: request.operation, signedRegion: configuration.region, server: server)
         let retryAfter =
             answer.isRetryable ? RetryAfter.parse(response.headers.first(name: "retry-after"), now: now()) : nil
         throw Failure(error: scrubbed(error), retryable: answer.isRetryable, retryAfter: retryAfter)
@@ -175,11 +176,14 @@ extension S3Client {
         return S3Response(status: Int(response.status.code), headers: response.headers, body: body)
     }
 
+    /// The store's `host:port` as messages name it.
+    private var server: String {
+        NetworkFailure.endpoint(host: configuration.endpoint.host ?? "?", port: configuration.endpoint.port)
+    }
+
     /// A transport failure as a code, and whether another try may succeed.
     private func classify(_ error: any Error, request: S3Request) -> Failure {
         let operation = request.operation
-        let server =
-            configuration.endpoint.host.map { "\($0)\(configuration.endpoint.port.map { ":\($0)" } ?? "")" } ?? "?"
         if error is CancellationError || Task.isCancelled {
             return Failure(error: Self.interrupted(request), retryable: false)
         }
@@ -192,6 +196,19 @@ extension S3Client {
         }
         let unavailable = { (text: String) in
             Failure(error: PushPrepError(.storageUnavailable, "\(operation): \(text)"), retryable: true)
+        }
+        if let failure = NetworkFailure(error) {
+            // The library's own text, for whoever debugs; the message is the mapping's sentence.
+            logger.debug("storage request failed", metadata: ["operation": "\(operation)", "error": "\(error)"])
+            let sentence = failure.connecting(
+                to: configuration.endpoint.host ?? "?", port: configuration.endpoint.port)
+            // A TLS mismatch is a setting to fix, not a passing failure.
+            guard failure.kind != .tls, failure.kind != .notTLS else {
+                return Failure(
+                    error: PushPrepError(.storageUnavailable, "\(operation): \(sentence)", cause: error),
+                    retryable: false)
+            }
+            return unavailable(sentence)
         }
         if let error = error as? HTTPClientError {
             switch error {

@@ -17,8 +17,8 @@ struct PreflightCommand: AsyncParsableCommand {
             form or as the APNs payload the phone receives. Findings have a severity, a stable \
             code and a JSON Pointer to the key at fault (codes: see the README).
 
-            --fetch downloads every attachment (remote-source rules apply: private addresses \
-            need --allow-host or --allow-private-networks) and checks the bytes: the real type, \
+            --fetch downloads every attachment (remote-source rules apply: hosts on a private \
+            network of yours need --allow-host or --allow-private-networks) and checks the bytes: the real type, \
             Apple's size limits, the extension, an animated GIF's memory, the download time.
 
             --fix OUT.json writes a corrected payload: attachments with findings are processed \

@@ -263,12 +263,30 @@ struct ServeCommand: AsyncParsableCommand {
         }
         do {
             try configuration.validate()
-            try FileManager.default.createDirectory(atPath: uploads, withIntermediateDirectories: true)
-        } catch let error as PushPrepError {
+        } catch {
             throw ValidationError(error.message)
+        }
+        // The listener first: a port that cannot be bound stops the command before the queue is
+        // opened or created, the uploads directory made or a worker started.
+        do {
+            try await ListenerCheck.check(host: configuration.host, port: configuration.port)
+        } catch {
+            logger.debug("cannot listen", metadata: ["error": "\(error.cause.map { "\($0)" } ?? "")"])
+            throw CommandFailure(message: "pushprep serve: \(error.message)")
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: uploads, withIntermediateDirectories: true)
         } catch {
             throw CommandFailure(
                 message: "cannot create the uploads directory \(uploads): \(error.localizedDescription)")
+        }
+        // A --webhook-url the dispatcher would refuse to connect to is refused now, as a job's
+        // callback_url is when it is submitted.
+        if let webhookURL,
+            let refusal = await WebhookSettings(addressPolicyOf: configuration.remote)
+                .refusal(ofCallback: webhookURL)
+        {
+            throw ValidationError("--webhook-url: \(refusal.message)")
         }
         // The API and the webhooks write the same attachment URLs (known once the port is bound).
         let publicURL = PublicURL(configured: configuration.publicURL)
@@ -296,9 +314,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let signer {
             // Webhook targets go through the same address policy as sources.
-            var webhooks = WebhookSettings()
-            webhooks.allowPrivateNetworks = remote.allowPrivateNetworks
-            webhooks.allowedHosts = Set(remote.allowHosts)
+            var webhooks = WebhookSettings(addressPolicyOf: configuration.remote)
             webhooks.renderer = JobRenderer(configuration: configuration, publicURL: publicURL)
             services.append(
                 .init(

@@ -106,4 +106,61 @@ struct OpenAPIContractTests {
         #expect(served.status == 200)
         #expect(served.body == Array(try Data(contentsOf: Self.documentURL)))
     }
+
+    /// Issue 28: the API's own property names are snake_case, everywhere in the document (its
+    /// schemas, inline request bodies and query parameters), except inside the embedded
+    /// documents shared with the CLI, which keep the manifest's camelCase: the `Manifest.*`
+    /// schemas (a job's `attachment`) and `Settings`. A `$ref` is not followed (it names a
+    /// schema judged by its own name).
+    @Test func apiOwnNamesAreSnakeCase() throws {
+        let document = try Self.document()
+        var offenders: [String] = []
+        func isSnakeCase(_ name: String) -> Bool {
+            name.wholeMatch(of: /[a-z][a-z0-9]*(_[a-z0-9]+)*/) != nil
+        }
+        func walk(_ node: Any, _ path: String) {
+            if let object = node as? [String: Any] {
+                if let properties = object["properties"] as? [String: Any] {
+                    offenders += properties.keys.filter { !isSnakeCase($0) }.map { "\(path)/properties/\($0)" }
+                }
+                if let place = object["in"] as? String, place != "header", let name = object["name"] as? String,
+                    !isSnakeCase(name)
+                {
+                    offenders.append("\(path): parameter \(name)")
+                }
+                for (key, value) in object where key != "$ref" { walk(value, "\(path)/\(key)") }
+            } else if let array = node as? [Any] {
+                for (index, value) in array.enumerated() { walk(value, "\(path)/\(index)") }
+            }
+        }
+        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        for (name, schema) in schemas where !name.hasPrefix("Manifest.") && name != "Settings" {
+            walk(schema, "#/components/schemas/\(name)")
+        }
+        walk(try #require(document["paths"]), "#/paths")
+        #expect(offenders.isEmpty, "\(offenders.sorted())")
+        // The exclusions are what the document says they are: embedded camelCase documents.
+        let settings = try #require(schemas["Settings"] as? [String: Any])
+        #expect((settings["description"] as? String)?.contains("camelCase") == true)
+    }
+
+    /// A job as the API writes it has exactly the `Job` schema's members (so `source_name`, the
+    /// upload's own file name, is documented), each of them snake_case.
+    @Test func jobMembersAreTheSchemas() throws {
+        let created = Date(timeIntervalSince1970: 1_780_000_000)
+        let record = JobRecord(
+            id: 7, state: .queued, source: "/srv/uploads/0123.bmp", payload: "{}", dedupKey: nil, priority: 0,
+            attempt: 0, maxAttempts: 5, timeoutSeconds: nil, runAt: created, createdAt: created, updatedAt: created,
+            finishedAt: nil, leaseOwner: nil, leaseToken: 0, leaseExpiresAt: nil, cancelRequested: false,
+            errorCode: nil, errorMessage: nil, result: nil, metadata: #"{"pushprep:source_name":"a.bmp","k":1}"#)
+        let written = try #require(
+            try JSONSerialization.jsonObject(with: APICoding.encoder().encode(JobResource(record))) as? [String: Any])
+        #expect(written["source_name"] as? String == "a.bmp")
+        #expect((written["metadata"] as? [String: Any])?.keys.sorted() == ["k"])
+        let schemas = try #require((try Self.document()["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        let job = try #require(schemas["Job"] as? [String: Any])
+        let properties = try #require(job["properties"] as? [String: Any])
+        #expect(Set(written.keys) == Set(properties.keys))
+        #expect(Set(try #require(job["required"] as? [String])) == Set(properties.keys))
+    }
 }

@@ -425,6 +425,15 @@ public final class PostgresJobQueue: JobQueue {
         return nil
     }
 
+    /// The network failure under a connection error (PostgresNIO wraps NIO's), if it is one.
+    static func networkFailure(in error: any Error) -> NetworkFailure? {
+        if let error = error as? PSQLError {
+            guard [.connectionError, .uncleanShutdown, .failedToAddSSLHandler].contains(error.code) else { return nil }
+            return error.underlying.flatMap(networkFailure)
+        }
+        return NetworkFailure(error)
+    }
+
     static func isUniqueViolation(_ error: any Error) -> Bool {
         (error as? PSQLError)?.serverInfo?[.sqlState] == "23505"
     }
@@ -443,6 +452,7 @@ public final class PostgresJobQueue: JobQueue {
         case is CancellationError:
             return "the task was cancelled"
         case let error as NIOConnectionError:
+            if let failure = NetworkFailure(error) { return failure.connecting(to: error.host, port: error.port) }
             return error.connectionErrors.last.map { reason($0.error) } ?? "\(error)"
         default:
             return "\(error)"
@@ -483,9 +493,14 @@ extension PostgresJobQueue {
         var client: PostgresClient.Configuration
         var connection: PostgresConnection.Configuration
         let description: String
+        /// The server's host and port, as messages name them.
+        let host: String
+        let port: Int
 
         init(_ location: QueueURL.PostgresLocation, description: String) throws(PushPrepError) {
             self.description = description
+            host = location.host
+            port = location.port
             let clientTLS: PostgresClient.Configuration.TLS
             let connectionTLS: PostgresConnection.Configuration.TLS
             if location.tls {
@@ -537,6 +552,15 @@ extension PostgresJobQueue {
         do {
             connection = try await settings.connect(logger: logger)
         } catch {
+            // A network failure in words (NetworkFailure), the library's text at debug level.
+            if let failure = networkFailure(in: error) {
+                logger.debug("cannot connect to the queue", metadata: ["queue": "\(description)", "error": "\(error)"])
+                throw PushPrepError(
+                    .queueUnavailable,
+                    "cannot connect to the queue at \(description): "
+                        + failure.connecting(to: settings.host, port: settings.port),
+                    cause: error)
+            }
             throw PushPrepError(
                 .queueUnavailable, "cannot connect to the queue at \(description): \(reason(error))", cause: error)
         }

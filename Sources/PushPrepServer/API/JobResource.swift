@@ -15,6 +15,9 @@ public struct JobResource: Sendable, Encodable, Equatable {
     public var state: JobState
     /// The source URL (or, for an upload, the name it was stored under).
     public var source: String
+    /// How people see the source: an upload's own file name (sanitised, ``UploadName``); nil
+    /// for a URL, which is its own name.
+    public var sourceName: String?
     public var priority: Int
     /// Claims so far, including a running one.
     public var attempt: Int
@@ -61,6 +64,7 @@ public struct JobResource: Sendable, Encodable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case id, state, source, priority, attempt, settings, error, attachment, links
+        case sourceName = "source_name"
         case maxAttempts = "max_attempts"
         case cancelRequested = "cancel_requested"
         case createdAt = "created_at"
@@ -89,7 +93,9 @@ public struct JobResource: Sendable, Encodable, Equatable {
         error = record.errorCode.map { ErrorView(code: $0, message: record.errorMessage ?? "") }
         attachment = record.result.flatMap { try? JSONDecoder().decode(ManifestEntry.self, from: Data($0.utf8)) }
         settings = try? JSONDecoder().decode(ProcessingSettings.self, from: Data(record.payload.utf8))
-        metadata = record.metadata.flatMap { try? JSONValue.parse(Array($0.utf8)).value }
+        // An upload's file name is kept in the metadata column, apart from the client's own.
+        (sourceName, metadata) = UploadName.split(
+            record.metadata.flatMap { try? JSONValue.parse(Array($0.utf8)).value })
         callbackURL = record.callbackURL
         requestID = record.requestID
         links = Links(job: record.id)
@@ -100,6 +106,7 @@ public struct JobResource: Sendable, Encodable, Equatable {
         try container.encode(id, forKey: .id)
         try container.encode(state, forKey: .state)
         try container.encode(source, forKey: .source)
+        try container.encode(sourceName, forKey: .sourceName)
         try container.encode(priority, forKey: .priority)
         try container.encode(attempt, forKey: .attempt)
         try container.encode(maxAttempts, forKey: .maxAttempts)

@@ -132,7 +132,9 @@ struct ConsoleJobView {
     /// The values of a table row (and the job page's header).
     var values: [String: Any] {
         var values: [String: Any] = [
-            "id": record.id, "state": record.state.rawValue, "source": UntrustedText.escaped(record.source),
+            // An upload shows its own file name, not the stored path.
+            "id": record.id, "state": record.state.rawValue,
+            "source": UntrustedText.escaped(resource.sourceName ?? record.source),
             "attempts": "\(record.attempt) of \(record.maxAttempts)", "createdISO": ConsoleFormat.iso(record.createdAt),
             "age": ConsoleFormat.age(seconds: Date().timeIntervalSince(record.createdAt)) + " ago",
             "retryable": retryable, "cancellable": cancellable, "priority": record.priority,
@@ -371,7 +373,7 @@ enum ConsolePreview {
         // The report's units (kB and MB of 10^3 and 10^6 bytes, as Apple states its limits).
         var facts = [attachment.mime, ReportFormat.bytes(attachment.bytes)]
         if let width = attachment.width, let height = attachment.height { facts.insert("\(width)×\(height)", at: 1) }
-        let title = ReportFormat.name(of: attachment.source)
+        let title = resource.sourceName ?? ReportFormat.name(of: attachment.source)
         let body = facts.joined(separator: ", ")
         let preview = NotificationPreview(attachment: attachment, imageSource: source, title: title, body: body)
         // The renditions' files, from the same places as the attachment's.

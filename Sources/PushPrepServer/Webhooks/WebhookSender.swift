@@ -150,6 +150,15 @@ public final class WebhookSender: Sendable {
     private func classify(_ error: any Error, url: RemoteURL, address: IPAddress) -> (PushPrepError, Bool) {
         if let error = error as? PushPrepError { return (error, false) }
         let target = "\(WebhookSender.shown(url)) (\(address))"
+        if let failure = NetworkFailure(error) {
+            // The library's own text, for whoever debugs; the message is the mapping's sentence.
+            logger.debug(
+                "webhook send failed",
+                metadata: ["url": "\(WebhookSender.shown(url))", "address": "\(address)", "error": "\(error)"])
+            let message =
+                "cannot send to \(WebhookSender.shown(url)): \(failure.connecting(to: url.host, port: url.port))"
+            return (PushPrepError(.fetchFailed, message, cause: error), failure.kind != .tls && failure.kind != .notTLS)
+        }
         if let error = error as? HTTPClientError {
             switch error {
             case .connectTimeout:

@@ -38,6 +38,14 @@ public struct WebhookSettings: Sendable {
     /// The defaults: nothing private is reachable.
     public init() {}
 
+    /// The defaults with the address policy of the remote sources (`--allow-private-networks`,
+    /// `--allow-host`): how `serve` sends webhooks, and how it checks a `callback_url` when a
+    /// job is submitted.
+    public init(addressPolicyOf remote: RemoteSettings) {
+        allowPrivateNetworks = remote.allowPrivateNetworks
+        allowedHosts = remote.allowedHosts
+    }
+
     /// How long a claim holds a delivery, derived from the send's deadline so that a claim always
     /// outlives its send and only a dispatcher that died leaves one to be claimed again: the
     /// dispatcher starts a send at most ``timeout`` after claiming it (or not at all), the send
@@ -67,6 +75,26 @@ public struct WebhookSettings: Sendable {
         settings.totalTimeout = timeout
         return settings
     }
+
+    /// Why a webhook to `callback` would be refused before connecting (`blocked_address`: its
+    /// host is, or resolves to, an address this policy refuses), or nil. The sender's own
+    /// check, run ahead of time: when a job names the URL, and for `--webhook-url` at start-up.
+    /// A host named with `--allow-host` is not resolved (any address is allowed). A name that
+    /// does not resolve within ``submitResolveTimeout`` is not refused (DNS may come back; each
+    /// delivery checks again), nor is text that is no URL (the caller's syntax check says what
+    /// is wrong with it).
+    public func refusal(ofCallback callback: String) async -> PushPrepError? {
+        guard let url = try? RemoteURL(callback), !remoteSettings.isAllowedHost(url.host) else { return nil }
+        let check = AddressCheck(settings: remoteSettings)
+        let deadline = ContinuousClock.now + min(connectTimeout, Self.submitResolveTimeout)
+        let resolved = await WebhookSender.value(before: deadline) { try? await check.resolve(url) }
+        guard let addresses = resolved ?? nil else { return nil }
+        return check.refusal(of: url, addresses: addresses)?.error
+    }
+
+    /// The longest a submit waits for a callback URL's name to resolve: a slow resolver delays
+    /// the request by no more than this, and the delivery checks again anyway.
+    public static let submitResolveTimeout: Duration = .seconds(2)
 
     /// Checks ranges (`invalid_settings`).
     public func validate() throws(PushPrepError) {

@@ -298,6 +298,8 @@ struct PreflightTopic {
         case .invalidRelevanceScore: "Use a number from 0 to 1."
         case .invalidValue: "Give the key a value of the type Apple documents."
         case .unknownAPSKey: "Move custom keys out of aps, beside it."
+        case .unknownKey:
+            "Move the key where the message says it belongs (for --merge, nest it the same way: {\"message\": {\"token\": …}}), or correct its spelling."
         case .categoryNoted: "Check that the app registers this category."
         case .noAttachments: "Add the attachment URL under the dialect's key, or ignore this for a text-only push."
         case .invalidAttachment: "Give each attachment a non-empty URL string."

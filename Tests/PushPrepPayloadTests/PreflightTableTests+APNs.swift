@@ -297,5 +297,16 @@ extension PreflightTableTests {
         PreflightCase(
             "apns: read as FCM, PushPrep's attachments are not FCM's keys", .fcm, explicitOnly: true,
             apns(#"{"alert":"B","mutable-content":1}"#), [.info(.noAttachments, "")]),
+        // Custom keys beside aps are the app's; aps's alert and sound dictionaries are Apple's.
+        PreflightCase(
+            "apns: custom top-level keys are the app's own", .apns,
+            #"{"aps":{"alert":"B","mutable-content":1},"attachments":[\#(jpgEntry)],"token":"abc","deeplink":"app://x"}"#,
+            []),
+        PreflightCase(
+            "apns: a key Apple does not define in the alert or the sound dictionary", .apns,
+            apns(
+                #"{"alert":{"title":"T","bodyy":"B","launch-image":"l.png","loc-key":"K"},"sound":{"name":"a.caf","volume":0.5,"critical":1,"loud":1},"mutable-content":1}"#
+            ),
+            [.warning(.unknownKey, "/aps/alert/bodyy"), .warning(.unknownKey, "/aps/sound/loud")]),
     ]
 }

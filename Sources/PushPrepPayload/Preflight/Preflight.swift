@@ -268,6 +268,7 @@ struct PayloadChecker {
 
     mutating func run() {
         checkAPS()
+        checkKnownKeys()
         checkSize()
         findings += layout.findings
         compactIfLarge()
@@ -308,6 +309,29 @@ struct PayloadChecker {
                     .error, .invalidValue,
                     "\"\(key)\" must be \(expected.sorted().joined(separator: " or ")), got \(value.typeName)",
                     at: path)
+            }
+        }
+    }
+
+    // MARK: - Keys the dialect does not define
+
+    /// Every member of a fixed-member level (``KnownKeys``) that the dialect does not define
+    /// there: `unknown_key`, naming where the key belongs when another level defines it (FCM's
+    /// `token` beside `message` belongs in `/message/token`).
+    private mutating func checkKnownKeys() {
+        let levels = KnownKeys.levels(of: payload, dialect: layout.dialect, layout: layout)
+        for level in levels {
+            guard let members = payload[level.path]?.objectValue else { continue }
+            for (key, _) in members where !level.defines(key) {
+                let home = levels.first { $0.path != level.path && $0.defines(key) }
+                let listed =
+                    level.keys.count <= 12 ? " (it defines \(level.keys.sorted().joined(separator: ", ")))" : ""
+                add(
+                    .warning, .unknownKey,
+                    "\"\(key)\" is not a key \(level.name) defines\(listed); "
+                        + (level.ignoredBy ?? "\(layout.dialect.displayName) ignores it or refuses the request")
+                        + (home.map { "; it belongs in \($0.path.appending(key).pointer)" } ?? ""),
+                    at: level.path.appending(key))
             }
         }
     }

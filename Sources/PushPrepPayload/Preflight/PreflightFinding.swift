@@ -41,6 +41,7 @@ public enum PreflightCode: String, Sendable, Codable, CaseIterable {
     case invalidRelevanceScore = "invalid_relevance_score"
     case invalidValue = "invalid_value"
     case unknownAPSKey = "unknown_aps_key"
+    case unknownKey = "unknown_key"
     case categoryNoted = "category_noted"
     case noAttachments = "no_attachments"
     // Each attachment, from its URL and declared type.
@@ -100,6 +101,8 @@ public enum PreflightCode: String, Sendable, Codable, CaseIterable {
         case .invalidRelevanceScore: "Not a number from 0 to 1."
         case .invalidValue: "A known key with a value of the wrong type."
         case .unknownAPSKey: "A key inside `aps` that Apple does not define (custom keys go beside `aps`)."
+        case .unknownKey:
+            "A key the dialect's request does not define where it sits (FCM's `token` beside `message`); the provider ignores it or refuses the request."
         case .categoryNoted: "A category: the app must register it for its actions or content extension."
         case .noAttachments: "No attachment URL in the dialect's keys."
         case .invalidAttachment: "An attachment entry without a usable URL string."

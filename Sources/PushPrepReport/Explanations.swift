@@ -305,6 +305,8 @@ struct PreflightTopic {
         case .invalidAttachment: "Give each attachment a non-empty URL string."
         case .invalidURL: "Use an absolute https URL with a host."
         case .insecureURL: "Serve the file over https."
+        case .unreachableURL:
+            "Host the file under a public name: serve --public-url https://media.example.com, or process --base-url."
         case .urlExpired: "Sign a new URL with a later expiry."
         case .urlExpiresSoon: "Sign the URL for longer than the push may wait (days, not hours)."
         case .missingExtension: "End the URL's path in the file's extension (.jpg, .mp4, ...)."

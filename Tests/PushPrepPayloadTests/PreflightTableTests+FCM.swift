@@ -242,5 +242,20 @@ extension PreflightTableTests {
             device(
                 #"{"alert":"B","mutable-content":1}"#,
                 #""fcm_options":{"image":"\#(jpg)"},"gcm.message_id":"1","token":"x""#), []),
+        PreflightCase(
+            "fcm: the iOS, Android and web images on hosts a phone cannot reach (the shared image once)", .fcm,
+            fcm(
+                #""notification":{"body":"B","image":"https://127.0.0.1/a.jpg"},"webpush":{"notification":{"image":"https://172.16.0.9/w.jpg","icon":"https://localhost/i.png"}},"apns":{"payload":{"aps":{"mutable-content":1}}}"#
+            ),
+            [
+                .error(.unreachableURL, "/message/notification/image"),
+                .error(.unreachableURL, "/message/webpush/notification/image"),
+                .error(.unreachableURL, "/message/webpush/notification/icon"),
+            ]),
+        PreflightCase(
+            "fcm: an Android image on a private address", .fcm,
+            fcm(
+                #""notification":{"body":"B"},"android":{"notification":{"image":"https://10.1.2.3/a.jpg"}},\#(fcmAPNs(#"{"mutable-content":1}"#))"#
+            ), [.error(.unreachableURL, "/message/android/notification/image")]),
     ]
 }

@@ -488,6 +488,9 @@ struct PayloadChecker {
                 "\(attachment.url) is http://: App Transport Security blocks it unless the app has an exception;"
                     + " serve it over https://", at: path)
         }
+        if let unreachable = PreflightFinding.unreachable(url, at: path) {
+            add(unreachable.severity, unreachable.code, unreachable.message, at: path)
+        }
         checkExpiry(attachment)
         let ext = url.pathExtension
         guard !ext.isEmpty else {
@@ -552,5 +555,18 @@ struct PayloadChecker {
                 "the declared type \(declared.value) disagrees with the URL's extension .\(ext) (\(uti))",
                 at: declared.path)
         }
+    }
+}
+
+extension PreflightFinding {
+    /// `unreachable_url` when `url`'s host is one a phone cannot reach (``PhoneReachability``:
+    /// loopback, private, link-local, a bare IP, `localhost`, `.local`), else nil. The iOS
+    /// attachment and the Android and web images are judged by this one check.
+    static func unreachable(_ url: RemoteURL, at path: JSONPath) -> PreflightFinding? {
+        guard let reason = PhoneReachability.reason(host: url.host) else { return nil }
+        return PreflightFinding(
+            .error, .unreachableURL,
+            "the host \(url.host) is \(reason): a phone on the mobile network cannot download from it;"
+                + " put the file on a public host name (serve --public-url, process --base-url)", at: path)
     }
 }

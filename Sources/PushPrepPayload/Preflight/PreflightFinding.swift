@@ -48,6 +48,7 @@ public enum PreflightCode: String, Sendable, Codable, CaseIterable {
     case invalidAttachment = "invalid_attachment"
     case invalidURL = "invalid_url"
     case insecureURL = "insecure_url"
+    case unreachableURL = "unreachable_url"
     case urlExpired = "url_expired"
     case urlExpiresSoon = "url_expires_soon"
     case missingExtension = "missing_extension"
@@ -108,6 +109,8 @@ public enum PreflightCode: String, Sendable, Codable, CaseIterable {
         case .invalidAttachment: "An attachment entry without a usable URL string."
         case .invalidURL: "Not an absolute http(s) URL with a host."
         case .insecureURL: "`http://`: App Transport Security blocks it unless the app has an exception."
+        case .unreachableURL:
+            "A URL whose host a phone cannot reach: loopback, private, link-local, a bare IP, `localhost` or `.local`."
         case .urlExpired: "A signed URL (S3, GCS, Azure, CloudFront) whose expiry has passed: the download is refused."
         case .urlExpiresSoon: "A signed URL that expires within a day: a push held for an offline phone may outlive it."
         case .missingExtension: "No file extension in the URL's path: the phone infers the type from it."

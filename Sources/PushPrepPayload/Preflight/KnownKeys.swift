@@ -180,8 +180,9 @@ enum KnownKeys {
     /// OneSignal's create-notification body (`POST /notifications`, push, email and SMS share
     /// it): the properties of OneSignal's own OpenAPI description (api.onesignal.com, as its
     /// generated clients carry it: OneSignal/onesignal-go-api `model_notification.go`), the
-    /// current reference page, and the older targeting keys it still accepts
-    /// (`include_player_ids`, `include_external_user_ids`, `channel_for_external_user_ids`).
+    /// current reference page, and the older targeting keys it documented before
+    /// (`include_player_ids`, `include_external_user_ids`, `channel_for_external_user_ids`,
+    /// `tags`, `app_ids`), kept so that a request OneSignal may still take is never reported.
     /// https://documentation.onesignal.com/reference/push-notification
     enum OneSignal {
         static let notification: Set<String> = [
@@ -190,7 +191,7 @@ enum KnownKeys {
             "include_subscription_ids", "include_player_ids", "include_external_user_ids",
             "channel_for_external_user_ids", "include_email_tokens", "include_phone_numbers", "include_ios_tokens",
             "include_wp_wns_uris", "include_amazon_reg_ids", "include_chrome_reg_ids", "include_chrome_web_reg_ids",
-            "include_android_reg_ids", "include_unsubscribed", "email_to",
+            "include_android_reg_ids", "include_unsubscribed", "email_to", "tags", "app_ids",
             // Platforms.
             "isIos", "isAndroid", "isHuawei", "isAnyWeb", "isChromeWeb", "isFirefox", "isSafari", "isWP_WNS", "isAdm",
             "isChrome",

@@ -300,6 +300,8 @@ struct PreflightTopic {
         case .invalidRelevanceScore: "Use a number from 0 to 1."
         case .invalidValue: "Give the key a value of the type Apple documents."
         case .unknownAPSKey: "Move custom keys out of aps, beside it."
+        case .unknownKey:
+            "Move the key where the message says it belongs (for --merge, nest it the same way: {\"message\": {\"token\": …}}), or correct its spelling."
         case .categoryNoted: "Check that the app registers this category."
         case .noAttachments: "Add the attachment URL under the dialect's key, or ignore this for a text-only push."
         case .attachmentsBeyondFirst:
@@ -307,6 +309,8 @@ struct PreflightTopic {
         case .invalidAttachment: "Give each attachment a non-empty URL string."
         case .invalidURL: "Use an absolute https URL with a host."
         case .insecureURL: "Serve the file over https."
+        case .unreachableURL:
+            "Host the file under a public name: serve --public-url https://media.example.com, or process --base-url."
         case .urlExpired: "Sign a new URL with a later expiry."
         case .urlExpiresSoon: "Sign the URL for longer than the push may wait (days, not hours)."
         case .missingExtension: "End the URL's path in the file's extension (.jpg, .mp4, ...)."

@@ -101,6 +101,11 @@ public struct APIServer: Service {
                 let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
                 let bound = "http://\(host):\(port)"
                 publicURL.bound(bound)
+                if let warning = JobRenderer(configuration: configuration, publicURL: publicURL)
+                    .unreachableAttachmentsWarning
+                {
+                    logger.warning("\(warning)")
+                }
                 await onListening?(bound)
             },
             logger: logger)

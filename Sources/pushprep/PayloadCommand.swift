@@ -39,6 +39,12 @@ struct PayloadCommand: AsyncParsableCommand {
 
             Airship, Braze and FCM carry one attachment per push: choose it with --id. Targeting \
             (tokens, audiences, app ids) and custom data are the sender's: add them with --merge. \
+            Its object is merged from the payload's top level: each key lands beside the \
+            generated top-level keys (beside aps for apns, where custom keys belong; beside \
+            message for fcm, so a token goes in {"message": {"token": "…"}}; beside messages for \
+            braze), an object both have is merged member by member, and where both set a key the \
+            generated value stays. preflight warns unknown_key for a key where the provider does \
+            not define it. \
             The payload must fit the provider's limit (APNs 4096 bytes, Braze 1912 for alert + \
             extra), or the command fails with payload_too_large.
 
@@ -116,7 +122,11 @@ struct PayloadCommand: AsyncParsableCommand {
 
     @OptionGroup var logging: LoggingOptions
 
-    @Option(name: .long, help: "A JSON object file whose keys are added to the payload (targeting, custom data).")
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A JSON object file merged into the payload from its top level (targeting, custom data;"
+                + " fcm: {\"message\": {\"token\": …}}); generated keys win.", valueName: "file"))
     var merge: String?
 
     @Flag(name: .long, help: "Print compact JSON (the bytes that count against the limit) instead of pretty.")

@@ -443,6 +443,60 @@ private let fullAlert = #"{"title":"Spring sale","subtitle":"Today only","body":
         try expectClean(merged, dialect, findings: [], urls: [imageURL])
     }
 
+    /// `--merge` keys that land where the provider does not define them (issue 28: FCM's `token`
+    /// beside `message`), with the pointer pre-flight must warn at and where it must say the key
+    /// belongs (nil when no level of the dialect defines it).
+    static let misplacedMerges: [(PushDialect, String, [String: String?])] = [
+        (.fcm, #"{"token":"abc"}"#, ["/token": "/message/token"]),
+        (
+            .fcm, #"{"message":{"image":"https://cdn.example.com/x.jpg","android":{"channel_id":"news","ttl":"60s"}}}"#,
+            [
+                "/message/image": "/message/notification/image",
+                "/message/android/channel_id": "/message/android/notification/channel_id",
+            ]
+        ),
+        (.onesignal, #"{"include_player_id":["p1"],"contents":{"fr":"Salut"}}"#, ["/include_player_id": nil]),
+        (
+            .airship, #"{"named_user":"u1","notification":{"apns":{"badge":1}}}"#,
+            ["/named_user": nil, "/notification/apns": nil]
+        ),
+        (
+            .braze, #"{"segment":"s1","messages":{"apple_push":{"asset_type":"jpg"}}}"#,
+            ["/segment": nil, "/messages/apple_push/asset_type": nil]
+        ),
+        // APNs: custom keys beside aps are the app's own; the alert's members are Apple's.
+        (.apns, #"{"token":"abc","aps":{"alert":{"bodyy":"x"}}}"#, ["/aps/alert/bodyy": nil]),
+    ]
+
+    @Test(
+        "--merge keys where the provider does not define them: pre-flight warns unknown_key and says where they belong",
+        arguments: misplacedMerges)
+    func misplacedMerge(_ dialect: PushDialect, _ extra: String, _ expected: [String: String?]) throws {
+        let fixtures = try Fixtures.load()
+        let merged = try PayloadBuilder.build(
+            dialect: dialect, attachments: [fixtures.image], content: plainContent, extra: try Self.object(extra))
+        for given in [dialect, nil] {
+            var options = PreflightOptions()
+            options.dialect = given
+            let report = Preflight.check(Array(merged.serialized().utf8), file: "payload.json", options: options)
+            #expect(report.dialect == dialect)
+            let unknown = report.findings.filter { $0.code == .unknownKey }
+            #expect(report.findings.count == unknown.count, "only unknown_key: \(report.findings)")
+            #expect(Set(unknown.map(\.pointer)) == Set(expected.keys), "\(unknown.map(\.message))")
+            #expect(unknown.allSatisfy { $0.severity == .warning })
+            #expect(report.exitStatus(strict: false) == 0 && report.exitStatus(strict: true) == 3)
+            for finding in unknown {
+                let key = try #require(JSONPath(pointer: finding.pointer)?.lastKey)
+                #expect(finding.message.hasPrefix("\"\(key)\" is not a key "), "\(finding.message)")
+                if let home = expected[finding.pointer] ?? nil {
+                    #expect(finding.message.hasSuffix("it belongs in \(home)"), "\(finding.message)")
+                } else {
+                    #expect(!finding.message.contains("it belongs in"), "\(finding.message)")
+                }
+            }
+        }
+    }
+
     // MARK: - Helpers
 
     /// A JSON object from its text.

@@ -301,5 +301,29 @@ extension PreflightTableTests {
         PreflightCase(
             "apns: read as FCM, PushPrep's attachments are not FCM's keys", .fcm, explicitOnly: true,
             apns(#"{"alert":"B","mutable-content":1}"#), [.info(.noAttachments, "")]),
+        // Custom keys beside aps are the app's; aps's alert and sound dictionaries are Apple's.
+        PreflightCase(
+            "apns: custom top-level keys are the app's own", .apns,
+            #"{"aps":{"alert":"B","mutable-content":1},"attachments":[\#(jpgEntry)],"token":"abc","deeplink":"app://x"}"#,
+            []),
+        PreflightCase(
+            "apns: a key Apple does not define in the alert or the sound dictionary", .apns,
+            apns(
+                #"{"alert":{"title":"T","bodyy":"B","launch-image":"l.png","loc-key":"K"},"sound":{"name":"a.caf","volume":0.5,"critical":1,"loud":1},"mutable-content":1}"#
+            ),
+            [.warning(.unknownKey, "/aps/alert/bodyy"), .warning(.unknownKey, "/aps/sound/loud")]),
+        // Hosts a phone cannot reach (issue 28): the serve default's loopback URLs and their kin.
+        PreflightCase(
+            "apns: attachment hosts a phone cannot reach", .apns,
+            apns(
+                #"{"alert":"B","mutable-content":1}"#,
+                attachments:
+                    #"[{"id":"a","url":"https://127.0.0.1:8080/v1/attachments/a.jpg"},{"id":"b","url":"https://192.168.1.20/b.jpg"},{"id":"c","url":"https://[fe80::1]/c.jpg"},{"id":"d","url":"https://169.254.169.254/d.jpg"},{"id":"e","url":"https://8.8.8.8/e.jpg"},{"id":"f","url":"https://localhost/f.jpg"},{"id":"g","url":"https://printer.local./g.jpg"},{"id":"h","url":"https://[::1]/h.jpg"},{"id":"i","url":"https://media.example.com/i.jpg"},{"id":"j","url":"https://localhost.example.com/j.jpg"}]"#
+            ),
+            (0...7).map { .error(.unreachableURL, "/attachments/\($0)/url") }),
+        PreflightCase(
+            "apns: an unreachable http URL is both insecure and unreachable", .apns,
+            apns(#"{"alert":"B","mutable-content":1}"#, attachments: #"[{"id":"a","url":"http://10.0.0.7/a.jpg"}]"#),
+            [.error(.insecureURL, "/attachments/0/url"), .error(.unreachableURL, "/attachments/0/url")]),
     ]
 }

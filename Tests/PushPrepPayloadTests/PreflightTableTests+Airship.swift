@@ -180,5 +180,10 @@ extension PreflightTableTests {
             "airship device: a url that is not a string", .airship,
             device(#"{"alert":"B","mutable-content":1}"#, #""com.urbanairship.media_attachment":{"url":[5]}"#),
             [.error(.invalidAttachment, "/com.urbanairship.media_attachment/url/0")]),
+        // The push object's and the notification object's own keys (open::<platform> included).
+        PreflightCase(
+            "airship: keys Airship does not define in the push object and the notification", .airship,
+            #"{"audience":"all","device_types":["ios"],"named_user":"u1","notification":{"alert":"B","apns":{},"open::toaster":{"alert":"x"},"ios":{"media_attachment":{"url":"\#(jpg)"}}}}"#,
+            [.warning(.unknownKey, "/named_user"), .warning(.unknownKey, "/notification/apns")]),
     ]
 }

@@ -187,5 +187,19 @@ extension PreflightTableTests {
                 #"{"alert":"B","mutable-content":1,"interruption-level":"critical"}"#,
                 #""ab":{"att":{"url":"\#(mp4)","type":"mp4"}}"#),
             [.info(.criticalNeedsEntitlement, "/aps/interruption-level")]),
+        // The request's, messages' and apple_push's own keys.
+        PreflightCase(
+            "braze: keys Braze does not define in the request, messages and apple_push", .braze,
+            counted: .bytes(24, limit: 1912),
+            #"{"segment":"s1","external_user_ids":["u1"],"messages":{"ios_push":{},"apple_push":{"alert":\#(brazeAlert),"asset_url":"\#(jpg)","asset_file_type":"jpg","asset_type":"jpg","apns_priority":10}}}"#,
+            [
+                .warning(.unknownKey, "/segment"), .warning(.unknownKey, "/messages/ios_push"),
+                .warning(.unknownKey, "/messages/apple_push/asset_type"),
+            ]),
+        PreflightCase(
+            "braze: apple_push without messages takes the request's keys beside it", .braze,
+            counted: .bytes(24, limit: 1912),
+            #"{"external_user_ids":["u1"],"apple_push":{"alert":\#(brazeAlert),"asset_url":"\#(jpg)","asset_file_type":"jpg","assetUrl":"x"}}"#,
+            [.warning(.unknownKey, "/apple_push/assetUrl")]),
     ]
 }

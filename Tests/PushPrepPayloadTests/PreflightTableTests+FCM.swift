@@ -215,5 +215,47 @@ extension PreflightTableTests {
             "fcm device: http URL", .fcm,
             device(#"{"alert":"B","mutable-content":1}"#, #""fcm_options":{"image":"http://cdn.example.com/a.jpg"}"#),
             [.error(.insecureURL, "/fcm_options/image")]),
+        // Keys FCM does not define where they sit (`unknown_key`); camelCase JSON names and the
+        // free-form maps (data, headers, webpush.notification) are FCM's own.
+        PreflightCase(
+            "fcm: a token beside message (a --merge at the wrong level)", .fcm,
+            #"{"message":{"notification":{"body":"B"},\#(fcmAPNs(#"{"mutable-content":1}"#))},"token":"abc"}"#,
+            [.warning(.unknownKey, "/token")]),
+        PreflightCase(
+            "fcm: camelCase names and free-form maps are FCM's", .fcm,
+            fcm(
+                #""validateOnly":false,"fcmOptions":{"analyticsLabel":"x"},"data":{"any":"thing"},"notification":{"body":"B"},"android":{"ttl":"60s","directBootOk":true,"notification":{"channelId":"news","clickAction":"OPEN"}},"webpush":{"headers":{"Urgency":"high"},"notification":{"requireInteraction":true,"badge":"https://cdn.example.com/b.png"},"fcmOptions":{"link":"https://example.com"}},"apns":{"headers":{"apns-priority":"10"},"payload":{"aps":{"mutable-content":1},"deeplink":"x"},"fcm_options":{"image":"\#(jpg)","analyticsLabel":"y"}}"#
+            ), [.warning(.unknownKey, "/message/validateOnly")]),
+        PreflightCase(
+            "fcm: keys FCM does not define in message, notification, android, apns and the aps alert", .fcm,
+            fcm(
+                #""to":"legacy","notification":{"body":"B","imageUrl":"\#(jpg)"},"android":{"notification":{"image":"\#(jpg)"},"icon":"x"},"apns":{"payload":{"aps":{"alert":{"title":"T","image":"x"},"mutable-content":1}},"fcm_options":{"image":"\#(jpg)","link":"https://example.com"}}"#
+            ),
+            [
+                .warning(.unknownKey, "/message/to"), .warning(.unknownKey, "/message/notification/imageUrl"),
+                .warning(.unknownKey, "/message/android/icon"),
+                .warning(.unknownKey, "/message/apns/fcm_options/link"),
+                .warning(.unknownKey, "/message/apns/payload/aps/alert/image"),
+            ]),
+        PreflightCase(
+            "fcm device: custom keys beside aps are the app's", .fcm,
+            device(
+                #"{"alert":"B","mutable-content":1}"#,
+                #""fcm_options":{"image":"\#(jpg)"},"gcm.message_id":"1","token":"x""#), []),
+        PreflightCase(
+            "fcm: the iOS, Android and web images on hosts a phone cannot reach (the shared image once)", .fcm,
+            fcm(
+                #""notification":{"body":"B","image":"https://127.0.0.1/a.jpg"},"webpush":{"notification":{"image":"https://172.16.0.9/w.jpg","icon":"https://localhost/i.png"}},"apns":{"payload":{"aps":{"mutable-content":1}}}"#
+            ),
+            [
+                .error(.unreachableURL, "/message/notification/image"),
+                .error(.unreachableURL, "/message/webpush/notification/image"),
+                .error(.unreachableURL, "/message/webpush/notification/icon"),
+            ]),
+        PreflightCase(
+            "fcm: an Android image on a private address", .fcm,
+            fcm(
+                #""notification":{"body":"B"},"android":{"notification":{"image":"https://10.1.2.3/a.jpg"}},\#(fcmAPNs(#"{"mutable-content":1}"#))"#
+            ), [.error(.unreachableURL, "/message/android/notification/image")]),
     ]
 }

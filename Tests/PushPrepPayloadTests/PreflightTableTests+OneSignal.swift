@@ -170,5 +170,15 @@ extension PreflightTableTests {
         PreflightCase(
             "onesignal device: no attachment", .onesignal,
             device(#"{"alert":"B"}"#, #""custom":{"i":"5f1c"}"#), [.info(.noAttachments, "")]),
+        // The create-notification body's own keys; everything else is unknown_key.
+        PreflightCase(
+            "onesignal: targeting, platforms and appearance keys OneSignal defines", .onesignal,
+            oneSignal(
+                #""include_aliases":{"external_id":["u1"]},"target_channel":"push","isIos":true,"ios_badgeType":"Increase","ios_badgeCount":1,"data":{"any":"thing"},"contents":{"en":"B","fr":"B"},"ios_attachments":{"img":"\#(jpg)"}"#
+            ), []),
+        PreflightCase(
+            "onesignal: a key OneSignal does not define", .onesignal,
+            oneSignal(#""include_player_id":["p1"],"contents":{"en":"B"},"ios_attachments":{"img":"\#(jpg)"}"#),
+            [.warning(.unknownKey, "/include_player_id")]),
     ]
 }

@@ -285,8 +285,11 @@ extension ReportCLITests {
                 "preflight", "fetched.json", "--fetch", "--allow-http", "--allow-host", "127.0.0.1", "--report",
                 "fetched.html",
             ])
-            #expect(run.status == 0, "only the http warning: \(run.stderr)")
-            let page = try ParsedHTML.parse(try String(contentsOfFile: path("fetched.html"), encoding: .utf8))
+            // The http warning, and unreachable_url (an error) for the test server's 127.0.0.1.
+            #expect(run.status == 1, "\(run.stderr)")
+            let html = try String(contentsOfFile: path("fetched.html"), encoding: .utf8)
+            #expect(html.contains("unreachable_url"))
+            let page = try ParsedHTML.parse(html)
             #expect(page.mismatched.isEmpty && page.unclosed.isEmpty, "\(page.mismatched) \(page.unclosed)")
             let (thumb, banner, expanded) = try pictures(page)
             // The batch report's sizes: within 320 × 320 (never enlarged), a short side of 76.

@@ -296,8 +296,10 @@ struct ObjectStorePayloadCLITests {
                             "preflight", "remote.json", "--fix", "fixed.json", "--store", store, "--presign", "2d",
                             "--allow-host", "127.0.0.1", "--allow-http",
                         ], in: directory, environment: environment)
-                    // The store's URL is http:// (moto): with --allow-http a warning, so exit 0.
-                    #expect(fix.status == 0, "\(fix.stdout)\n\(fix.stderr)")
+                    // The store's URL is moto's, http://127.0.0.1:PORT: with --allow-http a warning, but
+                    // no phone reaches 127.0.0.1, so unreachable_url remains, an error: exit 1.
+                    #expect(fix.status == 1, "\(fix.stdout)\n\(fix.stderr)")
+                    #expect(String(decoding: fix.stdout, as: UTF8.self).contains("unreachable_url"))
                     let fixedData = try Data(contentsOf: directory.appendingPathComponent("fixed.json"))
                     let fixed = try #require(try JSONSerialization.jsonObject(with: fixedData) as? [String: Any])
                     let link = try #require((fixed["attachments"] as? [[String: Any]])?.first?["url"] as? String)
@@ -314,14 +316,14 @@ struct ObjectStorePayloadCLITests {
                     #expect(
                         !FileManager.default.fileExists(atPath: directory.appendingPathComponent("pushprep-out").path))
 
-                    // The fixed payload pre-flights clean but for its http:// URL (moto's).
+                    // The fixed payload pre-flights clean but for its URL on moto (http, and 127.0.0.1).
                     var check = ["preflight", "fixed.json", "--allow-http", "--json"]
                     if !server.iamAuth { check += ["--fetch", "--allow-host", "127.0.0.1"] }
                     let recheck = try CLI.pushprep(check, in: directory, environment: environment)
-                    #expect(recheck.status == 0, "\(String(decoding: recheck.stdout, as: UTF8.self))")
+                    #expect(recheck.status == 1, "\(String(decoding: recheck.stdout, as: UTF8.self))")
                     let findings = try Self.findings(recheck)
-                    #expect(findings.map(\.code) == ["insecure_url"], "\(findings)")
-                    #expect(findings.map(\.severity) == ["warning"])
+                    #expect(findings.map(\.code) == ["unreachable_url", "insecure_url"], "\(findings)")
+                    #expect(findings.map(\.severity) == ["error", "warning"])
                 }
             }
         }

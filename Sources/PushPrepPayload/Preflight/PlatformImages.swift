@@ -263,6 +263,11 @@ struct PlatformImageCheck {
             }
             return findings
         }
+        if !checkedURLs.contains(image.path.pointer),
+            let unreachable = PreflightFinding.unreachable(url, at: image.path)
+        {
+            findings.append(unreachable)
+        }
         if image.role == .androidImage, url.scheme == "http" {
             findings.append(
                 PreflightFinding(

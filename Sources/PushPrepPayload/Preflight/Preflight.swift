@@ -307,6 +307,7 @@ struct PayloadChecker {
 
     mutating func run() {
         checkAPS()
+        checkKnownKeys()
         checkSize()
         findings += layout.findings
         compactIfLarge()
@@ -348,6 +349,29 @@ struct PayloadChecker {
                     .error, .invalidValue,
                     "\"\(key)\" must be \(expected.sorted().joined(separator: " or ")), got \(value.typeName)",
                     at: path)
+            }
+        }
+    }
+
+    // MARK: - Keys the dialect does not define
+
+    /// Every member of a fixed-member level (``KnownKeys``) that the dialect does not define
+    /// there: `unknown_key`, naming where the key belongs when another level defines it (FCM's
+    /// `token` beside `message` belongs in `/message/token`).
+    private mutating func checkKnownKeys() {
+        let levels = KnownKeys.levels(of: payload, dialect: layout.dialect, layout: layout)
+        for level in levels {
+            guard let members = payload[level.path]?.objectValue else { continue }
+            for (key, _) in members where !level.defines(key) {
+                let home = levels.first { $0.path != level.path && $0.defines(key) }
+                let listed =
+                    level.keys.count <= 12 ? " (it defines \(level.keys.sorted().joined(separator: ", ")))" : ""
+                add(
+                    .warning, .unknownKey,
+                    "\"\(key)\" is not a key \(level.name) defines\(listed); "
+                        + (level.ignoredBy ?? "\(layout.dialect.displayName) ignores it or refuses the request")
+                        + (home.map { "; it belongs in \($0.path.appending(key).pointer)" } ?? ""),
+                    at: level.path.appending(key))
             }
         }
     }
@@ -526,6 +550,9 @@ struct PayloadChecker {
                 "\(attachment.url) is http://: App Transport Security blocks it unless the app has an exception;"
                     + " serve it over https://", at: path)
         }
+        if let unreachable = PreflightFinding.unreachable(url, at: path) {
+            add(unreachable.severity, unreachable.code, unreachable.message, at: path)
+        }
         checkExpiry(attachment)
         let ext = url.pathExtension
         guard !ext.isEmpty else {
@@ -590,5 +617,18 @@ struct PayloadChecker {
                 "the declared type \(declared.value) disagrees with the URL's extension .\(ext) (\(uti))",
                 at: declared.path)
         }
+    }
+}
+
+extension PreflightFinding {
+    /// `unreachable_url` when `url`'s host is one a phone cannot reach (``PhoneReachability``:
+    /// loopback, private, link-local, a bare IP, `localhost`, `.local`), else nil. The iOS
+    /// attachment and the Android and web images are judged by this one check.
+    static func unreachable(_ url: RemoteURL, at path: JSONPath) -> PreflightFinding? {
+        guard let reason = PhoneReachability.reason(host: url.host) else { return nil }
+        return PreflightFinding(
+            .error, .unreachableURL,
+            "the host \(url.host) is \(reason): a phone on the mobile network cannot download from it;"
+                + " put the file on a public host name (serve --public-url, process --base-url)", at: path)
     }
 }

@@ -41,6 +41,7 @@ public enum PreflightCode: String, Sendable, Codable, CaseIterable {
     case invalidRelevanceScore = "invalid_relevance_score"
     case invalidValue = "invalid_value"
     case unknownAPSKey = "unknown_aps_key"
+    case unknownKey = "unknown_key"
     case categoryNoted = "category_noted"
     case noAttachments = "no_attachments"
     case attachmentsBeyondFirst = "attachments_beyond_first"
@@ -48,6 +49,7 @@ public enum PreflightCode: String, Sendable, Codable, CaseIterable {
     case invalidAttachment = "invalid_attachment"
     case invalidURL = "invalid_url"
     case insecureURL = "insecure_url"
+    case unreachableURL = "unreachable_url"
     case urlExpired = "url_expired"
     case urlExpiresSoon = "url_expires_soon"
     case missingExtension = "missing_extension"
@@ -101,6 +103,8 @@ public enum PreflightCode: String, Sendable, Codable, CaseIterable {
         case .invalidRelevanceScore: "Not a number from 0 to 1."
         case .invalidValue: "A known key with a value of the wrong type."
         case .unknownAPSKey: "A key inside `aps` that Apple does not define (custom keys go beside `aps`)."
+        case .unknownKey:
+            "A key the dialect's request does not define where it sits (FCM's `token` beside `message`); the provider ignores it or refuses the request."
         case .categoryNoted: "A category: the app must register it for its actions or content extension."
         case .noAttachments: "No attachment URL in the dialect's keys."
         case .attachmentsBeyondFirst:
@@ -108,6 +112,8 @@ public enum PreflightCode: String, Sendable, Codable, CaseIterable {
         case .invalidAttachment: "An attachment entry without a usable URL string."
         case .invalidURL: "Not an absolute http(s) URL with a host."
         case .insecureURL: "`http://`: App Transport Security blocks it unless the app has an exception."
+        case .unreachableURL:
+            "A URL whose host a phone cannot reach: loopback, private, link-local, a bare IP, `localhost` or `.local`."
         case .urlExpired: "A signed URL (S3, GCS, Azure, CloudFront) whose expiry has passed: the download is refused."
         case .urlExpiresSoon: "A signed URL that expires within a day: a push held for an offline phone may outlive it."
         case .missingExtension: "No file extension in the URL's path: the phone infers the type from it."

@@ -432,19 +432,21 @@ def test_job_page_shows_metadata_callback_settings_and_working_file_links(browse
     harness.check_not_blank(browser.screenshot("console-job-fields"), "the job page with its fields")
 
 
-def test_jobs_table_fits_a_phone_without_breaking_urls_or_codes(browser, serve, queue, fixture_server, inputs):
+def test_jobs_table_fits_a_phone_without_breaking_urls_or_codes(browser, serve, queue, inputs, workdir):
     """At 390 px the jobs table is cards: nothing scrolls sideways (the page nor the table), a source
     URL takes no more lines than its length needs at the card's width (it broke every 7 characters
     in a squeezed column), and error codes, ids and times keep to one line."""
-    directory = next(iter(inputs.values())).parent
+    # Their own directory and server: the batch report's tests process the inputs' directory.
+    directory = workdir / "console-phone-sources"
+    directory.mkdir(exist_ok=True)
     (directory / "notes.txt").write_text("plain text, not media\n" * 20)
     long_name = "a-rather-long-file-name-for-a-phone-screen-" + "x" * 40 + ".jpg"
     shutil_copy(inputs["photo"], directory / long_name)
-    ids = enqueue_and_note(serve, queue, [fixture_server.url("notes.txt"), fixture_server.url(long_name)],
-                           max_attempts=1)
-    for job_id in ids:
-        queue.jobs[job_id] = serve.wait_for(job_id, lambda job: job["state"] in harness.FINISHED, timeout=90,
-                                            what="finished")
+    with harness.FixtureServer(directory) as sources:
+        ids = enqueue_and_note(serve, queue, [sources.url("notes.txt"), sources.url(long_name)], max_attempts=1)
+        for job_id in ids:
+            queue.jobs[job_id] = serve.wait_for(job_id, lambda job: job["state"] in harness.FINISHED, timeout=90,
+                                                what="finished")
     unsupported = ids[0]
     assert queue.jobs[unsupported]["error"]["code"] == "unsupported_type", queue.jobs[unsupported]
     browser.phone()

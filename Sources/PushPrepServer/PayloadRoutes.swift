@@ -227,18 +227,37 @@ struct PayloadRoutes {
         }
         let report: PreflightReport
         if body.fetch == true {
-            let session: PreflightSession
-            do throws(PushPrepError) {
-                session = try PreflightSession(
-                    options: options, remote: configuration.remote, budget: budget, logger: context.logger)
-            } catch {
-                throw Problem(error)
-            }
-            report = await session.check(payload, file: "payload")
-            await session.shutdown()
+            report = try await Self.fetchingCheck(
+                payload, options: options, budget: budget, configuration: configuration, logger: context.logger
+            ).report
         } else {
             report = Preflight.check(payload, file: "payload", options: options)
         }
         return try json(PreflightOutput(reports: [report]))
+    }
+
+    /// Pre-flight with downloads, as `POST /v1/preflight` with `fetch` and the console's
+    /// pre-flight page run it: the remote-source rules of `configuration` and `budget` (already
+    /// checked against the server's ceiling with ``PreflightSession/FetchBudget/requested(maxURLs:maxBytes:within:)``).
+    /// With `picturing`, the preview's attachment is pictured while its download is held.
+    static func fetchingCheck(
+        _ payload: [UInt8], options: PreflightOptions, budget: PreflightSession.FetchBudget,
+        configuration: ServerConfiguration, picturing: (any AttachmentPicturing)? = nil, logger: Logger
+    ) async throws -> (report: PreflightReport, picture: AttachmentPicture?) {
+        let session: PreflightSession
+        do throws(PushPrepError) {
+            session = try PreflightSession(
+                options: options, remote: configuration.remote, budget: budget, logger: logger)
+        } catch {
+            throw Problem(error)
+        }
+        let checked: (report: PreflightReport, picture: AttachmentPicture?)
+        if let picturing {
+            checked = await session.check(payload, file: "payload", picturing: picturing)
+        } else {
+            checked = (await session.check(payload, file: "payload"), nil)
+        }
+        await session.shutdown()
+        return checked
     }
 }

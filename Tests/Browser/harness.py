@@ -194,6 +194,13 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 (the base class's name)
         pass
 
+    def send_head(self):
+        # `/unavailable/...` answers 503, a failure a job retries (a 404 is final).
+        if self.path.startswith("/unavailable/"):
+            self.send_error(503, "Service Unavailable")
+            return None
+        return super().send_head()
+
 
 class APIError(Exception):
     def __init__(self, status: int, body: str):
@@ -213,6 +220,8 @@ class Serve:
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "keys").write_text(f"{self.WRITE_KEY} read,write\n{self.READ_KEY} read\n")
+        # Webhooks are signed: a job may name a callback_url only on a server with a secret.
+        (directory / "webhook.secret").write_text("whsec_" + "YnJvd3Nlci10ZXN0LXdlYmhvb2stc2VjcmV0LTAxMjM0NTY3" + "\n")
         self.log_path = directory / "serve.log"
         self.process: subprocess.Popen | None = None
         self.origin = ""
@@ -223,6 +232,7 @@ class Serve:
             [pushprep(), "serve", "--host", "127.0.0.1", "--port", "0",
              "--queue", f"sqlite:{self.directory / 'queue.db'}", "--out", str(self.directory / "out"),
              "--uploads", str(self.directory / "uploads"), "--api-keys-file", str(self.directory / "keys"),
+             "--webhook-secret-file", str(self.directory / "webhook.secret"),
              "--allow-private-networks", "--workers", "1", "--log-level", "warning"],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         log.close()

@@ -43,7 +43,7 @@ struct ConsoleTests {
 
         let jobs = try await browser.get("/jobs")
         #expect(jobs.status == 200)
-        #expect(jobs.text.contains(#"<table id="jobs">"#))
+        #expect(jobs.text.contains(#"<table id="jobs" class="cards-on-phone">"#))
         for id in [failed] + queued { #expect(jobs.text.contains(#"data-job-id="\#(id)""#)) }
         #expect(jobs.text.contains(#"<tr data-job-id="\#(failed)" data-state="failed""#))
         #expect(jobs.text.contains(#"<form class="retry inline" method="post" action="/jobs/\#(failed)/retry">"#))
@@ -79,7 +79,7 @@ struct ConsoleTests {
         }
         #expect(job.text.contains("fetch_failed"))
         #expect(job.text.contains(#"<tr data-attempt="1">"#), "the attempt with its error")
-        #expect(job.text.contains("<td>console-test-worker</td>"), "the attempt names its worker")
+        #expect(job.text.contains(#"<td data-label="Worker">console-test-worker</td>"#), "the attempt names its worker")
         let hostileJob = try await browser.get("/jobs/\(queued[1])")
         #expect(!hostileJob.text.contains("<script>alert(1)"))
         let missing = try await browser.get("/jobs/999999")

@@ -62,10 +62,13 @@ extension NotificationPreview {
     ///   - picture: the pictures `--fetch` made of the attachment while it held the download (see
     ///     ``AttachmentPicture``); they take the place of `imageSource`.
     ///   - pictureNote: why a downloaded attachment has no picture (a spent budget), for the placeholder.
+    ///   - notDownloadedNote: what the placeholder of an attachment not downloaded says (how to
+    ///     download it where the preview is shown); the CLI's `--fetch` by default.
     package init(
         preflight report: PreflightReport, payload: [UInt8], options: PreflightOptions = PreflightOptions(),
         attachmentIndex: Int = 0, imageSource: String? = nil, picture fetchedPicture: AttachmentPicture? = nil,
-        pictureNote: String? = nil, appName: String = NotificationPreview.defaultAppName
+        pictureNote: String? = nil, notDownloadedNote: String? = nil,
+        appName: String = NotificationPreview.defaultAppName
     ) {
         var options = options
         options.dialect = report.dialect ?? options.dialect
@@ -99,7 +102,7 @@ extension NotificationPreview {
                 "Downloaded (\(fetched.type ?? "unrecognised type"), \(size)\(fetched.bytes) bytes); "
                 + (pictureNote ?? "not drawn here")
         } else {
-            placeholder = "Not downloaded: check with --fetch to see the attachment"
+            placeholder = notDownloadedNote ?? "Not downloaded: check with --fetch to see the attachment"
         }
         self.init(
             appName: appName, title: presentation?.title, body: presentation?.body, kind: kind, picture: picture,

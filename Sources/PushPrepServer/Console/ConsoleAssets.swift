@@ -34,7 +34,7 @@ enum ConsoleAssets {
         table { border-collapse: collapse; width: 100%; }
         caption { text-align: left; font-weight: 600; padding: .25em 0; }
         th, td { text-align: left; padding: .4em .6em; border-bottom: 1px solid var(--line); vertical-align: top; }
-        td.source { word-break: break-all; max-width: 28em; }
+        td.source { max-width: 28em; }
         .state { font-weight: 600; }
         [data-state="succeeded"] .state { color: var(--ok); }
         [data-state="failed"] .state, [data-state="dead"] .state { color: var(--bad); }
@@ -53,27 +53,59 @@ enum ConsoleAssets {
         .error { border-left-color: var(--bad); }
         .pager { display: flex; gap: 1em; margin: 1em 0; }
         pre { background: var(--panel); padding: .75em; overflow-x: auto; border-radius: 6px; font-size: .9em; }
-        /* Output names (`wrote img-<40 hex>.jpg`) and sources are single long words: they wrap
-           anywhere rather than run past a phone's screen. */
-        #operations li, dl.facts dd, td.source, td.code { overflow-wrap: anywhere; }
-        dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25em 1em; }
+        /* URLs, output names (`wrote img-<40 hex>.jpg`) and file names are single long words:
+           they, and only they, wrap anywhere rather than run past a phone's screen (at the end
+           of a line, never every few characters). Times, ids and codes never break inside:
+           `2026-11-28T23:40:12Z` and `unsupported_type` stay whole. */
+        .url, #operations li, ul.files a, .error-text { overflow-wrap: anywhere; }
+        time, code, .code, td.id, td.attempts, .state, .next-label, .next-in { white-space: nowrap; }
+        .next { display: block; font-size: .85em; color: var(--muted); font-weight: 400; }
+        dl.facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .25em 1em; }
         dl.facts dt { font-weight: 600; }
-        dl.facts dd { margin: 0; word-break: break-all; }
+        dl.facts dd { margin: 0; min-width: 0; }
+        dl.facts dd .next { display: inline; font-size: 1em; color: inherit; }
+        ul.files { padding-left: 1.2em; }
+        ul.files .file-role { color: var(--muted); }
+        fieldset.fetch { border: 1px solid var(--line); border-radius: 6px; margin: 1em 0; display: flex;
+          flex-direction: column; gap: .5em; }
+        form.stacked label.check { flex-direction: row; align-items: center; gap: .5em; font-size: 1em; }
+        .hint { color: var(--muted); font-size: .9em; margin: 0; }
         .finding[data-severity="error"] { border-left: 4px solid var(--bad); }
         .finding[data-severity="warning"] { border-left: 4px solid var(--warn); }
         .finding { padding: .25em .75em; margin: .25em 0; list-style: none; background: var(--panel); }
         ul.findings { padding: 0; }
-        svg.chart { width: 100%; max-width: 40em; height: auto; }
-        svg.chart .succeeded { fill: var(--ok); }
-        svg.chart .failed { fill: var(--bad); }
+        figure.activity { margin: 0; max-width: 40em; }
+        svg.chart { width: 100%; height: auto; display: block; }
+        svg.chart .succeeded, .legend .succeeded { fill: var(--ok); background: var(--ok); }
+        svg.chart .failed, .legend .failed { fill: var(--bad); background: var(--bad); }
         svg.chart .axis { stroke: var(--muted); }
-        svg.chart text { fill: var(--fg); font-size: 10px; }
+        svg.chart .tick { stroke: var(--line); stroke-dasharray: 2 3; }
+        svg.chart text { fill: var(--fg); font-size: 12px; }
+        svg.chart .axis-title { fill: var(--muted); }
+        ul.legend { display: flex; flex-wrap: wrap; gap: .25em 1.5em; list-style: none; padding: 0; margin: .5em 0 0; }
+        ul.legend li { display: flex; align-items: center; gap: .4em; }
+        .legend .swatch { display: inline-block; width: 1em; height: 1em; border-radius: 2px; }
         .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
         footer.site { padding: 1em; color: var(--muted); font-size: .9em; text-align: center; }
         @media (max-width: 40em) {
           header.site form { margin-left: 0; }
           th.optional, td.optional { display: none; }
-          dl.facts { grid-template-columns: 1fr; }
+          dl.facts { grid-template-columns: minmax(0, 1fr); }
+          /* On a phone a wide table is a list of cards, a row each, every cell on its own line
+             under its column's name: nothing scrolls sideways and a URL has the card's width. */
+          table.cards-on-phone, table.cards-on-phone tbody, table.cards-on-phone tr,
+          table.cards-on-phone td, table.cards-on-phone th[scope="row"] { display: block; width: 100%; }
+          table.cards-on-phone caption { display: block; }
+          table.cards-on-phone thead { position: absolute; width: 1px; height: 1px; overflow: hidden;
+            clip-path: inset(50%); }
+          table.cards-on-phone tr { border: 1px solid var(--line); border-radius: 8px; margin: 0 0 .75em;
+            padding: .25em 0; }
+          table.cards-on-phone td, table.cards-on-phone th[scope="row"] { border: 0; padding: .15em .75em; }
+          table.cards-on-phone td[data-label]::before, table.cards-on-phone th[data-label]::before {
+            content: attr(data-label) ": "; font-weight: 600; color: var(--muted); }
+          table.cards-on-phone td.source { max-width: none; }
+          table.cards-on-phone td:empty { display: none; }
+          table.cards-on-phone .next { display: inline; margin-left: .5em; }
         }
         @media (prefers-reduced-motion: reduce) { * { transition: none !important; animation: none !important; } }
         """
@@ -99,13 +131,50 @@ enum ConsoleAssets {
             for (var i = 0; i < rows.length && list.length < 200; i++) { list.push(rows[i].getAttribute("data-job-id")); }
             return list;
           }
+          function text(tag, className, words) {
+            var element = document.createElement(tag);
+            if (className) { element.className = className; }
+            element.textContent = words;
+            return element;
+          }
+          // A retrying job's next attempt, rebuilt from text (never HTML) beside its state; gone
+          // once the job is no longer waiting to retry.
+          function showNext(node, state, job) {
+            var next = node.querySelector(".next");
+            var place = node.querySelector(".next-attempt");
+            if (!job.next_attempt) {
+              node.removeAttribute("data-next-attempt");
+              if (next) { next.parentNode.removeChild(next); }
+              if (place) {
+                place.hidden = true;
+                if (place.previousElementSibling) { place.previousElementSibling.hidden = true; }
+              }
+              return;
+            }
+            node.setAttribute("data-next-attempt", job.next_attempt_at);
+            if (!next) {
+              if (!state || !state.parentNode || state.parentNode.tagName !== "TD") { return; }
+              next = text("span", "next", "");
+              state.parentNode.appendChild(next);
+            }
+            while (next.firstChild) { next.removeChild(next.firstChild); }
+            var time = text("time", "next-at", job.next_attempt_at);
+            time.setAttribute("datetime", job.next_attempt_at);
+            next.appendChild(text("span", "next-label", job.next_attempt));
+            next.appendChild(document.createTextNode(" at "));
+            next.appendChild(time);
+            next.appendChild(document.createTextNode(" ("));
+            next.appendChild(text("span", "next-in", job.next_attempt_in || ""));
+            next.appendChild(document.createTextNode(")"));
+          }
           function apply(data) {
             (data.jobs || []).forEach(function (job) {
               var nodes = document.querySelectorAll("[data-job-id='" + String(job.id).replace(/[^0-9]/g, "") + "']");
               nodes.forEach(function (node) {
                 node.setAttribute("data-state", job.state);
                 var state = node.querySelector(".state");
-                if (state) { state.textContent = job.state; }
+                if (state) { state.textContent = job.shown_state || job.state; }
+                showNext(node, state, job);
                 var attempts = node.querySelector(".attempts");
                 if (attempts) { attempts.textContent = job.attempts; }
                 var code = node.querySelector(".code");

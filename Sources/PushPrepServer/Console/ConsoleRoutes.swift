@@ -89,10 +89,14 @@ struct ConsoleRoutes {
             }
         }
         router.get("preflight") { request, context in
-            await handle(request, context, needs: .read) { visit, _ in preflightPage(visit, form: nil) }
+            await handle(request, context, needs: .read) { visit, _ in
+                try await preflightPage(visit, form: nil, logger: context.logger)
+            }
         }
         router.post("preflight") { request, context in
-            await handle(request, context, needs: .read) { visit, form in preflightPage(visit, form: form) }
+            await handle(request, context, needs: .read) { visit, form in
+                try await preflightPage(visit, form: form, logger: context.logger)
+            }
         }
         router.get("login") { request, _ in loginPage(request) }
         router.post("login") { request, context in await login(request, context) }
@@ -225,7 +229,7 @@ struct ConsoleRoutes {
         let now = Date()
         let stats = try await queue.stats()
         let activity = ConsoleActivity(
-            buckets: try await queue.activity(since: now - 3600, bucket: .seconds(60)))
+            buckets: try await queue.activity(since: now - 3600, bucket: .seconds(60)), end: now)
         let workers = try await queue.workers(seenSince: now - Self.aliveWithin)
         var values = common(visit, title: "Overview")
         values["counts"] = JobState.allCases.map {
@@ -240,6 +244,7 @@ struct ConsoleRoutes {
         values["succeededLastHour"] = activity.succeeded
         values["failedLastHour"] = activity.failed
         values["activityChart"] = activity.svg()
+        values["activityLegend"] = activity.legend
         values["workers"] = workers.map { worker -> [String: Any] in
             [
                 "name": worker.id, "host": worker.host, "concurrency": worker.concurrency,
@@ -268,8 +273,9 @@ struct ConsoleRoutes {
             ["value": $0.rawValue, "selected": $0 == filter.kind] as [String: Any]
         }
         let returnTo = request.uri.string
+        let now = Date()
         values["rows"] = page.jobs.map { record -> [String: Any] in
-            var row = ConsoleJobView(record, renderer: renderer).values
+            var row = ConsoleJobView(record, renderer: renderer).values(now: now)
             row["returnTo"] = returnTo
             return row
         }
@@ -317,15 +323,24 @@ struct ConsoleRoutes {
         values.merge(view.values) { _, new in new }
         values.merge(
             view.detailValues(
-                deliveries: deliveries, attempts: attempts, publicURL: publicURL.url, pictureOrigin: pictureOrigin)
+                deliveries: deliveries, attempts: attempts, publicURL: publicURL.url, pictureOrigin: pictureOrigin,
+                files: ConsoleFiles(configuration))
         ) {
             _, new in new
         }
         return html("job", values)
     }
 
-    func preflightPage(_ visit: Visit, form: [String: String]?) -> Response {
+    /// The pre-flight page, and with `form` its check. A session with the `write` scope may
+    /// tick `fetch`: the attachments are downloaded and checked (as `POST /v1/preflight` with
+    /// `fetch` does) within `fetch_max_urls` and `fetch_max_bytes`, which the server's
+    /// `--max-preflight-urls` and `--max-preflight-bytes` bound with the API's own check
+    /// (``PreflightSession/FetchBudget/requested(maxURLs:maxBytes:within:)``). A read-only
+    /// session is not offered it and is refused it (`403`): a download is work the server does
+    /// for the caller, against hosts the caller names.
+    func preflightPage(_ visit: Visit, form: [String: String]?, logger: Logger) async throws -> Response {
         var values = common(visit, title: "Pre-flight")
+        let ceiling = configuration.preflightFetchCeiling
         let chosen = form?["dialect"] ?? "auto"
         values["dialects"] =
             [
@@ -335,6 +350,15 @@ struct ConsoleRoutes {
             + PushDialect.allCases.map {
                 ["value": $0.rawValue, "label": $0.displayName, "selected": chosen == $0.rawValue] as [String: Any]
             }
+        let fetch = !(form?["fetch"] ?? "").isEmpty
+        if visit.canWrite {
+            values["fetchForm"] =
+                [
+                    "checked": fetch, "maxURLs": ceiling.maxURLs, "maxBytes": ceiling.maxBytes,
+                    "minBytes": PreflightSession.FetchBudget.byteRange.lowerBound,
+                    "urls": form?["fetch_max_urls"] ?? "", "bytes": form?["fetch_max_bytes"] ?? "",
+                ] as [String: Any]
+        }
         guard let form else { return html("preflight", values) }
         let payload = form["payload"] ?? ""
         if !payload.isEmpty { values["payload"] = payload }
@@ -346,11 +370,52 @@ struct ConsoleRoutes {
             }
             options.dialect = dialect
         }
-        let report = Preflight.check(Array(payload.utf8), file: "payload", options: options)
+        let bytes = Array(payload.utf8)
+        let report: PreflightReport
+        var picture: AttachmentPicture?
+        if fetch {
+            guard visit.canWrite else {
+                throw Problem(
+                    .forbidden, .forbidden, "downloading the attachments needs a key with the write scope")
+            }
+            let budget: PreflightSession.FetchBudget
+            do throws(PushPrepError) {
+                budget = try PreflightSession.FetchBudget.requested(
+                    maxURLs: try Self.wholeNumber(form, "fetch_max_urls"),
+                    maxBytes: try Self.wholeNumber(form, "fetch_max_bytes"), within: ceiling)
+            } catch {
+                throw Problem(error)
+            }
+            (report, picture) = try await PayloadRoutes.fetchingCheck(
+                bytes, options: options, budget: budget, configuration: configuration,
+                picturing: PreflightPictures(payloads: 1, maxPixels: ProcessingSettings().maxPixels), logger: logger)
+            values["fetched"] = true
+        } else {
+            report = Preflight.check(bytes, file: "payload", options: options)
+        }
         values.merge(ConsolePreflightView(report: report).values) { _, new in new }
+        // What the preview says of an attachment it has not downloaded: the form's own option,
+        // never the CLI's flag.
+        let notDownloaded =
+            visit.canWrite
+            ? "Not downloaded: tick \u{201C}Download the attachments\u{201D} and check again to see it"
+            : "Not downloaded: downloading the attachments needs a key with the write scope"
         values["previewHTML"] =
-            NotificationPreview(preflight: report, payload: Array(payload.utf8), options: options).html
+            NotificationPreview(
+                preflight: report, payload: bytes, options: options, picture: picture,
+                notDownloadedNote: notDownloaded
+            ).html
         return html("preflight", values)
+    }
+
+    /// A form's field as a whole number; nil when empty or absent, `invalid_settings` (422)
+    /// for anything else, naming the field as the API names it.
+    static func wholeNumber(_ form: [String: String], _ name: String) throws(PushPrepError) -> Int? {
+        guard let text = form[name]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
+        guard let number = Int(text) else {
+            throw PushPrepError(.invalidSettings, "\(name) must be a whole number, got \(UntrustedText.escaped(text))")
+        }
+        return number
     }
 
     /// The most jobs one `/console/live` request asks about (a page of the table shows 50).
@@ -367,11 +432,16 @@ struct ConsoleRoutes {
             if let id = JobID(part), id > 0, seen.insert(id).inserted { ids.append(id) }
         }
         var jobs: [ConsoleLive.Job] = []
+        let now = Date()
         for id in ids {
             if let record = try await queue.job(id) {
+                let retry = ConsoleRetry(record, now: now)
                 jobs.append(
                     .init(
                         id: record.id, state: record.state.rawValue,
+                        shownState: retry == nil ? record.state.rawValue : ConsoleRetry.shownState,
+                        nextAttempt: retry?.label, nextAttemptISO: retry.map { ConsoleFormat.iso($0.at) },
+                        nextAttemptIn: retry?.wait(now: now),
                         attempts: "\(record.attempt) of \(record.maxAttempts)",
                         errorCode: record.errorCode))
             }
@@ -534,12 +604,24 @@ struct ConsoleLive: Encodable {
     struct Job: Encodable {
         var id: JobID
         var state: String
+        /// What the pages write for the state: `retrying` for a job waiting out a retry's
+        /// backoff (``ConsoleRetry``), else the state.
+        var shownState: String
+        /// While retrying: the next attempt (`attempt 2 of 5`), its time, and how long until it
+        /// (`in 14 s`).
+        var nextAttempt: String?
+        var nextAttemptISO: String?
+        var nextAttemptIn: String?
         /// `2 of 5`, as the table writes it.
         var attempts: String
         var errorCode: String?
 
         enum CodingKeys: String, CodingKey {
             case id, state, attempts
+            case shownState = "shown_state"
+            case nextAttempt = "next_attempt"
+            case nextAttemptISO = "next_attempt_at"
+            case nextAttemptIn = "next_attempt_in"
             case errorCode = "error_code"
         }
     }

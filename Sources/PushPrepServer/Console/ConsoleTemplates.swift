@@ -68,7 +68,10 @@ enum ConsoleTemplates {
         <section aria-labelledby="activity">
         <h2 id="activity">The last hour</h2>
         <p>{{finishedLastHour}} jobs finished in the last hour: {{succeededLastHour}} succeeded, {{failedLastHour}} failed.</p>
+        <figure class="activity">
         {{{activityChart}}}
+        <figcaption>{{{activityLegend}}}</figcaption>
+        </figure>
         </section>
         <section aria-labelledby="workers">
         <h2 id="workers">Workers</h2>
@@ -118,7 +121,7 @@ enum ConsoleTemplates {
         </form>
         {{/canBulkRetry}}
         <div class="table-wrap">
-        <table id="jobs">
+        <table id="jobs" class="cards-on-phone">
         <caption>{{caption}}</caption>
         <thead><tr>
         <th scope="col">Id</th><th scope="col">State</th><th scope="col">Kind</th><th scope="col">Source</th>
@@ -127,15 +130,15 @@ enum ConsoleTemplates {
         </tr></thead>
         <tbody>
         {{#rows}}
-        <tr data-job-id="{{id}}" data-state="{{state}}"{{#kind}} data-kind="{{kind}}"{{/kind}}>
-        <td><a href="/jobs/{{id}}">{{id}}</a></td>
-        <td class="state">{{state}}</td>
-        <td class="kind">{{kind}}</td>
-        <td class="source">{{source}}</td>
-        <td class="optional"><time datetime="{{createdISO}}">{{age}}</time></td>
-        <td class="attempts">{{attempts}}</td>
-        <td class="code">{{errorCode}}</td>
-        {{#canWrite}}<td class="actions">
+        <tr data-job-id="{{id}}" data-state="{{state}}"{{#retrying}} data-next-attempt="{{nextAttemptISO}}"{{/retrying}}{{#kind}} data-kind="{{kind}}"{{/kind}}>
+        <td class="id" data-label="Id"><a href="/jobs/{{id}}">{{id}}</a></td>
+        <td class="state-cell" data-label="State"><span class="state">{{shownState}}</span>{{> next}}</td>
+        <td class="kind" data-label="Kind">{{kind}}</td>
+        <td class="source url" data-label="Source">{{source}}</td>
+        <td class="optional" data-label="Age"><time datetime="{{createdISO}}">{{age}}</time></td>
+        <td class="attempts" data-label="Attempts">{{attempts}}</td>
+        <td class="code" data-label="Error code">{{errorCode}}</td>
+        {{#canWrite}}<td class="actions" data-label="Actions">
         {{#retryable}}<form class="retry inline" method="post" action="/jobs/{{id}}/retry"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="return" value="{{returnTo}}"><button type="submit" aria-label="Retry job {{id}}">Retry</button></form>{{/retryable}}
         {{#cancellable}}<form class="cancel inline" method="post" action="/jobs/{{id}}/cancel"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="return" value="{{returnTo}}"><button type="submit" aria-label="Cancel job {{id}}">Cancel</button></form>{{/cancellable}}
         </td>{{/canWrite}}
@@ -156,20 +159,27 @@ enum ConsoleTemplates {
     static let job = """
         {{> head}}
         <main id="job" data-job-id="{{id}}" data-state="{{state}}" data-live>
-        <h1>Job {{id}}: <span class="state">{{state}}</span></h1>
+        <h1>Job {{id}}: <span class="state">{{shownState}}</span></h1>
         {{#canWrite}}<div class="actions">
         {{#retryable}}<form class="retry" method="post" action="/jobs/{{id}}/retry"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="return" value="/jobs/{{id}}"><button type="submit">Retry</button></form>{{/retryable}}
         {{#cancellable}}<form class="cancel" method="post" action="/jobs/{{id}}/cancel"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="return" value="/jobs/{{id}}"><button type="submit">Cancel</button></form>{{/cancellable}}
         </div>{{/canWrite}}
         <dl class="facts" id="facts">
-        <dt>Source</dt><dd class="source">{{source}}</dd>
+        <dt>Source</dt><dd class="source url">{{source}}</dd>
         <dt>Attempts</dt><dd class="attempts">{{attempts}}</dd>
+        {{#retrying}}<dt>Next attempt</dt><dd class="next-attempt">{{> next}}</dd>{{/retrying}}
         <dt>Priority</dt><dd>{{priority}}</dd>
         <dt>Created</dt><dd><time datetime="{{createdISO}}">{{createdISO}}</time></dd>
         {{#finishedISO}}<dt>Finished</dt><dd><time datetime="{{finishedISO}}">{{finishedISO}}</time></dd>{{/finishedISO}}
         {{#leaseOwner}}<dt>Worker</dt><dd>{{leaseOwner}}</dd>{{/leaseOwner}}
-        {{#errorCode}}<dt>Error</dt><dd><code class="code">{{errorCode}}</code> {{errorMessage}}{{#errorAdvice}}<br>{{errorAdvice}}{{/errorAdvice}}</dd>{{/errorCode}}
+        {{#errorCode}}<dt>{{#retrying}}Last error{{/retrying}}{{^retrying}}Error{{/retrying}}</dt><dd class="error-text"><code class="code">{{errorCode}}</code> {{errorMessage}}{{#errorAdvice}}<br>{{errorAdvice}}{{/errorAdvice}}</dd>{{/errorCode}}
+        <dt>Callback URL</dt><dd class="callback url">{{#callbackURL}}{{callbackURL}}{{/callbackURL}}{{^callbackURL}}none{{/callbackURL}}</dd>
         </dl>
+        <section id="files" aria-labelledby="files-title">
+        <h2 id="files-title">Files</h2>
+        {{#hasFileLinks}}<ul class="files">{{#fileLinks}}<li data-role="{{role}}"><a class="file" href="{{href}}" type="{{mime}}" data-mime="{{mime}}">{{file}}</a> <span class="file-role">{{role}}, {{mime}}</span></li>{{/fileLinks}}</ul>{{/hasFileLinks}}
+        {{^hasFileLinks}}{{#filesElsewhere}}<p>This server does not serve the outputs (they are published elsewhere); the manifest entry below has their URLs.</p>{{/filesElsewhere}}{{^filesElsewhere}}<p>None yet: a job has files once it has succeeded.</p>{{/filesElsewhere}}{{/hasFileLinks}}
+        </section>
         <section id="preview" aria-labelledby="preview-title">
         <h2 id="preview-title">On the phone</h2>
         {{#previewHTML}}{{{previewHTML}}}{{/previewHTML}}
@@ -180,6 +190,16 @@ enum ConsoleTemplates {
         {{#manifest}}<pre tabindex="0">{{manifest}}</pre>{{/manifest}}
         {{^manifest}}<p>None yet: a job has its entry once it has run.</p>{{/manifest}}
         </section>
+        <section id="settings" aria-labelledby="settings-title">
+        <h2 id="settings-title">Settings</h2>
+        {{#settingsJSON}}<pre tabindex="0">{{settingsJSON}}</pre>{{/settingsJSON}}
+        {{^settingsJSON}}<p>None this version can read.</p>{{/settingsJSON}}
+        </section>
+        <section id="metadata" aria-labelledby="metadata-title">
+        <h2 id="metadata-title">Metadata</h2>
+        {{#metadataJSON}}<pre tabindex="0">{{metadataJSON}}</pre>{{/metadataJSON}}
+        {{^metadataJSON}}<p>None: the job was queued without metadata.</p>{{/metadataJSON}}
+        </section>
         <section id="operations" aria-labelledby="operations-title">
         <h2 id="operations-title">Operations</h2>
         {{#hasOperations}}<ol>{{#operations}}<li>{{.}}</li>{{/operations}}</ol>{{/hasOperations}}
@@ -189,11 +209,11 @@ enum ConsoleTemplates {
         <section id="attempts" aria-labelledby="attempts-title">
         <h2 id="attempts-title">Attempts</h2>
         <div class="table-wrap">
-        <table>
+        <table class="cards-on-phone">
         <caption>Every attempt, oldest first ({{attemptCount}} so far, at most {{maxAttempts}})</caption>
         <thead><tr><th scope="col">Attempt</th><th scope="col">Worker</th><th scope="col">Started</th><th scope="col">Took</th><th scope="col">Outcome</th><th scope="col">Error</th></tr></thead>
         <tbody>
-        {{#attemptRows}}<tr data-attempt="{{number}}"><th scope="row">{{number}}</th><td>{{worker}}</td><td><time datetime="{{started}}">{{started}}</time></td><td>{{took}}</td><td>{{outcome}}</td><td>{{#code}}<code>{{code}}</code> {{/code}}{{message}}</td></tr>{{/attemptRows}}
+        {{#attemptRows}}<tr data-attempt="{{number}}"><th scope="row" data-label="Attempt">{{number}}</th><td data-label="Worker">{{worker}}</td><td data-label="Started"><time datetime="{{started}}">{{started}}</time></td><td data-label="Took">{{took}}</td><td data-label="Outcome">{{outcome}}</td><td data-label="Error">{{#code}}<code>{{code}}</code> {{/code}}{{message}}</td></tr>{{/attemptRows}}
         {{^attemptRows}}<tr><td colspan="6">Not run yet.</td></tr>{{/attemptRows}}
         </tbody>
         </table>
@@ -203,7 +223,7 @@ enum ConsoleTemplates {
         <h2 id="deliveries-title">Webhook deliveries</h2>
         <div class="table-wrap">
         <table>
-        <caption>{{#callbackURL}}To {{callbackURL}}{{/callbackURL}}{{^callbackURL}}This job has no webhook{{/callbackURL}}</caption>
+        <caption>{{#callbackURL}}To <span class="url">{{callbackURL}}</span>{{/callbackURL}}{{^callbackURL}}This job has no webhook{{/callbackURL}}</caption>
         <thead><tr><th scope="col">Event</th><th scope="col">State</th><th scope="col">Tries</th><th scope="col">Last status</th><th scope="col">Last error</th></tr></thead>
         <tbody>
         {{#deliveries}}<tr data-delivery-id="{{id}}" data-state="{{state}}"><td>{{event}}</td><td>{{state}}</td><td>{{attempts}}</td><td>{{lastStatus}}</td><td>{{lastError}}</td></tr>{{/deliveries}}
@@ -220,7 +240,7 @@ enum ConsoleTemplates {
         {{> head}}
         <main id="content">
         <h1>Pre-flight</h1>
-        <p>Paste a push payload to see what the phone will do with it. Nothing is sent and no attachment is downloaded.</p>
+        <p>Paste a push payload to see what the phone will do with it. Nothing is sent{{#fetchForm}}; the attachments are downloaded only when you ask{{/fetchForm}}{{^fetchForm}} and no attachment is downloaded (that needs a key with the write scope){{/fetchForm}}.</p>
         <form class="stacked" id="preflight-form" method="post" action="/preflight">
         <input type="hidden" name="csrf" value="{{csrf}}">
         <label>Payload (JSON)
@@ -229,12 +249,21 @@ enum ConsoleTemplates {
         <select name="dialect">
         {{#dialects}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/dialects}}
         </select></label>
+        {{#fetchForm}}
+        <fieldset class="fetch">
+        <legend>Attachments</legend>
+        <label class="check"><input type="checkbox" name="fetch" value="1"{{#checked}} checked{{/checked}}> Download the attachments and check their bytes</label>
+        <label>At most this many URLs <input type="number" name="fetch_max_urls" min="1" max="{{maxURLs}}" step="1" value="{{urls}}" placeholder="{{maxURLs}}"></label>
+        <label>At most this many bytes in all <input type="number" name="fetch_max_bytes" min="{{minBytes}}" max="{{maxBytes}}" step="1" value="{{bytes}}" placeholder="{{maxBytes}}"></label>
+        <p class="hint">This server allows at most {{maxURLs}} URLs and {{maxBytes}} bytes per check; empty fields take those.</p>
+        </fieldset>
+        {{/fetchForm}}
         <p><button type="submit" class="primary">Check</button></p>
         </form>
         {{#checked}}
         <section id="preflight-result" aria-labelledby="result-title" data-errors="{{errors}}" data-warnings="{{warnings}}">
         <h2 id="result-title">Findings</h2>
-        <p>{{summary}}</p>
+        <p>{{summary}}{{#fetched}}; the attachments were downloaded{{/fetched}}</p>
         <ul class="findings">
         {{#findings}}<li class="finding" data-code="{{code}}" data-severity="{{severity}}"><strong>{{severity}}</strong> <code>{{code}}</code> at <code>{{pointer}}</code>: {{message}}<br><span class="advice">{{advice}}</span></li>{{/findings}}
         </ul>
@@ -243,6 +272,12 @@ enum ConsoleTemplates {
         {{/checked}}
         </main>
         {{> foot}}
+        """
+
+    /// A retrying job's next attempt: which, when (a `<time>` that does not wrap), how soon.
+    /// The script's live update rebuilds it from `/console/live`'s fields.
+    static let next = """
+        {{#retrying}}<span class="next"><span class="next-label">{{nextAttempt}}</span> at <time class="next-at" datetime="{{nextAttemptISO}}">{{nextAttemptISO}}</time> (<span class="next-in">{{nextAttemptIn}}</span>)</span>{{/retrying}}
         """
 
     static let login = """
@@ -275,7 +310,7 @@ enum ConsoleTemplates {
         var library = MustacheLibrary()
         let all = [
             "head": head, "foot": foot, "overview": overview, "jobs": jobs, "job": job, "preflight": preflight,
-            "login": login, "error": error,
+            "login": login, "error": error, "next": next,
         ]
         for (name, text) in all {
             // The templates are constants of this file; a parse error is a bug the tests show.

@@ -129,8 +129,13 @@ struct ConsoleJobView {
     var retryable: Bool { [.failed, .dead, .cancelled].contains(record.state) }
     var cancellable: Bool { !record.state.isFinished && !record.cancelRequested }
 
-    /// The values of a table row (and the job page's header).
-    var values: [String: Any] {
+    /// The values of a table row (and the job page's header). `state` is the queue's state (the
+    /// rows' `data-state`, as the API says it); `shownState` is what the page writes, `retrying`
+    /// for a queued job waiting out a retry's backoff (``ConsoleRetry``), with its next attempt.
+    var values: [String: Any] { values(now: Date()) }
+
+    /// ``values`` as of `now`.
+    func values(now: Date) -> [String: Any] {
         var values: [String: Any] = [
             // An upload shows its own file name, not the stored path.
             "id": record.id, "state": record.state.rawValue,
@@ -142,14 +147,32 @@ struct ConsoleJobView {
         ]
         if let kind = resource.attachment?.attachment?.kind { values["kind"] = kind.rawValue }
         if let code = Self.errorCode(of: record) { values["errorCode"] = code }
+        let retry = ConsoleRetry(record, now: now)
+        values["shownState"] = retry == nil ? record.state.rawValue : ConsoleRetry.shownState
+        if let retry {
+            values["retrying"] = true
+            values["nextAttempt"] = retry.label
+            values["nextAttemptISO"] = ConsoleFormat.iso(retry.at)
+            values["nextAttemptIn"] = retry.wait(now: now)
+        }
         return values
     }
 
-    /// The job page's sections besides the header.
+    /// The job page's sections besides the header; `files` links the outputs when this server
+    /// serves them (nil when it publishes elsewhere only).
     func detailValues(
-        deliveries: [WebhookDelivery], attempts: [JobAttempt], publicURL: String?, pictureOrigin: String? = nil
+        deliveries: [WebhookDelivery], attempts: [JobAttempt], publicURL: String?, pictureOrigin: String? = nil,
+        files: ConsoleFiles? = nil
     ) -> [String: Any] {
         var values: [String: Any] = [:]
+        if let metadata = resource.metadata { values["metadataJSON"] = ConsoleFormat.prettyJSON(metadata) }
+        if let settings = resource.settings { values["settingsJSON"] = ConsoleFormat.prettyJSON(settings) }
+        if let attachment = resource.attachment?.attachment {
+            let links = files?.links(of: attachment) ?? []
+            values["fileLinks"] = links
+            values["hasFileLinks"] = !links.isEmpty
+            if files == nil { values["filesElsewhere"] = true }
+        }
         if let finished = record.finishedAt { values["finishedISO"] = ConsoleFormat.iso(finished) }
         if let owner = record.leaseOwner { values["leaseOwner"] = UntrustedText.escaped(owner) }
         if let message = record.errorMessage ?? resource.attachment?.failure?.error.message {
@@ -222,6 +245,77 @@ struct ConsoleJobView {
     }
 }
 
+/// A queued job waiting out a retry's backoff: it ran and failed (at least one attempt, an
+/// error recorded) and its `runAt` is still ahead. The queue keeps it `queued` (the API says so
+/// too); the console writes `retrying`, the attempt that comes next and when.
+struct ConsoleRetry: Equatable {
+    /// The attempt that comes next (1-based) and the most the job gets.
+    let attempt: Int
+    let maxAttempts: Int
+    /// When it may run (a worker claims it at or after this time).
+    let at: Date
+
+    /// The word the pages write for the state.
+    static let shownState = "retrying"
+
+    /// The wait of `record` as of `now`, or nil when it is not waiting to retry.
+    init?(_ record: JobRecord, now: Date) {
+        guard record.state == .queued, record.attempt > 0, record.errorCode != nil, record.runAt > now else {
+            return nil
+        }
+        attempt = record.attempt + 1
+        maxAttempts = record.maxAttempts
+        at = record.runAt
+    }
+
+    /// `attempt 2 of 5`.
+    var label: String { "attempt \(attempt) of \(maxAttempts)" }
+
+    /// `in 14 s`, as of `now`.
+    func wait(now: Date) -> String { "in " + ConsoleFormat.age(seconds: at.timeIntervalSince(now)) }
+}
+
+/// The links of a job's output files through this server's attachment route
+/// (`/v1/attachments/<file>`), signed as the API signs them under `--sign-attachments`: the
+/// browser sends no key to that route, and a phone's URL may be the CDN's (`--base-url`).
+struct ConsoleFiles {
+    /// `--sign-attachments`' signer, when set.
+    let signer: AttachmentURLSigner?
+
+    /// Links when `configuration` serves an out directory, else nil.
+    init?(_ configuration: ServerConfiguration) {
+        guard configuration.attachmentsDirectory != nil else { return nil }
+        signer = configuration.attachmentSigner
+    }
+
+    /// The output, the poster and the renditions, each as the row the job page lists: what it
+    /// is, its file's name and type, and its link.
+    func links(of attachment: Attachment, now: Date = Date()) -> [[String: Any]] {
+        var files: [(role: String, file: String, mime: String)] = [("Output", attachment.file, attachment.mime)]
+        if let poster = attachment.poster { files.append(("Poster", poster.file, MediaType.jpeg.mime)) }
+        for (key, rendition) in attachment.renditions.all {
+            files.append((Self.role(of: key), rendition.file, rendition.mime))
+        }
+        return files.map { file in
+            let name = file.file.addingPercentEncoding(withAllowedCharacters: ConsoleJobFilter.unreserved) ?? ""
+            let path = "/v1/attachments/" + name
+            return [
+                "role": file.role, "file": UntrustedText.escaped(file.file), "mime": file.mime,
+                "href": signer?.sign(path, now: now) ?? path,
+            ]
+        }
+    }
+
+    /// A rendition in words.
+    static func role(of key: Renditions.Key) -> String {
+        switch key {
+        case .android: "Android big picture"
+        case .web: "Web image"
+        case .webIcon: "Web icon"
+        }
+    }
+}
+
 /// The pre-flight page's findings.
 struct ConsolePreflightView {
     let report: PreflightReport
@@ -250,9 +344,13 @@ struct ConsoleActivity {
     /// Finished jobs per minute, oldest minute first (60 entries).
     var succeededByMinute = [Int](repeating: 0, count: 60)
     var failedByMinute = [Int](repeating: 0, count: 60)
+    /// The end of the newest minute drawn: the time axis' `now`.
+    var end: Date
 
-    /// From the queue's per-minute buckets (oldest first); the newest 60 are drawn.
-    init(buckets: [ActivityBucket]) {
+    /// From the queue's per-minute buckets (oldest first); the newest 60 are drawn, the newest
+    /// ending at `end` (the time axis counts back from it).
+    init(buckets: [ActivityBucket], end: Date = Date()) {
+        self.end = end
         let recent = buckets.suffix(60)
         let offset = 60 - recent.count
         for (index, bucket) in recent.enumerated() {
@@ -264,39 +362,90 @@ struct ConsoleActivity {
     var succeeded: Int { succeededByMinute.reduce(0, +) }
     var failed: Int { failedByMinute.reduce(0, +) }
 
+    /// The count axis' top: the busiest minute rounded up to an even number (so that its middle
+    /// tick is a whole count), at least 2.
+    var scaleTop: Int {
+        let peak = zip(succeededByMinute, failedByMinute).map { $0 + $1 }.max() ?? 0
+        return max(2, peak + peak % 2)
+    }
+
     /// A stacked bar per minute (succeeded below, failed above) as inline SVG, built from
-    /// numbers and fixed words only; `role="img"` with a title and a description for screen
-    /// readers (the paragraph before it says the totals).
+    /// numbers and fixed words only, with a count axis (0, half, top; "jobs per minute") and a
+    /// time axis (UTC times of every quarter hour, then "now"); `role="img"` with a title and a
+    /// description for screen readers. Its legend is HTML beside it (``legend``), readable at a
+    /// phone's width where the SVG's text scales down. The view box is narrow (360 units) so
+    /// that 12-unit labels stay near 12 px on a 390 px screen.
     func svg() -> String {
-        let width = 600.0
-        let height = 120.0
-        let top = 10.0
-        let bottom = 100.0
-        let peak = max(1, zip(succeededByMinute, failedByMinute).map { $0 + $1 }.max() ?? 1)
-        let barWidth = width / 60
-        let busiest = succeeded + failed == 0 ? 0 : peak
+        let width = 360.0
+        let height = 170.0
+        let left = 34.0
+        let right = 350.0
+        let top = 24.0
+        let bottom = 140.0
+        let scale = Double(scaleTop)
+        let barWidth = (right - left) / 60
         var bars = ""
         for minute in 0..<60 {
-            let x = Double(minute) * barWidth
-            let okHeight = Double(succeededByMinute[minute]) / Double(peak) * (bottom - top)
-            let badHeight = Double(failedByMinute[minute]) / Double(peak) * (bottom - top)
+            let x = left + Double(minute) * barWidth
+            let okHeight = Double(succeededByMinute[minute]) / scale * (bottom - top)
+            let badHeight = Double(failedByMinute[minute]) / scale * (bottom - top)
+            let label =
+                "minute \(minute - 60): \(succeededByMinute[minute]) succeeded, \(failedByMinute[minute]) failed"
             if okHeight > 0 {
                 bars +=
-                    "<rect class=\"succeeded\" x=\"\(f(x + 1))\" y=\"\(f(bottom - okHeight))\" width=\"\(f(barWidth - 2))\" height=\"\(f(okHeight))\"/>"
+                    "<rect class=\"succeeded\" x=\"\(f(x + 0.5))\" y=\"\(f(bottom - okHeight))\" width=\"\(f(barWidth - 1))\" height=\"\(f(okHeight))\"><title>\(label)</title></rect>"
             }
             if badHeight > 0 {
                 bars +=
-                    "<rect class=\"failed\" x=\"\(f(x + 1))\" y=\"\(f(bottom - okHeight - badHeight))\" width=\"\(f(barWidth - 2))\" height=\"\(f(badHeight))\"/>"
+                    "<rect class=\"failed\" x=\"\(f(x + 0.5))\" y=\"\(f(bottom - okHeight - badHeight))\" width=\"\(f(barWidth - 1))\" height=\"\(f(badHeight))\"><title>\(label)</title></rect>"
             }
         }
+        var axes =
+            "<line class=\"axis\" x1=\"\(f(left))\" y1=\"\(f(bottom))\" x2=\"\(f(right))\" y2=\"\(f(bottom))\"/>"
+            + "<line class=\"axis\" x1=\"\(f(left))\" y1=\"\(f(top))\" x2=\"\(f(left))\" y2=\"\(f(bottom))\"/>"
+        for count in [0, scaleTop / 2, scaleTop] {
+            let y = bottom - Double(count) / scale * (bottom - top)
+            axes +=
+                "<line class=\"tick\" x1=\"\(f(left - 4))\" y1=\"\(f(y))\" x2=\"\(f(right))\" y2=\"\(f(y))\"/>"
+                + "<text class=\"count-label\" x=\"\(f(left - 6))\" y=\"\(f(y + 4))\" text-anchor=\"end\">\(count)</text>"
+        }
+        for quarter in 0...4 {
+            let minutesAgo = 60 - quarter * 15
+            let x = left + Double(quarter * 15) * barWidth
+            let anchor = quarter == 0 ? "start" : quarter == 4 ? "end" : "middle"
+            let words = quarter == 4 ? "now" : Self.clock(end - Double(minutesAgo * 60))
+            axes +=
+                "<line class=\"axis\" x1=\"\(f(x))\" y1=\"\(f(bottom))\" x2=\"\(f(x))\" y2=\"\(f(bottom + 4))\"/>"
+                + "<text class=\"time-label\" x=\"\(f(x))\" y=\"\(f(bottom + 16))\" text-anchor=\"\(anchor)\">\(words)</text>"
+        }
+        axes +=
+            "<text class=\"axis-title\" x=\"0\" y=\"12\">jobs finished per minute</text>"
+            + "<text class=\"axis-title\" x=\"\(f(right))\" y=\"\(f(height - 2))\" text-anchor=\"end\">time (UTC), one bar a minute</text>"
         return """
             <svg id="activity-chart" class="chart" viewBox="0 0 \(f(width)) \(f(height))" role="img" aria-labelledby="activity-title activity-desc" xmlns="http://www.w3.org/2000/svg">\
             <title id="activity-title">Jobs finished per minute over the last hour</title>\
-            <desc id="activity-desc">\(succeeded) succeeded and \(failed) failed; the busiest minute had \(busiest).</desc>\
-            \(bars)<line class="axis" x1="0" y1="\(f(bottom))" x2="\(f(width))" y2="\(f(bottom))"/>\
-            <text x="0" y="115">60 min ago</text><text x="\(f(width))" y="115" text-anchor="end">now</text>\
-            <text x="\(f(width))" y="10" text-anchor="end">\(busiest)/min</text></svg>
+            <desc id="activity-desc">\(succeeded) succeeded and \(failed) failed; the count axis goes to \(scaleTop) a minute.</desc>\
+            \(axes)\(bars)</svg>
             """
+    }
+
+    /// The chart's key: a swatch of each bar's colour (the same classes as the bars) and what it
+    /// counts, with the hour's totals.
+    var legend: String {
+        """
+        <ul class="legend" id="activity-legend" aria-label="Key to the chart">\
+        <li data-series="succeeded"><span class="swatch succeeded" aria-hidden="true"></span>succeeded (\(succeeded))</li>\
+        <li data-series="failed"><span class="swatch failed" aria-hidden="true"></span>failed or dead (\(failed))</li>\
+        </ul>
+        """
+    }
+
+    /// `23:45`, in UTC.
+    static func clock(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? .current
+        let parts = calendar.dateComponents([.hour, .minute], from: date)
+        return String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
     }
 
     private func f(_ value: Double) -> String { String(format: "%.1f", value) }

@@ -172,6 +172,30 @@ final class PreflightCLITests {
         }
     }
 
+    @Test("--fix re-hosts an attachment only a loopback URL reaches (unreachable_url)")
+    func fixRehostsAnUnreachableURL() async throws {
+        let jpeg = directory.appendingPathComponent("photo.jpg")
+        try TestTools.vips("gaussnoise", jpeg.path + "[Q=80]", "64", "48")
+        let bytes = Array(try Data(contentsOf: jpeg))
+        try await TestHTTPServer.with(files: ["photo.jpg": bytes]) { server in
+            let url = server.url("/files/photo.jpg")
+            try write("loopback.json", #"{"aps":{"alert":"B"},"attachments":[{"id":"a","url":"\#(url)"}]}"#)
+            let before = try pushprep(["preflight", "loopback.json", "--allow-http"])
+            #expect(before.status == 1)
+            #expect(before.stdout.contains("unreachable_url at /attachments/0/url"), "\(before.stdout)")
+            let fixed = try pushprep([
+                "preflight", "loopback.json", "--fix", "fixed.json", "--out", "fix-out", "--base-url",
+                "https://cdn.example.com/push", "--allow-host", "127.0.0.1", "--allow-http",
+            ])
+            #expect(fixed.status == 0, "\(fixed.stdout)\n\(fixed.stderr)")
+            #expect(fixed.stdout.contains("after the fix: clean"), "\(fixed.stdout)")
+            let written = try json(
+                String(decoding: try Data(contentsOf: directory.appendingPathComponent("fixed.json")), as: UTF8.self))
+            let newURL = (written["attachments"] as? [[String: Any]])?.first?["url"] as? String
+            #expect(newURL?.hasPrefix("https://cdn.example.com/push/img-") == true, "\(String(describing: newURL))")
+        }
+    }
+
     private func fetchAndFix(url: String, webpBytes: Int) throws {
         try write("remote.json", #"{"aps":{"alert":"B"},"attachments":[{"id":"a","url":"\#(url)"}]}"#)
 

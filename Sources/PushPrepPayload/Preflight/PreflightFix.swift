@@ -95,9 +95,11 @@ struct PayloadFixer {
         self.findings = findings
     }
 
-    /// Findings that processing the file clears (a converted, resized, re-hosted copy).
+    /// Findings that processing the file clears (a converted, resized, re-hosted copy). An
+    /// `unreachable_url` is one: the copy goes to `--base-url`, a host the phone reaches, and this
+    /// machine could download the original.
     static let processingFixes: Set<PreflightCode> = [
-        .insecureURL, .missingExtension, .unsupportedExtension, .providerExtension, .contentNotAccepted,
+        .insecureURL, .unreachableURL, .missingExtension, .unsupportedExtension, .providerExtension, .contentNotAccepted,
         .contentTooLarge, .extensionMismatch, .typeHintMismatch, .contentTypeMismatch, .insecureRedirect, .gifMemory,
         .slowDownload, .slowServer,
     ]

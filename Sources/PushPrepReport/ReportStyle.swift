@@ -110,6 +110,7 @@ package enum ReportStyle {
         #size-chart text{font:13px -apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,sans-serif;fill:var(--ink)}
         .chart-key{margin:.5rem 0 0;padding:0;list-style:none;font-size:.9rem;columns:18rem auto;column-gap:1.5rem}
         .chart-key li{margin:.15rem 0;overflow-wrap:anywhere;break-inside:avoid}
+        .operations li,.problems li{overflow-wrap:anywhere}
         .chart-key-number{display:inline-block;min-width:1.6rem;font-weight:600;font-variant-numeric:tabular-nums}
         .inputs{display:grid;gap:1rem}
         article.input{display:grid;grid-template-columns:fit-content(45rem) minmax(0,1fr);gap:1rem;\

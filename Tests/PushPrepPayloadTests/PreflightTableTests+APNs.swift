@@ -320,7 +320,9 @@ extension PreflightTableTests {
                 attachments:
                     #"[{"id":"a","url":"https://127.0.0.1:8080/v1/attachments/a.jpg"},{"id":"b","url":"https://192.168.1.20/b.jpg"},{"id":"c","url":"https://[fe80::1]/c.jpg"},{"id":"d","url":"https://169.254.169.254/d.jpg"},{"id":"e","url":"https://8.8.8.8/e.jpg"},{"id":"f","url":"https://localhost/f.jpg"},{"id":"g","url":"https://printer.local./g.jpg"},{"id":"h","url":"https://[::1]/h.jpg"},{"id":"i","url":"https://media.example.com/i.jpg"},{"id":"j","url":"https://localhost.example.com/j.jpg"}]"#
             ),
-            (0...7).map { .error(.unreachableURL, "/attachments/\($0)/url") }),
+            // Ten attachments in one push: only the first shows without a content extension.
+            (0...7).map { .error(.unreachableURL, "/attachments/\($0)/url") }
+                + [.warning(.attachmentsBeyondFirst, "/attachments/1")]),
         PreflightCase(
             "apns: an unreachable http URL is both insecure and unreachable", .apns,
             apns(#"{"alert":"B","mutable-content":1}"#, attachments: #"[{"id":"a","url":"http://10.0.0.7/a.jpg"}]"#),

@@ -11,8 +11,8 @@ import PushPrepCore
 /// the decision that follows: try again, or fail with which stable code.
 ///
 /// The codes (see ``PushPrepError/Code/storageDenied`` and ``PushPrepError/Code/storageUnavailable``):
-/// - `storage_unavailable`, not retried: 501 or `NotImplemented` (the server does not implement
-///   the request; it will not later);
+/// - `storage_denied`, not retried: 501 or `NotImplemented` (the server does not implement the
+///   request; it will not later: the store must change, so a queued job fails at once);
 /// - retried: other 5xx, 429, `SlowDown`, `RequestTimeout`, `InternalError` (the server's trouble; a
 ///   later try usually succeeds), ending as `storage_unavailable` when the tries run out;
 /// - `storage_denied`, not retried: 403, `SignatureDoesNotMatch`, `InvalidAccessKeyId`,
@@ -77,7 +77,7 @@ struct S3ErrorResponse: Sendable, Equatable {
         if let message, !message.isEmpty { detail += ": \(message)" }
         if isNotImplemented {
             return PushPrepError(
-                .storageUnavailable,
+                .storageDenied,
                 "\(operation): \(server) does not implement this request (\(detail)): use a store with S3's full "
                     + "API for this operation, or publish to an out directory (--out)")
         }

@@ -11,7 +11,7 @@ import Testing
 /// Issue 28: what the S3 client says when the store does not implement a request or cannot be
 /// reached, against a real HTTP server on 127.0.0.1 (``S3FaultServer``) and a real closed port.
 extension S3ClientTests {
-    @Test("501 NotImplemented: storage_unavailable at once, one request, a sentence naming the server")
+    @Test("501 NotImplemented: storage_denied (permanent) at once, one request, a sentence naming the server")
     func notImplementedIsPermanent() async throws {
         let file = try Self.makeFile(size: 1000)
         defer { try? FileManager.default.removeItem(atPath: file.path) }
@@ -23,7 +23,8 @@ extension S3ClientTests {
                 _ = try await client.publish(
                     file: file.path, key: "a.jpg", contentType: "image/jpeg", sha256: file.sha256)
             }
-            #expect(error?.code == .storageUnavailable)
+            #expect(error?.code == .storageDenied)
+            #expect(error?.code.isPermanent == true, "a queued job fails at once")
             #expect(server.requests(.putObject).count == 1, "a 501 is not retried")
             let message = try #require(error?.message)
             #expect(

@@ -17,10 +17,11 @@ SWIFT ?= swift
 # python3-venv makes the virtualenv `make pyenv` installs the tests' Python references into;
 # strace counts how often a test's input is opened. libgs-common ships the ICC profiles
 # (/usr/share/color/icc/ghostscript: an Adobe RGB-compatible a98.icc, the ProPhoto rommrgb.icc, an
-# sRGB one) the colour tests tag their wide-gamut and sRGB fixtures with.
+# sRGB one) the colour tests tag their wide-gamut and sRGB fixtures with. curl and jq are what
+# scripts/first-hour.sh (a new user's first hour, run by `make test`) talks to `serve` and reads JSON with.
 APT_PACKAGES := pkg-config libvips-dev libvips-tools \
 	libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg time \
-	libsqlite3-dev sqlite3 postgresql python3-jsonschema python3-venv strace libgs-common
+	libsqlite3-dev sqlite3 postgresql python3-jsonschema python3-venv strace libgs-common curl jq
 
 # The SigV4 signer's test compares it with botocore's (scripts/sigv4_reference.py); the storage
 # tests run moto's S3 server (`python -m moto.server`) and read objects back with boto3
@@ -44,7 +45,7 @@ PILLOW_VERSION := 13.0.0
 
 DEMO_OUT := demo-out
 
-.PHONY: deps bench-deps browser-deps pyenv build release test test-release test-release-pass soak test-browser demo lint format bench samples clean fuzz fuzz-seeds test-sanitize
+.PHONY: deps bench-deps browser-deps pyenv build release test test-release test-release-pass first-hour first-hour-pass soak test-browser demo lint format bench samples clean fuzz fuzz-seeds test-sanitize
 
 ## deps: install the missing Debian packages (apt-get update first, only when something is missing)
 deps:
@@ -114,9 +115,20 @@ RUN_TESTS = set -o pipefail; $(SWIFT) test --skip-build --no-parallel $(1) 2>&1 
 			(/^✘ Test / && !/^✘ Test run with/) || /^error:|Fatal error/' $(2) | head -80; \
 	fi; \
 	exit $$status
-test: build release pyenv
+test: build release pyenv browser-deps
 	@$(call RUN_TESTS,$(TEST_ARGS),.build/test.log)
 	@$(MAKE) --no-print-directory test-release-pass
+	@$(MAKE) --no-print-directory first-hour-pass
+
+## first-hour: scripts/first-hour.sh against the release build: the path a new user walks (process,
+# payload and pre-flight per dialect, the queue, serve by URL and upload, the console and reports in
+# chromium), every step asserted. The third pass of `make test`.
+first-hour: release pyenv browser-deps
+	@$(MAKE) --no-print-directory first-hour-pass
+
+first-hour-pass:
+	@echo; echo "== A new user's first hour (scripts/first-hour.sh, release build)"
+	@scripts/first-hour.sh $$($(SWIFT) build -c release --show-bin-path)/pushprep
 
 ## test-release: the end-to-end suites against the release build (the second pass of `make test`)
 test-release: release pyenv
@@ -140,8 +152,8 @@ soak: build release pyenv
 ## test-browser: the batch report and the console pages in a real, headless chromium (Tests/Browser)
 # The tests make their own inputs, run `pushprep process --report` and `pushprep serve` (debug
 # build) on 127.0.0.1, and fail on a console error, a request leaving the page's origin, a blank
-# screenshot or a thumbnail out of place; screenshots and logs land in .build/browser/. About 90 s
-# with pushprep built (36 tests; `time make test-browser` on the shared 2-core machine: 1m27s-1m50s).
+# screenshot or a thumbnail out of place; screenshots and logs land in .build/browser/. About 2.5 min
+# with pushprep built (49 tests; `make test-browser BROWSER_ARGS=-q` on the shared 2-core machine: 154 s).
 # `make test-browser BROWSER_ARGS="-k report"` runs a subset.
 test-browser: browser-deps pyenv
 	$(SWIFT) build --product pushprep

@@ -234,8 +234,10 @@ package enum FailureTopic: String, CaseIterable, Sendable {
                 action: "Shorten the text or custom data, or move data behind a URL.")
         case .storageDenied:
             Explanation(
-                meaning: "Object storage refused the upload: wrong key or secret, no permission, the wrong region, or a request the store does not implement (501).",
-                action: "Fix the credentials, the bucket policy or the region, or use a store with S3's full API; retrying alone will not help.")
+                meaning: "Object storage refused the upload: wrong key or secret, no permission, the wrong region, "
+                    + "or a request the store does not implement (501).",
+                action: "Fix the credentials, the bucket policy or the region, or use a store with S3's full API; "
+                    + "retrying alone will not help.")
         case .storageUnavailable:
             Explanation(
                 meaning: "Object storage could not be reached or did not store the object.",

@@ -126,10 +126,18 @@ import Testing
             #expect(page[code].attrs["title"] == meaning)
             #expect(!page[row].text.contains(meaning))
         }
-        // Errors, then warnings, then infos, down the page.
-        let order = rows.map { page[$0].attrs["data-severity"] ?? "" }
-        let ranks = order.map { ["error": 0, "warning": 1, "info": 2][$0] ?? 3 }
-        #expect(ranks == ranks.sorted(), "\(order)")
+        // Errors, then warnings, then infos, down each part of the page (the attachment's
+        // findings, the whole payload's): seven attachments also bring attachments_beyond_first.
+        let parts = page.select("div", classes: ["findings-part"])
+        #expect(parts.count == 2)
+        for part in parts {
+            let order = page.select("li", classes: ["finding"], within: part).map {
+                page[$0].attrs["data-severity"] ?? ""
+            }
+            let ranks = order.map { ["error": 0, "warning": 1, "info": 2][$0] ?? 3 }
+            #expect(ranks == ranks.sorted(), "\(order)")
+        }
+        #expect(rows.contains { page[$0].attrs["data-code"] == "attachments_beyond_first" })
     }
 
     /// iOS 17/18: the icon at the left, no app-name line, the app's name as the heading only

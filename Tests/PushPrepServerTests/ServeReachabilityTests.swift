@@ -96,6 +96,8 @@ struct ServeReachabilityTests {
             #expect(
                 findings.sorted() == [
                     "error insecure_url /attachments/0/url", "error unreachable_url /attachments/0/url",
+                    // Two attachments in one push: the second shows only in a content extension.
+                    "warning attachments_beyond_first /attachments/1",
                 ], "\(findings)")
         }
     }

@@ -99,7 +99,8 @@ struct PayloadFixer {
     /// `unreachable_url` is one: the copy goes to `--base-url`, a host the phone reaches, and this
     /// machine could download the original.
     static let processingFixes: Set<PreflightCode> = [
-        .insecureURL, .unreachableURL, .missingExtension, .unsupportedExtension, .providerExtension, .contentNotAccepted,
+        .insecureURL, .unreachableURL, .missingExtension, .unsupportedExtension, .providerExtension,
+        .contentNotAccepted,
         .contentTooLarge, .extensionMismatch, .typeHintMismatch, .contentTypeMismatch, .insecureRedirect, .gifMemory,
         .slowDownload, .slowServer,
     ]

@@ -141,6 +141,9 @@ def console(walk: Walk, api: str, job: int, retrying: int) -> None:
     browser.screenshot("first-hour-console-job")
     text = browser.one("body").text
     walk.check("Team clip.webm" in text, "the job page names the upload by its file's name", "console-job")
+    titles = [t.text for t in browser.select(".banner-title")]
+    walk.check(bool(titles) and "Team clip.webm" not in titles, "and its notification is titled by the stand-in, not the file's name",
+               "console-job")
     links = [a.get_attribute("href") for a in browser.select("a[href*='/v1/attachments/']")]
     walk.check(bool(links), "the job page links to the output file", "console-job")
     for heading in ("Settings", "Metadata", "Callback"):

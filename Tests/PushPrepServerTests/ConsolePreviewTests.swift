@@ -2,6 +2,7 @@ import Foundation
 import PushPrep
 import PushPrepCore
 import PushPrepQueue
+import PushPrepReport
 import Testing
 
 @testable import PushPrepServer
@@ -27,17 +28,22 @@ struct ConsolePreviewTests {
         return resource
     }
 
-    /// The banner's body writes the output's size as the batch report does: decimal kB and MB
-    /// (Apple's limits are 10^6 bytes a MB), rounded, not truncated, into the next unit.
+    /// The note under the preview writes the output's size as the batch report does: decimal kB
+    /// and MB (Apple's limits are 10^6 bytes a MB), rounded, not truncated, into the next unit.
+    /// The notification's title and body are the batch report's stand-ins, never the file's name
+    /// (issue 28: a job has no payload; iOS shows the payload's title and body).
     @Test func sizesUseTheReportsUnits() throws {
         let source = "https://cdn.example.com/shop/photo.png?sig=abc"
         let small = try #require(
             ConsolePreview.html(for: Self.resource(bytes: 212_345, source: source), publicURL: nil))
-        #expect(small.contains(#"<div class="banner-body">image/jpeg, 1200×800, 212 kB</div>"#), "\(small)")
+        #expect(small.contains("Output: image/jpeg, 1200×800, 212 kB."), "\(small)")
         let large = try #require(
             ConsolePreview.html(for: Self.resource(bytes: 999_999, source: source), publicURL: nil))
-        #expect(large.contains(#"<div class="banner-body">image/jpeg, 1200×800, 1 MB</div>"#), "\(large)")
-        #expect(small.contains(#"<span class="banner-title">photo.png</span>"#), "titled by the source's name")
+        #expect(large.contains("Output: image/jpeg, 1200×800, 1 MB."), "\(large)")
+        #expect(
+            small.contains(#"<span class="banner-title">\#(BatchReport.defaultSampleTitle)</span>"#),
+            "titled by the stand-in")
+        #expect(!small.contains(#"<span class="banner-title">photo.png</span>"#), "not by the file's name")
     }
 
     /// Outputs published under `--base-url` on another origin (a CDN) are drawn from there, as

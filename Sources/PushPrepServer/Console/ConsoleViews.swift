@@ -522,8 +522,13 @@ enum ConsolePreview {
         // The report's units (kB and MB of 10^3 and 10^6 bytes, as Apple states its limits).
         var facts = [attachment.mime, ReportFormat.bytes(attachment.bytes)]
         if let width = attachment.width, let height = attachment.height { facts.insert("\(width)×\(height)", at: 1) }
-        let title = resource.sourceName ?? ReportFormat.name(of: attachment.source)
-        let body = facts.joined(separator: ", ")
+        // A job has no payload: the title and body stand in for it, as in the batch report, and
+        // say so; the file's name is the page's heading, not the notification's title.
+        let title = BatchReport.defaultSampleTitle
+        let body = BatchReport.defaultSampleBody
+        let note =
+            "<p class=\"muted preview-note\">Output: \(HTML.escape(facts.joined(separator: ", "))). The title and "
+            + "body stand in for your payload's.</p>"
         let preview = NotificationPreview(attachment: attachment, imageSource: source, title: title, body: body)
         // The renditions' files, from the same places as the attachment's.
         var pictures: [Renditions.Key: PlatformPreview.Picture] = [:]
@@ -543,7 +548,7 @@ enum ConsolePreview {
         }
         let others = PlatformPreview.previews(
             of: attachment, platforms: nil, pictures: pictures, notes: notes, title: title, body: body)
-        return "<div class=\"preview\">" + PlatformPreview.row(ios: preview.html, others: others) + "</div>"
+        return "<div class=\"preview\">" + PlatformPreview.row(ios: preview.html, others: others) + "</div>" + note
     }
 
     /// `url` itself when it is an address under `origin` (`--base-url`'s), else nil. The scheme

@@ -12,12 +12,16 @@
 /// - Apple's Human Interface Guidelines, "Typography", the iOS Dynamic Type sizes at the default
 ///   (Large) setting: the title and body at 15 pt on a 20 pt line (Subheadline's size; the title
 ///   semibold), the time at 13 pt on 18 pt (Footnote).
-/// - Apple publishes no numbers for the notification's card. The ones here (the card's corner
-///   radius 22 pt, insets 14 pt, 10 pt between the icon, the text and the thumbnail, the icon
-///   38 pt with a 9 pt corner, the thumbnail 38 pt with an 8 pt corner) are the ones iOS 17/18
-///   UI kits and recreations use; the `search` corpus this was written with held no published
-///   measurement, and they were not checked against a device's screenshot here. Change them
-///   here, in one place, if a side-by-side screenshot disagrees.
+/// - Apple publishes no numbers for the notification's card in its guidelines; its design
+///   resources (the iOS 17 UI kit for Figma, developer.apple.com/design/resources) hold the
+///   drawn card. The values here follow that kit as read out by a public recreation that states
+///   them (github.com/nish261/fakernoti, README: corner radius 22, icon 38 × 38, padding 12, 9
+///   between the icon and the text): the card's corner radius 22 pt, insets 12 pt, 9 pt between
+///   the icon, the text and the thumbnail, the icon 38 pt with a 9 pt corner, the thumbnail 38 pt
+///   with an 8 pt corner. That recreation draws the lock screen's text at 16/14 px; the sizes
+///   here stay the HIG's Dynamic Type ones above. They were not checked against a device's own
+///   screenshot here (no device or simulator on this Linux machine). Change them here, in one
+///   place, if a side-by-side screenshot disagrees.
 package enum ReportStyle {
     package static let css = """
         :root{--ink:#1c1c1e;--muted:#545458;--paper:#f2f2f7;--card:#fff;--line:#d1d1d6;\
@@ -38,7 +42,7 @@ package enum ReportStyle {
         "Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
         .banner,.expanded{border-radius:22px;background:rgba(245,245,247,.96);box-shadow:0 1px 3px rgba(0,0,0,.25);\
         color:#000}
-        .banner{display:flex;align-items:center;gap:10px;padding:14px}
+        .banner{display:flex;align-items:center;gap:9px;padding:12px}
         .banner-icon{flex:none;width:38px;height:38px;border-radius:9px;\
         background:linear-gradient(135deg,#4a8ff5,#1c5fc9)}
         .banner-text{flex:1;min-width:0}
@@ -56,7 +60,7 @@ package enum ReportStyle {
         .expanded{margin-top:.5rem;overflow:hidden}
         .expanded-media{position:relative;background:#000}
         .expanded-media img{display:block;width:100%;height:auto}
-        .expanded-text{display:flex;align-items:flex-start;gap:10px;padding:12px 14px 14px}
+        .expanded-text{display:flex;align-items:flex-start;gap:9px;padding:12px}
         .play-badge{position:absolute;left:50%;top:50%;width:54px;height:54px;margin:-27px 0 0 -27px;\
         border-radius:50%;background:rgba(0,0,0,.6);color:#fff;font-size:24px;line-height:54px;\
         text-align:center}

@@ -287,6 +287,7 @@ is "$(jq -r .state flaky-job.json)/$(jq -r .error.code flaky-job.json)" "queued/
 code=$(post http-payload '{"job_ids": ['"$url_job"', '"$upload_job"'], "title": "Hi", "body": "Body"}' /v1/payload)
 is "$code" 200 "POST /v1/payload from two jobs"
 has http-payload.headers "PushPrep-Selection" "the HTTP payload says which attachment it took"
+has http-payload.headers "unreachable_url" "and that a phone cannot reach the server's loopback URLs"
 code=$(post http-preflight "$(jq -c '{payload: .}' http-payload.out)" /v1/preflight)
 is "$code" 200 "POST /v1/preflight"
 has http-preflight.out "unreachable_url" "the served loopback URL is reported unreachable"

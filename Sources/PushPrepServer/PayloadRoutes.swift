@@ -7,6 +7,7 @@ import PushPrepCore
 import PushPrepJSON
 import PushPrepPayload
 import PushPrepQueue
+import PushPrepRemote
 
 /// `POST /v1/payload` and `POST /v1/preflight`: the push payload of processed attachments and
 /// the pre-flight check of a payload, computed by the code `pushprep payload` and
@@ -55,6 +56,26 @@ struct PayloadRoutes {
             case threadID = "thread_id"
             case baseURL = "base_url"
         }
+    }
+
+    /// One note per host among the attachments' URLs (the iOS attachment's and its renditions')
+    /// that a phone cannot reach (``PhoneReachability``: the default `http://127.0.0.1:8080/…` of
+    /// a `serve` without `--public-url`), so a client that sends the payload on is told at once,
+    /// not only by `serve`'s start-up log or a pre-flight's `unreachable_url`.
+    static func unreachableNotes(_ attachments: [Attachment]) -> [String] {
+        var hosts: [String] = []
+        var notes: [String] = []
+        let urls = attachments.flatMap { [$0.url] + $0.renditions.all.map(\.rendition.url) }
+        for case let url? in urls {
+            guard let parsed = try? RemoteURL(url), !hosts.contains(parsed.host),
+                let reason = PhoneReachability.reason(host: parsed.host)
+            else { continue }
+            hosts.append(parsed.host)
+            notes.append(
+                "unreachable_url: \(parsed.host) is \(reason): a phone cannot download this payload's attachments "
+                    + "from it; run serve with --public-url (or --base-url) naming a host phones reach")
+        }
+        return notes
     }
 
     func payload(_ request: Request, _ context: APIRequestContext) async throws -> Response {
@@ -106,6 +127,9 @@ struct PayloadRoutes {
         var headers: HTTPFields = [.contentType: "application/json"]
         if let note = selection.note { headers.append(HTTPField(name: .pushPrepSelection, value: note)) }
         for note in built.notes { headers.append(HTTPField(name: .pushPrepNote, value: note.description)) }
+        for note in Self.unreachableNotes(selection.attachments) {
+            headers.append(HTTPField(name: .pushPrepNote, value: note))
+        }
         return Response(
             status: .ok, headers: headers,
             body: ResponseBody(byteBuffer: ByteBuffer(string: built.payload.serialized())))

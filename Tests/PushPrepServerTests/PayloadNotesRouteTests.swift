@@ -94,6 +94,20 @@ struct PayloadNotesRouteTests {
         }
     }
 
+    @Test("attachments on a host no phone reaches (serve without --public-url) get a PushPrep-Note saying so")
+    func unreachableHostsInHeaders() async throws {
+        try await HostileRequestTests.withServer { client, _, _ in
+            let local = Self.image.replacingOccurrences(of: Self.base, with: "http://127.0.0.1:8080/v1/attachments")
+            let answer = try await Self.post(client, #"{"entries": [\#(local)], "title": "T", "body": "B"}"#)
+            #expect(answer.status == .ok)
+            let notes = answer.headers[values: .pushPrepNote].filter { $0.hasPrefix("unreachable_url") }
+            #expect(notes.count == 1, "one note for the one host: \(notes)")
+            #expect(notes.first?.contains("127.0.0.1") == true && notes.first?.contains("--public-url") == true)
+            let public_ = try await Self.post(client, #"{"entries": [\#(Self.image)], "title": "T", "body": "B"}"#)
+            #expect(public_.headers[values: .pushPrepNote].allSatisfy { !$0.hasPrefix("unreachable_url") })
+        }
+    }
+
     @Test("what a platform goes without is a PushPrep-Note header per attachment and platform, as the CLI's lines")
     func notesInHeaders() async throws {
         try await HostileRequestTests.withServer { client, _, _ in

@@ -13,15 +13,18 @@ body {{ margin: 0; font: 16px sans-serif; background: #eee; }}
 .banner {{ display: flex; gap: 8px; width: 360px; margin: 40px; padding: 10px; background: #fff; }}
 .text {{ flex: 1; }} .banner-thumb {{ width: 40px; height: 40px; flex: none;
   background: linear-gradient(90deg, #c00, #00c); order: {order}; }}
+.banner-icon {{ width: 38px; height: 38px; flex: none; background: #36c; order: -2; }}
+.banner-app {{ text-transform: {app_case}; }}
 a:focus {{ outline: {outline}; }}
 </style></head><body><a href="#main">Skip to content</a><main id="main"><div class="notification">
-<div class="banner"><div class="text"><div class="banner-app">App</div><div class="banner-title">Title</div>
+<div class="banner"><div class="banner-icon"></div><div class="text">{app}<div class="banner-title">Title</div>
 <div class="banner-body">Body</div></div><div class="banner-thumb"></div></div></div></main>{extra}</body></html>"""
 
 
-def page(workdir, name, order=1, outline="2px solid #00f", extra=""):
+def page(workdir, name, order=1, outline="2px solid #00f", extra="", app=""):
     path = workdir / f"harness-{name}.html"
-    path.write_text(BANNER.format(order=order, outline=outline, extra=extra))
+    path.write_text(BANNER.format(order=order, outline=outline, extra=extra, app=app,
+                                  app_case="uppercase" if app else "none"))
     return path
 
 
@@ -34,6 +37,14 @@ def test_a_clean_page_passes_every_check(browser, workdir):
     harness.check_not_blank(image, "the page")
     harness.check_not_blank(image, "the thumbnail", thumb)
     harness.check_focus_visible(browser)
+
+
+def test_an_upper_case_app_name_line_is_caught(browser, workdir):
+    # iOS 12's "YOUR APP" line, which iOS 17/18 do not draw.
+    path = page(workdir, "app-line", app='<div class="banner-app">Your app</div>')
+    browser.open(path.as_uri())
+    with pytest.raises(AssertionError, match="upper-case line"):
+        harness.check_banner_layout(browser, browser.one(".notification"))
 
 
 def test_a_console_error_fails_the_page(browser, workdir):

@@ -170,7 +170,7 @@ step "2. enqueue, work, and build a payload from the job"
 
 queue=sqlite:queue.db
 run 0 enqueue "$bin" enqueue samples/large-photo.jpg --queue "$queue" --base-url https://cdn.example.com/worker
-job=$(grep -oE '[0-9]+' enqueue.out | head -1)
+job=$(grep -m1 -oE '[0-9]+' enqueue.out || true)
 [ -n "$job" ] || die "enqueue printed no job id"
 ok "enqueued job $job"
 "$bin" worker --queue "$queue" --out worker-out --concurrency 1 --poll-interval 0.2 >worker.log 2>&1 &

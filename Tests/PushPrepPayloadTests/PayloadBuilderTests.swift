@@ -611,6 +611,14 @@ private func expectRefused(
             error?.message
                 == "no ready attachment img-nope in entries; ready: \(imageID), \(videoID), \(audioID)",
             "\(String(describing: error))")
+        // A client's id is repeated shortened and escaped: a request's ids may be as long as its body.
+        let hostile = "img-\u{1B}[2J" + String(repeating: "x", count: 100_000)
+        let long = #expect(throws: PushPrepError.self) {
+            try PayloadSelection(from: entries, ids: [hostile], source: "entries", spelling: .http)
+        }
+        let message = long?.message ?? ""
+        #expect(message.hasPrefix(#"no ready attachment img-\u001b[2Jxxx"#), "\(message.prefix(200))")
+        #expect(message.utf8.count < 1000 && !UntrustedText.hasControl(message), "\(message.prefix(200))")
     }
 
     @Test(

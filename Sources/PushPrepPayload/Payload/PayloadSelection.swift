@@ -63,7 +63,8 @@ public struct PayloadSelection: Sendable, Equatable {
                 guard let attachment = ready.first(where: { $0.id == id }) else {
                     throw PushPrepError(
                         .invalidPayload,
-                        "no ready attachment \(id) in \(source)" + Self.readyList(ready, prefix: "; ready: "))
+                        "no ready attachment \(Self.shown(id)) in \(source)"
+                            + Self.readyList(ready, prefix: "; ready: "))
                 }
                 chosen.append(attachment)
             }
@@ -94,6 +95,16 @@ public struct PayloadSelection: Sendable, Equatable {
         return "took \(taken.id), the first of \(leftOut.count + 1) ready attachments; the others:"
             + Self.readyList(leftOut, prefix: " ") + "; choose with \(spelling.ids)"
             + (dialect?.carriesOneAttachment == true ? "" : ", or send every one with \(spelling.all)")
+    }
+
+    /// The longest part of a client's id a message repeats.
+    static let shownIDCharacters = 80
+
+    /// `id` as a message may repeat it: a client's text (an HTTP request's `ids` may be as long
+    /// as the body), at most ``shownIDCharacters`` characters, control characters escaped.
+    static func shown(_ id: String) -> String {
+        let head = id.count > shownIDCharacters ? String(id.prefix(shownIDCharacters)) + "…" : id
+        return UntrustedText.escaped(head)
     }
 
     /// At most ``listedIDs`` of the attachments' ids, after `prefix`, with a count of the rest;

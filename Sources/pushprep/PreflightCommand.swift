@@ -372,7 +372,7 @@ struct PreflightCommand: AsyncParsableCommand {
     }
 }
 
-/// The human report.
+/// The human report, every line printable (``UntrustedText/escaped(_:)``).
 enum PreflightText {
     static func render(_ reports: [PreflightReport]) -> String {
         var lines: [String] = []
@@ -401,7 +401,9 @@ enum PreflightText {
                 lines.append("  " + totals(report))
             }
         }
-        return lines.joined(separator: "\n")
+        // Keys, pointers and URLs are the payload's own text: a key holding ESC or a newline must
+        // not reach the terminal as one (each line escaped, as a log line is).
+        return lines.map(UntrustedText.escaped).joined(separator: "\n")
     }
 
     private static func header(_ report: PreflightReport) -> String {

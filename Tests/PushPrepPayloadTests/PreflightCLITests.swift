@@ -172,6 +172,17 @@ final class PreflightCLITests {
         }
     }
 
+    @Test("keys holding control characters reach the terminal escaped, not as escape sequences or new lines")
+    func controlCharactersInKeysAreEscaped() throws {
+        try write(
+            "hostile.json",
+            #"{"aps":{"alert":"B","mutable-content":1,"\u001b[2Jx":1},"message":{},"\u001b]0;t\u0007y\nz":2}"#)
+        let result = try pushprep(["preflight", "hostile.json", "--dialect", "apns"])
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        #expect(!result.stdout.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 }, "\(result.stdout)")
+        #expect(result.stdout.contains(#"\u001b[2Jx"#), "\(result.stdout)")
+    }
+
     @Test("--fix re-hosts an attachment only a loopback URL reaches (unreachable_url)")
     func fixRehostsAnUnreachableURL() async throws {
         let jpeg = directory.appendingPathComponent("photo.jpg")

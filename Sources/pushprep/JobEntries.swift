@@ -17,20 +17,22 @@ enum JobEntries {
     static func read(_ ids: [JobID], from queue: any JobQueue) async throws -> [Finished] {
         var finished: [Finished] = []
         for id in ids {
-            finished.append(try finishedEntry(id, try await queue.job(id)))
+            finished.append(try finishedEntry(id, try await queue.job(id), for: "a payload"))
         }
         return finished
     }
 
     /// `record`'s entry, or why it has none to send.
-    static func finishedEntry(_ id: JobID, _ record: JobRecord?) throws(PushPrepError) -> Finished {
+    static func finishedEntry(_ id: JobID, _ record: JobRecord?, for use: String) throws(PushPrepError)
+        -> Finished
+    {
         guard let record else { throw PushPrepError(.jobNotFound, "no job \(id)") }
         guard record.state == .succeeded else {
             let why = record.errorCode.map { " (\($0): \(UntrustedText.escaped(record.errorMessage ?? "")))" } ?? ""
             let state = JobView.stateLabel(record)
             throw PushPrepError(
                 .invalidJobState,
-                "job \(id) is \(state)\(why); a payload takes succeeded jobs only"
+                "job \(id) is \(state)\(why); \(use) takes succeeded jobs only"
                     + (record.state == .queued || record.state == .running
                         ? ": wait for it (pushprep jobs show \(id))" : ""))
         }

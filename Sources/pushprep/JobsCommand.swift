@@ -83,7 +83,7 @@ struct JobsCommand: AsyncParsableCommand {
                 // The same checks and codes as payload --job: a job that has not succeeded has none.
                 let finished: JobEntries.Finished
                 do {
-                    finished = try JobEntries.finishedEntry(id, job)
+                    finished = try JobEntries.finishedEntry(id, job, for: "a manifest")
                 } catch {
                     throw CommandFailure(message: error.description)
                 }

@@ -43,6 +43,12 @@ struct PayloadFromJobCLITests {
             #expect(
                 early.stderrText.contains("invalid_job_state: job \(a) is queued")
                     && early.stderrText.contains("a payload takes succeeded jobs only"), "\(early.stderrText)")
+            // jobs show --manifest says so in its own words.
+            let earlyManifest = try await pushprep(["jobs", "show", "\(a)", "--manifest", "--queue", q])
+            #expect(earlyManifest.status == 1 && earlyManifest.stdout.isEmpty, "\(earlyManifest.stderrText)")
+            #expect(
+                earlyManifest.stderrText.contains("a manifest takes succeeded jobs only"), "\(earlyManifest.stderrText)"
+            )
 
             let worker = try PushPrepCLI.startWorker(queue: q, out: out, in: dir)
             try await Poll.until(

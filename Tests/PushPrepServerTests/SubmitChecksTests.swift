@@ -24,25 +24,10 @@ struct SubmitChecksTests {
         _ configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: @Sendable (any TestClientProtocol, URL) async throws -> Void
     ) async throws {
-        let dir = try TestTools.temporaryDirectory()
-        defer { TestTools.removeDirectory(dir) }
-        var configuration = ServerConfiguration(
-            port: 0, uploadsDirectory: dir.appendingPathComponent("uploads").path, acceptsCallbacks: true)
-        try FileManager.default.createDirectory(
-            at: dir.appendingPathComponent("uploads"), withIntermediateDirectories: true)
-        configure(&configuration)
-        let settings = configuration
-        try await JobQueues.withQueue(.sqlite(path: dir.appendingPathComponent("q.db").path), logger: .quiet) {
-            queue in
-            let application = APIServer.application(
-                configuration: settings, queue: queue, publicURL: PublicURL(configured: settings.publicURL),
-                registry: nil, readiness: {}, logger: .quiet, onListening: nil)
-            try await application.test(.ahc(.http)) { client in try await body(client, dir) }
-        }
-    }
-
-    static func json(_ response: TestResponse) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(Array(buffer: response.body))) as? [String: Any])
+        try await HostileRequestTests.withServer({
+            $0.acceptsCallbacks = true
+            configure(&$0)
+        }) { client, _, dir in try await body(client, dir) }
     }
 
     static func post(_ client: any TestClientProtocol, _ path: String, _ body: String) async throws -> TestResponse {
@@ -57,7 +42,7 @@ struct SubmitChecksTests {
 
     static func jobCount(_ client: any TestClientProtocol) async throws -> Int {
         let listed = try await client.execute(uri: "/v1/jobs", method: .get)
-        return (try json(listed)["jobs"] as? [Any])?.count ?? -1
+        return (try HostileRequestTests.json(listed)["jobs"] as? [Any])?.count ?? -1
     }
 
     // MARK: Callback URLs
@@ -74,7 +59,7 @@ struct SubmitChecksTests {
             for url in closed {
                 let answer = try await Self.create(client, callback: url)
                 #expect(answer.status == .unprocessableContent, "\(url)")
-                let problem = try Self.json(answer)
+                let problem = try HostileRequestTests.json(answer)
                 #expect(problem["code"] as? String == "blocked_address", "\(url): \(problem)")
                 let detail = try #require(problem["detail"] as? String)
                 #expect(detail.hasPrefix("callback_url: "), "\(detail)")
@@ -82,20 +67,20 @@ struct SubmitChecksTests {
             }
             let privateAnswer = try await Self.create(client, callback: "http://10.0.0.7/hook")
             #expect(privateAnswer.status == .unprocessableContent)
-            let privateDetail = try #require(try Self.json(privateAnswer)["detail"] as? String)
+            let privateDetail = try #require(try HostileRequestTests.json(privateAnswer)["detail"] as? String)
             #expect(privateDetail.contains("--allow-host 10.0.0.7"), "\(privateDetail)")
 
             let process = try await Self.post(
                 client, "/v1/process",
                 #"{"sources": ["https://media.example.com/a.jpg"], "callback_url": "http://169.254.169.254/x"}"#)
             #expect(process.status == .unprocessableContent)
-            #expect(try Self.json(process)["code"] as? String == "blocked_address")
+            #expect(try HostileRequestTests.json(process)["code"] as? String == "blocked_address")
 
             let upload = try await client.execute(
                 uri: "/v1/uploads?callback_url=http%3A%2F%2F169.254.169.254%2Fx", method: .post,
                 headers: [.contentType: "image/bmp"], body: ByteBuffer(bytes: TinyBMP.bytes(1)))
             #expect(upload.status == .unprocessableContent)
-            #expect(try Self.json(upload)["code"] as? String == "blocked_address")
+            #expect(try HostileRequestTests.json(upload)["code"] as? String == "blocked_address")
 
             #expect(try await Self.jobCount(client) == 0, "nothing was queued")
             let leftovers = try FileManager.default.contentsOfDirectory(
@@ -104,7 +89,7 @@ struct SubmitChecksTests {
 
             let scheme = try await Self.create(client, callback: "ftp://203.0.114.5/hook")
             #expect(scheme.status == .unprocessableContent)
-            #expect(try Self.json(scheme)["code"] as? String == "invalid_request")
+            #expect(try HostileRequestTests.json(scheme)["code"] as? String == "invalid_request")
 
             let fine = try await Self.create(client, callback: "https://203.0.114.5/hook")
             #expect(fine.status == .accepted, "a public address is taken")
@@ -119,7 +104,7 @@ struct SubmitChecksTests {
             #expect(try await Self.create(client, callback: "http://10.0.0.7/hook").status == .accepted)
             let metadata = try await Self.create(client, callback: "http://169.254.169.254/x")
             #expect(metadata.status == .unprocessableContent)
-            let detail = try #require(try Self.json(metadata)["detail"] as? String)
+            let detail = try #require(try HostileRequestTests.json(metadata)["detail"] as? String)
             #expect(!detail.contains("--allow"), "\(detail)")
         }
         let allowHost: (inout ServerConfiguration) -> Void = { $0.remote.allowedHosts = ["127.0.0.1"] }
@@ -140,14 +125,15 @@ struct SubmitChecksTests {
         try await Self.withServer { client, _ in
             let sourcesAnswer = try await Self.post(client, "/v1/jobs", #"{"sources":"http://x/a.jpg"}"#)
             #expect(sourcesAnswer.status == .badRequest)
-            #expect(try Self.json(sourcesAnswer)["detail"] as? String == "sources must be an array of URLs")
+            #expect(
+                try HostileRequestTests.json(sourcesAnswer)["detail"] as? String == "sources must be an array of URLs")
             for (field, words) in JobRoutes.CreateRequest.fieldTypes where field != "sources" {
                 // A value of another JSON type than the field takes.
                 let wrong = field == "callback_url" ? "5" : (field == "metadata" ? "5" : #"[true]"#)
                 let answer = try await Self.post(
                     client, "/v1/jobs", #"{"sources": ["https://media.example.com/a.jpg"], "\#(field)": \#(wrong)}"#)
                 #expect(answer.status == .badRequest, "\(field)")
-                let detail = try Self.json(answer)["detail"] as? String
+                let detail = try HostileRequestTests.json(answer)["detail"] as? String
                 if field == "metadata" {
                     #expect(detail == "metadata must be a JSON object", "\(field)")
                 } else {
@@ -156,12 +142,12 @@ struct SubmitChecksTests {
             }
             let nested = try await Self.post(
                 client, "/v1/jobs", #"{"sources": ["https://media.example.com/a.jpg"], "settings": {"width": "wide"}}"#)
-            let nestedDetail = try #require(try Self.json(nested)["detail"] as? String)
+            let nestedDetail = try #require(try HostileRequestTests.json(nested)["detail"] as? String)
             #expect(nestedDetail.contains("must be") && !nestedDetail.contains("another type"), "\(nestedDetail)")
             let preflight = try await Self.post(client, "/v1/preflight", #"{"payload": {"aps": {}}, "fetch": "yes"}"#)
-            #expect(try Self.json(preflight)["detail"] as? String == "fetch must be true or false")
+            #expect(try HostileRequestTests.json(preflight)["detail"] as? String == "fetch must be true or false")
             let payload = try await Self.post(client, "/v1/payload", #"{"job_ids": 3}"#)
-            #expect(try Self.json(payload)["detail"] as? String == "job_ids must be an array")
+            #expect(try HostileRequestTests.json(payload)["detail"] as? String == "job_ids must be an array")
         }
     }
 
@@ -184,12 +170,12 @@ struct SubmitChecksTests {
                 uri: "/v1/uploads", method: .post, headers: [.contentType: "multipart/form-data; boundary=\(boundary)"],
                 body: form)
             #expect(created.status == .accepted, "\(String(buffer: created.body))")
-            let job = try #require((try Self.json(created)["jobs"] as? [[String: Any]])?.first)
+            let job = try #require((try HostileRequestTests.json(created)["jobs"] as? [[String: Any]])?.first)
             #expect(job["source_name"] as? String == "Beach Day.bmp")
             #expect((job["source"] as? String)?.hasSuffix(".bmp") == true)
             let id = try #require(job["id"] as? Int)
 
-            let shown = try Self.json(try await client.execute(uri: "/v1/jobs/\(id)", method: .get))
+            let shown = try HostileRequestTests.json(try await client.execute(uri: "/v1/jobs/\(id)", method: .get))
             #expect(shown["source_name"] as? String == "Beach Day.bmp")
             #expect((shown["source"] as? String)?.contains("/uploads/") == true)
             let metadata = try #require(shown["metadata"] as? [String: Any])
@@ -200,7 +186,7 @@ struct SubmitChecksTests {
             let list = try await client.execute(uri: "/jobs", method: .get)
             #expect(String(buffer: list.body).contains("Beach Day.bmp"))
 
-            let url = try Self.json(
+            let url = try HostileRequestTests.json(
                 try await Self.post(client, "/v1/jobs", #"{"sources": ["https://media.example.com/a.jpg"]}"#))
             let urlJob = try #require((url["jobs"] as? [[String: Any]])?.first)
             #expect(urlJob["source_name"] is NSNull, "a URL is its own name")

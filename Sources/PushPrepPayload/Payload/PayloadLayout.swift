@@ -147,31 +147,18 @@ extension PayloadLayout {
             return deviceForm(payload, dialect: dialect, pushType: pushType)
         case .onesignal:
             var layout = PayloadLayout(
-                dialect: dialect, isDeviceForm: false, aps: nil,
-                alert: [root.appending("contents"), root.appending("headings")],
-                mutableContent: Flag(path: root.appending("mutable_content"), style: .boolean),
-                mutableContentAutomatic: true,
-                contentAvailable: Flag(path: root.appending("content_available"), style: .boolean),
-                interruptionLevel: root.appending("ios_interruption_level"),
-                interruptionLevelValues: .oneSignal,
-                relevanceScore: root.appending("ios_relevance_score"),
-                category: root.appending("ios_category"),
+                provider: dialect, under: root, alert: [root.appending("contents"), root.appending("headings")],
+                presentationPrefix: "ios_", interruptionLevelValues: .oneSignal,
                 size: SizeScope(paths: [root], limit: pushType.sizeLimit, label: "the request body"))
             layout.readIDMap(payload, at: root.appending("ios_attachments"))
             return layout
         case .airship:
             let ios = root.appending("notification").appending("ios")
             var layout = PayloadLayout(
-                dialect: dialect, isDeviceForm: false, aps: nil,
+                provider: dialect, under: ios,
                 alert: [
                     ios.appending("alert"), root.appending("notification").appending("alert"), ios.appending("title"),
                 ],
-                mutableContent: Flag(path: ios.appending("mutable_content"), style: .boolean),
-                mutableContentAutomatic: true,
-                contentAvailable: Flag(path: ios.appending("content_available"), style: .boolean),
-                interruptionLevel: ios.appending("interruption_level"),
-                relevanceScore: ios.appending("relevance_score"),
-                category: ios.appending("category"),
                 size: SizeScope(paths: [root], limit: pushType.sizeLimit, label: "the push object"))
             layout.readMediaAttachment(payload, at: ios.appending("media_attachment"))
             return layout
@@ -180,14 +167,8 @@ extension PayloadLayout {
                 payload["apple_push"] != nil
                 ? root.appending("apple_push") : root.appending("messages").appending("apple_push")
             var layout = PayloadLayout(
-                dialect: dialect, isDeviceForm: false, aps: nil,
-                alert: [push.appending("alert")],
-                mutableContent: Flag(path: push.appending("mutable_content"), style: .boolean),
-                mutableContentAutomatic: true,
-                contentAvailable: Flag(path: push.appending("content-available"), style: .boolean),
-                interruptionLevel: push.appending("interruption_level"),
-                relevanceScore: push.appending("relevance_score"),
-                category: push.appending("category"),
+                provider: dialect, under: push, alert: [push.appending("alert")],
+                contentAvailableKey: "content-available",
                 size: SizeScope(
                     paths: [push.appending("alert"), push.appending("extra")], limit: 1912,
                     label: "Braze's alert + extra"))
@@ -222,6 +203,26 @@ extension PayloadLayout {
             contentAvailable: Flag(path: aps.appending("content-available"), style: .number),
             interruptionLevel: aps.appending("interruption-level"), relevanceScore: aps.appending("relevance-score"),
             category: aps.appending("category"), size: size)
+    }
+
+    /// A provider's own request form (OneSignal, Airship, Braze): no `aps`; `mutable_content` and
+    /// the content-available flag are booleans under `parent`, the provider setting
+    /// `mutable-content` itself whenever there is an attachment; the interruption level, the
+    /// relevance score and the category are under `parent` too, their names after `prefix`.
+    private init(
+        provider dialect: PushDialect, under parent: JSONPath, alert: [JSONPath],
+        contentAvailableKey: String = "content_available", presentationPrefix prefix: String = "",
+        interruptionLevelValues: InterruptionLevels = .apns, size: SizeScope
+    ) {
+        self.init(
+            dialect: dialect, isDeviceForm: false, aps: nil, alert: alert,
+            mutableContent: Flag(path: parent.appending("mutable_content"), style: .boolean),
+            mutableContentAutomatic: true,
+            contentAvailable: Flag(path: parent.appending(contentAvailableKey), style: .boolean),
+            interruptionLevel: parent.appending(prefix + "interruption_level"),
+            interruptionLevelValues: interruptionLevelValues,
+            relevanceScore: parent.appending(prefix + "relevance_score"),
+            category: parent.appending(prefix + "category"), size: size)
     }
 
     /// The APNs payload as the phone receives it: `aps` on top, the SDK's keys beside it.

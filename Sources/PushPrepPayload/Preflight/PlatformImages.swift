@@ -393,10 +393,7 @@ struct PlatformImageCheck {
         _ image: PlatformImageKeys.Reference, _ downloaded: PreflightSession.Downloaded
     ) -> (FetchedAttachment, [PreflightFinding]) {
         let download = downloaded.download
-        var info = FetchedAttachment(
-            finalURL: download.finalURL, status: download.status, bytes: download.size,
-            contentType: download.contentType, type: downloaded.type?.rawValue, kind: downloaded.type?.kind,
-            seconds: downloaded.seconds, slowLinkSeconds: options.assumedBandwidth.seconds(for: download.size))
+        var info = downloaded.fetched(slowLinkSeconds: options.assumedBandwidth.seconds(for: download.size))
         info.contentLength = download.contentLength
         if let frames = downloaded.image {
             info.width = frames.width

@@ -118,6 +118,15 @@ public final class PreflightSession: Sendable {
 
         func remove() { unlink(download.path) }
 
+        /// What the report says of this download (its size and frames are the caller's to add
+        /// where it reads them); `slowLinkSeconds` is its time over the link the check assumes.
+        func fetched(slowLinkSeconds: Double) -> FetchedAttachment {
+            FetchedAttachment(
+                finalURL: download.finalURL, status: download.status, bytes: download.size,
+                contentType: download.contentType, type: type?.rawValue, kind: type?.kind, seconds: seconds,
+                slowLinkSeconds: slowLinkSeconds)
+        }
+
         /// The type of a download a preview may draw: an image iOS accepts, within Apple's
         /// limit (the phone shows nothing of one over it); nil for anything else.
         var picturable: MediaType? {
@@ -308,11 +317,7 @@ struct BytesCheck {
         _ attachment: PayloadLayout.AttachmentReference, _ downloaded: PreflightSession.Downloaded
     ) -> (FetchedAttachment, [PreflightFinding]) {
         let download = downloaded.download
-        var info = FetchedAttachment(
-            finalURL: download.finalURL, status: download.status, bytes: download.size,
-            contentType: download.contentType, type: downloaded.type?.rawValue, kind: downloaded.type?.kind,
-            seconds: downloaded.seconds,
-            slowLinkSeconds: Double(download.size) * 8 / (options.slowLinkKbps * 1000))
+        var info = downloaded.fetched(slowLinkSeconds: Double(download.size) * 8 / (options.slowLinkKbps * 1000))
         var findings: [PreflightFinding] = []
         func add(_ severity: PreflightSeverity, _ code: PreflightCode, _ message: String, at path: JSONPath? = nil) {
             findings.append(PreflightFinding(severity, code, message, at: path ?? attachment.path))

@@ -51,17 +51,8 @@ enum PreflightTemplates {
         var sections: [String]
     }
 
-    private static let library: MustacheLibrary = {
-        var library = MustacheLibrary()
-        do {
-            try library.register(section, named: "section")
-            try library.register(page, named: "page")
-        } catch {
-            // The templates are constants of this file; the tests render them.
-            preconditionFailure("a pre-flight template does not parse: \(error)")
-        }
-        return library
-    }()
+    private static let library = MustacheLibrary.constant(
+        ["section": section, "page": page], what: "a pre-flight template")
 
     static func render(_ view: PreflightSectionView) -> String {
         library.render(view, withTemplate: "section") ?? ""

@@ -11,24 +11,11 @@ package import PushPrepCore
 /// A picture that cannot be shown leaves the notification drawn without one and a line that
 /// says why (a sound, a run without the platform, a spent budget).
 package struct PlatformPreview: Sendable, Equatable {
-    /// A picture the preview shows: what `src` loads (a `data:` URL in the self-contained
-    /// report, a same-origin path in the console) and its pixel size.
-    package struct Picture: Sendable, Equatable {
-        /// What `src` loads.
-        package var source: String
-        package var width: Int
-        package var height: Int
-        /// A smaller copy of the same picture for a small box (the Android large icon), or nil
-        /// to draw the box from `source`.
-        package var thumbnailSource: String?
-
-        package init(source: String, width: Int, height: Int, thumbnailSource: String? = nil) {
-            self.source = source
-            self.width = width
-            self.height = height
-            self.thumbnailSource = thumbnailSource
-        }
-    }
+    /// A picture the preview shows: the iOS preview's kind of picture (what `src` loads, a
+    /// `data:` URL in the self-contained report or a same-origin path in the console, its pixel
+    /// size and a smaller copy for a small box such as the Android large icon); the platforms
+    /// draw no caption.
+    package typealias Picture = NotificationPreview.Picture
 
     /// `android` or `web` (an iOS preview is a ``NotificationPreview``).
     package var platform: Platform

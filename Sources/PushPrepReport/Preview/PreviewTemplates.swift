@@ -90,17 +90,8 @@ enum PreviewTemplates {
         </div>
         """
 
-    private static let library: MustacheLibrary = {
-        var library = MustacheLibrary()
-        do {
-            try library.register(notification, named: "notification")
-            try library.register(platform, named: "platform")
-        } catch {
-            // The template is a constant of this file; the tests render it.
-            preconditionFailure("the preview template does not parse: \(error)")
-        }
-        return library
-    }()
+    private static let library = MustacheLibrary.constant(
+        ["notification": notification, "platform": platform], what: "the preview template")
 
     /// The notification's HTML for `view`.
     static func render(_ view: PreviewView) -> String {

@@ -162,6 +162,18 @@ package final class VipsImageRef {
         }
         return VipsImageRef(owning: out)
     }
+
+    /// This image converted to `interpretation` (libvips' colourspace); a corrupt input, said
+    /// as `what`, when libvips cannot convert it.
+    func colourspace(_ interpretation: VipsInterpretation, _ what: String) throws(PushPrepError) -> VipsImageRef {
+        try Self.make(.corruptInput, what) { cvipsshims_colourspace(pointer, $0, interpretation) }
+    }
+
+    /// This image's bands cast to `format`; a corrupt input, said as `what`, when libvips cannot
+    /// cast them.
+    func cast(_ format: VipsBandFormat, _ what: String) throws(PushPrepError) -> VipsImageRef {
+        try Self.make(.corruptInput, what) { cvipsshims_cast(pointer, $0, format) }
+    }
 }
 
 /// Owns one `VipsSource` (a readable stream libvips decodes from).

@@ -26,10 +26,7 @@ package struct AnimationFrames {
             image = try VipsImageRef.make(.corruptInput, "cannot flatten the animation") {
                 cvipsshims_flatten_white(withAlpha.pointer, $0)
             }
-            let flattened = image
-            image = try VipsImageRef.make(.corruptInput, "cannot convert the animation to 8 bits") {
-                cvipsshims_cast(flattened.pointer, $0, VIPS_FORMAT_UCHAR)
-            }
+            image = try image.cast(VIPS_FORMAT_UCHAR, "cannot convert the animation to 8 bits")
         }
         let pageHeight = decoded.image.int(VIPS_META_PAGE_HEIGHT) ?? image.height
         let count = max(1, image.height / max(1, pageHeight))

@@ -84,14 +84,9 @@ enum ImageDecodeStep {
         let interpretation = image.interpretation
         if interpretation != VIPS_INTERPRETATION_sRGB || image.format != VIPS_FORMAT_UCHAR {
             let name = interpretationName(interpretation)
-            image = try VipsImageRef.make(.corruptInput, "cannot convert \(name) to sRGB") {
-                cvipsshims_colourspace(image.pointer, $0, VIPS_INTERPRETATION_sRGB)
-            }
+            image = try image.colourspace(VIPS_INTERPRETATION_sRGB, "cannot convert \(name) to sRGB")
             if image.format != VIPS_FORMAT_UCHAR {
-                let converted = image
-                image = try VipsImageRef.make(.corruptInput, "cannot convert to 8 bits per channel") {
-                    cvipsshims_cast(converted.pointer, $0, VIPS_FORMAT_UCHAR)
-                }
+                image = try image.cast(VIPS_FORMAT_UCHAR, "cannot convert to 8 bits per channel")
             }
             operations.append("converted \(name) to srgb")
         }

@@ -28,16 +28,10 @@ package enum PreviewThumbnail {
                 source.pointer, $0, Int32(clamping: width), Int32(clamping: height), options, 0)
         }
         if image.interpretation != VIPS_INTERPRETATION_sRGB {
-            let converted = image
-            image = try VipsImageRef.make(.corruptInput, "cannot convert the thumbnail to sRGB") {
-                cvipsshims_colourspace(converted.pointer, $0, VIPS_INTERPRETATION_sRGB)
-            }
+            image = try image.colourspace(VIPS_INTERPRETATION_sRGB, "cannot convert the thumbnail to sRGB")
         }
         if image.format != VIPS_FORMAT_UCHAR {
-            let wide = image
-            image = try VipsImageRef.make(.corruptInput, "cannot convert the thumbnail to 8 bits") {
-                cvipsshims_cast(wide.pointer, $0, VIPS_FORMAT_UCHAR)
-            }
+            image = try image.cast(VIPS_FORMAT_UCHAR, "cannot convert the thumbnail to 8 bits")
         }
         if image.hasAlpha {
             let transparent = image

@@ -28,15 +28,31 @@ package struct MediaProbe {
     package var isMP4Family: Bool { container.hasPrefix("mov,mp4") }
 }
 
-/// A video stream's parameters.
-package struct VideoStreamInfo {
+/// What libav says of every stream alike: where it stands in the file, its codec and its
+/// profile. A video or audio stream's parameters read these through dynamic members
+/// (`video.codec`, `audio.profileID`).
+package struct StreamCodec {
     let index: Int
     let codecID: AVCodecID
-    /// e.g. "h264", "hevc", "vp9".
+    /// e.g. "h264", "hevc", "vp9", "aac", "mp3", "opus".
     package let codec: String
-    /// e.g. "High", "Main 10", when known.
+    /// e.g. "High", "Main 10", "LC", "HE-AAC", when known.
     package let profile: String?
     let profileID: Int32
+
+    init(_ stream: UnsafeMutablePointer<AVStream>) {
+        let p = stream.pointee.codecpar.pointee
+        index = Int(stream.pointee.index)
+        codecID = p.codec_id
+        codec = String(cString: avcodec_get_name(p.codec_id))
+        profile = avcodec_profile_name(p.codec_id, p.profile).map { String(cString: $0) }
+        profileID = p.profile
+    }
+}
+
+/// A video stream's parameters.
+@dynamicMemberLookup
+package struct VideoStreamInfo {
     /// Level × 10 for H.264 (42 = 4.2), × 30 for HEVC, as libav reports it.
     let level: Int32
     /// Stored (coded) size, before rotation.
@@ -55,14 +71,12 @@ package struct VideoStreamInfo {
     let squarePixels: Bool
     /// The container's four-character code, e.g. "avc1", "hvc1", "hev1".
     let tag: String
+    /// Its index, codec and profile.
+    let stream: StreamCodec
 
     init(_ stream: UnsafeMutablePointer<AVStream>) {
         let p = stream.pointee.codecpar.pointee
-        index = Int(stream.pointee.index)
-        codecID = p.codec_id
-        codec = String(cString: avcodec_get_name(p.codec_id))
-        profile = avcodec_profile_name(p.codec_id, p.profile).map { String(cString: $0) }
-        profileID = p.profile
+        self.stream = StreamCodec(stream)
         level = p.level
         width = Int(p.width)
         height = Int(p.height)
@@ -92,6 +106,11 @@ package struct VideoStreamInfo {
     package var displayWidth: Int { rotation % 180 == 0 ? width : height }
     package var displayHeight: Int { rotation % 180 == 0 ? height : width }
 
+    /// The stream's index, codec and profile, as `info.codec`, `info.profile`, ….
+    package subscript<Value>(dynamicMember keyPath: KeyPath<StreamCodec, Value>) -> Value {
+        stream[keyPath: keyPath]
+    }
+
     /// Refuses a stream without a frame size or with more pixels than `maxPixels`: what
     /// `process` refuses and `inspect` reports.
     package func checkFrameSize(maxPixels: Int) throws(PushPrepError) {
@@ -105,6 +124,7 @@ package struct VideoStreamInfo {
 }
 
 /// An audio stream's parameters.
+@dynamicMemberLookup
 package struct AudioStreamInfo {
     /// "mono", "stereo" or "N channels", for operations and reports.
     package static func channelsText(_ channels: Int) -> String {
@@ -115,13 +135,8 @@ package struct AudioStreamInfo {
         }
     }
 
-    let index: Int
-    let codecID: AVCodecID
-    /// e.g. "aac", "mp3", "opus".
-    package let codec: String
-    /// e.g. "LC", "HE-AAC".
-    package let profile: String?
-    let profileID: Int32
+    /// Its index, codec and profile.
+    let stream: StreamCodec
     package let sampleRate: Int
     package let channels: Int
     /// Bits per second, when known.
@@ -129,18 +144,20 @@ package struct AudioStreamInfo {
 
     init(_ stream: UnsafeMutablePointer<AVStream>) {
         let p = stream.pointee.codecpar.pointee
-        index = Int(stream.pointee.index)
-        codecID = p.codec_id
-        codec = String(cString: avcodec_get_name(p.codec_id))
-        profile = avcodec_profile_name(p.codec_id, p.profile).map { String(cString: $0) }
-        profileID = p.profile
+        self.stream = StreamCodec(stream)
         sampleRate = Int(p.sample_rate)
         channels = Int(cffmpegshims_channels(stream.pointee.codecpar))
         bitRate = p.bit_rate > 0 ? Int(p.bit_rate) : nil
     }
 
+    /// The stream's index, codec and profile, as `info.codec`, `info.profile`, ….
+    package subscript<Value>(dynamicMember keyPath: KeyPath<StreamCodec, Value>) -> Value {
+        stream[keyPath: keyPath]
+    }
+
     /// AAC Low Complexity, the profile every iPhone decodes.
     var isAACLC: Bool {
-        codecID == AV_CODEC_ID_AAC && (profileID == FF_PROFILE_AAC_LOW || profileID == FF_PROFILE_UNKNOWN)
+        stream.codecID == AV_CODEC_ID_AAC
+            && (stream.profileID == FF_PROFILE_AAC_LOW || stream.profileID == FF_PROFILE_UNKNOWN)
     }
 }

@@ -47,6 +47,7 @@ enum ConsoleTemplates {
 
     static let overview = """
         {{> head}}
+        {{#view}}
         <main id="content" data-live>
         <h1>Overview</h1>
         <section aria-labelledby="by-state">
@@ -87,11 +88,13 @@ enum ConsoleTemplates {
         </div>
         </section>
         </main>
+        {{/view}}
         {{> foot}}
         """
 
     static let jobs = """
         {{> head}}
+        {{#view}}
         <main id="content" data-live>
         <h1>Jobs</h1>
         <form class="filters" method="get" action="/jobs" role="search" aria-label="Filter jobs">
@@ -153,11 +156,14 @@ enum ConsoleTemplates {
         {{#olderLink}}<a href="{{olderLink}}" rel="next">Older jobs</a>{{/olderLink}}
         </nav>
         </main>
+        {{/view}}
         {{> foot}}
         """
 
     static let job = """
         {{> head}}
+        {{#view}}
+        {{#job}}
         <main id="job" data-job-id="{{id}}" data-state="{{state}}" data-live>
         <h1>Job {{id}}: <span class="state">{{shownState}}</span></h1>
         {{#canWrite}}<div class="actions">
@@ -233,11 +239,14 @@ enum ConsoleTemplates {
         </div>
         </section>
         </main>
+        {{/job}}
+        {{/view}}
         {{> foot}}
         """
 
     static let preflight = """
         {{> head}}
+        {{#view}}
         <main id="content">
         <h1>Pre-flight</h1>
         <p>Paste a push payload to see what the phone will do with it. Nothing is sent{{#fetchForm}}; the attachments are downloaded only when you ask{{/fetchForm}}{{^fetchForm}} and no attachment is downloaded (that needs a key with the write scope){{/fetchForm}}.</p>
@@ -260,7 +269,7 @@ enum ConsoleTemplates {
         {{/fetchForm}}
         <p><button type="submit" class="primary">Check</button></p>
         </form>
-        {{#checked}}
+        {{#report}}
         <section id="preflight-result" aria-labelledby="result-title" data-errors="{{errors}}" data-warnings="{{warnings}}">
         <h2 id="result-title">Findings</h2>
         <p>{{summary}}{{#fetched}}; the attachments were downloaded{{/fetched}}</p>
@@ -269,8 +278,9 @@ enum ConsoleTemplates {
         </ul>
         {{#previewHTML}}<h2>On the phone</h2>{{{previewHTML}}}{{/previewHTML}}
         </section>
-        {{/checked}}
+        {{/report}}
         </main>
+        {{/view}}
         {{> foot}}
         """
 
@@ -282,6 +292,7 @@ enum ConsoleTemplates {
 
     static let login = """
         {{> head}}
+        {{#view}}
         <main id="content">
         <h1>Log in</h1>
         {{#failed}}<p class="notice error" role="alert">That API key is not known to this server.</p>{{/failed}}
@@ -292,16 +303,19 @@ enum ConsoleTemplates {
         </form>
         <p>The key is checked and forgotten: the browser keeps a signed session that expires, never the key.</p>
         </main>
+        {{/view}}
         {{> foot}}
         """
 
     static let error = """
         {{> head}}
+        {{#view}}
         <main id="content">
         <h1>{{heading}}</h1>
         <p class="notice error" role="alert">{{message}}</p>
         <p><a href="/">Back to the overview</a></p>
         </main>
+        {{/view}}
         {{> foot}}
         """
 
@@ -319,9 +333,9 @@ enum ConsoleTemplates {
         return library
     }()
 
-    /// Renders page `name` with `values`; a template that failed to parse renders as a plain
-    /// message rather than crashing the server.
-    static func render(_ name: String, _ values: [String: Any]) -> String {
-        library.render(values, withTemplate: name) ?? "<!doctype html><title>PushPrep</title><p>Page unavailable."
+    /// Renders page `name` with `page` (a ``ConsolePage``); a template that failed to parse
+    /// renders as a plain message rather than crashing the server.
+    static func render(_ name: String, _ page: Any) -> String {
+        library.render(page, withTemplate: name) ?? "<!doctype html><title>PushPrep</title><p>Page unavailable."
     }
 }

@@ -46,8 +46,6 @@ enum ConsoleTemplates {
         """
 
     static let overview = """
-        {{> head}}
-        {{#view}}
         <main id="content" data-live>
         <h1>Overview</h1>
         <section aria-labelledby="by-state">
@@ -88,13 +86,9 @@ enum ConsoleTemplates {
         </div>
         </section>
         </main>
-        {{/view}}
-        {{> foot}}
         """
 
     static let jobs = """
-        {{> head}}
-        {{#view}}
         <main id="content" data-live>
         <h1>Jobs</h1>
         <form class="filters" method="get" action="/jobs" role="search" aria-label="Filter jobs">
@@ -156,13 +150,9 @@ enum ConsoleTemplates {
         {{#olderLink}}<a href="{{olderLink}}" rel="next">Older jobs</a>{{/olderLink}}
         </nav>
         </main>
-        {{/view}}
-        {{> foot}}
         """
 
     static let job = """
-        {{> head}}
-        {{#view}}
         {{#job}}
         <main id="job" data-job-id="{{id}}" data-state="{{state}}" data-live>
         <h1>Job {{id}}: <span class="state">{{shownState}}</span></h1>
@@ -240,13 +230,9 @@ enum ConsoleTemplates {
         </section>
         </main>
         {{/job}}
-        {{/view}}
-        {{> foot}}
         """
 
     static let preflight = """
-        {{> head}}
-        {{#view}}
         <main id="content">
         <h1>Pre-flight</h1>
         <p>Paste a push payload to see what the phone will do with it. Nothing is sent{{#fetchForm}}; the attachments are downloaded only when you ask{{/fetchForm}}{{^fetchForm}} and no attachment is downloaded (that needs a key with the write scope){{/fetchForm}}.</p>
@@ -280,8 +266,6 @@ enum ConsoleTemplates {
         </section>
         {{/report}}
         </main>
-        {{/view}}
-        {{> foot}}
         """
 
     /// A retrying job's next attempt: which, when (a `<time>` that does not wrap), how soon.
@@ -291,8 +275,6 @@ enum ConsoleTemplates {
         """
 
     static let login = """
-        {{> head}}
-        {{#view}}
         <main id="content">
         <h1>Log in</h1>
         {{#failed}}<p class="notice error" role="alert">That API key is not known to this server.</p>{{/failed}}
@@ -303,29 +285,30 @@ enum ConsoleTemplates {
         </form>
         <p>The key is checked and forgotten: the browser keeps a signed session that expires, never the key.</p>
         </main>
-        {{/view}}
-        {{> foot}}
         """
 
     static let error = """
-        {{> head}}
-        {{#view}}
         <main id="content">
         <h1>{{heading}}</h1>
         <p class="notice error" role="alert">{{message}}</p>
         <p><a href="/">Back to the overview</a></p>
         </main>
-        {{/view}}
-        {{> foot}}
         """
+
+    /// A page's template from its `<main>`: the header before it and the footer after, and the
+    /// page's ``ConsolePage/view`` opened as a section around it (its own values, under the
+    /// header's).
+    static func page(_ main: String) -> String {
+        "{{> head}}\n{{#view}}\n" + main + "\n{{/view}}\n{{> foot}}"
+    }
 
     /// The templates, parsed once.
     static let library: MustacheLibrary = {
         var library = MustacheLibrary()
-        let all = [
-            "head": head, "foot": foot, "overview": overview, "jobs": jobs, "job": job, "preflight": preflight,
-            "login": login, "error": error, "next": next,
+        let pages = [
+            "overview": overview, "jobs": jobs, "job": job, "preflight": preflight, "login": login, "error": error,
         ]
+        let all = ["head": head, "foot": foot, "next": next].merging(pages.mapValues(page)) { $1 }
         for (name, text) in all {
             // The templates are constants of this file; a parse error is a bug the tests show.
             if let template = try? MustacheTemplate(string: text) { library.register(template, named: name) }

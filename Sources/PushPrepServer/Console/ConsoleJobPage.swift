@@ -7,6 +7,7 @@ import PushPrepQueue
 /// `GET /jobs/{id}`: one job, its files, preview, manifest entry, settings, attempts and webhook
 /// deliveries. Its retry and cancel forms post to ``ConsoleRoutes/register(on:)``'s routes.
 extension ConsoleRoutes {
+    /// The page of job `id`; `404 job_not_found` when the queue has none.
     func job(_ id: JobID, _ visit: ConsoleVisit) async throws -> Response {
         guard let record = try await queue.job(id) else { throw JobRoutes.notFound(id) }
         let deliveries = try await queue.deliveries(job: id)
@@ -68,6 +69,7 @@ struct ConsoleJobPageView {
     var deliveries: [Delivery]
 }
 
+/// The job page's view, from the job and what the queue recorded of it.
 extension ConsoleJobView {
     /// The job page; `files` links the outputs when this server serves them (nil when it
     /// publishes elsewhere only).

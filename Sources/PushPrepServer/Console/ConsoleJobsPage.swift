@@ -6,6 +6,7 @@ import PushPrepQueue
 
 /// `GET /jobs`: the jobs table, filtered and paged; `POST /jobs/bulk-retry`: its bulk retry.
 extension ConsoleRoutes {
+    /// The jobs page: a page of the jobs the query's filter matches, older than its `before`.
     func jobs(_ request: Request, _ visit: ConsoleVisit) async throws -> Response {
         let filter = try ConsoleJobFilter(query: request.uri.query)
         let before = request.uri.queryParameters["before"].flatMap { JobID(String($0)) }.flatMap { $0 > 0 ? $0 : nil }
@@ -88,6 +89,7 @@ struct ConsoleJobFilter {
         var state, kind, source, code: String?
     }
 
+    /// A filter of the given fields (none: every job).
     init(state: JobState? = nil, kind: MediaKind? = nil, source: String? = nil, code: String? = nil) {
         self.state = state
         self.kind = kind

@@ -12,6 +12,7 @@ import Synchronization
 struct ConsoleSessionMiddleware: RouterMiddleware {
     let routes: ConsoleRoutes
 
+    /// `next` with the session in the context; its errors as pages; the headers on every answer.
     func handle(
         _ request: Request, context: ConsoleRequestContext,
         next: (Request, ConsoleRequestContext) async throws -> Response
@@ -58,6 +59,7 @@ struct ConsoleCSRFMiddleware: RouterMiddleware {
     let names: ServerNames
     let maxBodyBytes: Int
 
+    /// `next` for a GET; for a POST, once its origin and token pass, with its form in the context.
     func handle(
         _ request: Request, context: ConsoleRequestContext,
         next: (Request, ConsoleRequestContext) async throws -> Response
@@ -84,6 +86,7 @@ struct ConsoleCSRFMiddleware: RouterMiddleware {
 struct ConsoleScopeMiddleware: RouterMiddleware {
     let scope: APIKey.Scope
 
+    /// `next` once the session has the scope.
     func handle(
         _ request: Request, context: ConsoleRequestContext,
         next: (Request, ConsoleRequestContext) async throws -> Response
@@ -102,6 +105,7 @@ struct ConsoleScopeMiddleware: RouterMiddleware {
 /// The console's security headers (``ConsoleRoutes/secured(_:policy:)``) on the answers that
 /// need no session: login, logout and the assets.
 struct ConsoleHeadersMiddleware: RouterMiddleware {
+    /// `next`'s answer with the security headers.
     func handle(
         _ request: Request, context: ConsoleRequestContext,
         next: (Request, ConsoleRequestContext) async throws -> Response

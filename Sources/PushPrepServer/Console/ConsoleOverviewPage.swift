@@ -8,6 +8,7 @@ extension ConsoleRoutes {
     /// third of its lease (20 s by default), so this covers leases up to 6 minutes.
     static let aliveWithin: TimeInterval = 120
 
+    /// The overview, as of now.
     func overview(_ visit: ConsoleVisit) async throws -> Response {
         let now = Date()
         let stats = try await queue.stats()

@@ -124,6 +124,7 @@ struct ConsolePreflightView {
         var summary: String
         var findings: [Finding]
 
+        /// The findings of `report`, counted and summed up in a line.
         init(_ report: PreflightReport) {
             errors = report.count(.error)
             warnings = report.count(.warning)

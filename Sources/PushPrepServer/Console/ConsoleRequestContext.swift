@@ -23,6 +23,7 @@ struct ConsoleRequestContext: ChildRequestContext {
     /// ``ConsoleCSRFMiddleware``; empty for other requests.
     var formBody = ""
 
+    /// The context of a request entering the console's group: the API context's parts.
     init(context: APIRequestContext) {
         coreContext = context.coreContext
         notes = context.notes

@@ -33,6 +33,7 @@ struct ConsoleRoutes: Sendable {
     /// Failed logins per client address (shared with the API's bearer keys).
     let failures: AuthFailureLimiter
 
+    /// The console over `queue`; its CSP and picture origin are worked out here from `--base-url`.
     init(
         queue: any JobQueue, configuration: ServerConfiguration, renderer: JobRenderer, publicURL: PublicURL,
         sessions: ConsoleSessions, names: ServerNames, failures: AuthFailureLimiter
@@ -207,6 +208,7 @@ struct ConsoleRoutes: Sendable {
     }
 }
 
+/// The console's security headers that HTTPTypes does not name.
 extension HTTPField.Name {
     static let xFrameOptions = HTTPField.Name("X-Frame-Options")!
     static let referrerPolicy = HTTPField.Name("Referrer-Policy")!

@@ -28,6 +28,7 @@ struct ConsoleHeaderSession {
     var keyID: String?
     var navOverview, navJobs, navPreflight: Bool
 
+    /// What the header shows of `visit`.
     init(_ visit: ConsoleVisit) {
         if visit.session.keyID != ConsoleSession.anonymous {
             loggedIn = true
@@ -46,6 +47,7 @@ struct ConsoleOption {
     var label: String?
     var selected: Bool
 
+    /// An option written as its value unless `label` is given.
     init(value: String, label: String? = nil, selected: Bool) {
         self.value = value
         self.label = label

@@ -144,11 +144,14 @@ public struct APIServer: Service {
         router.add(middleware: HostMiddleware(names: names))
         router.add(middleware: TransferEncodingMiddleware())
         router.add(middleware: DeadlineMiddleware(timeout: .seconds(Int64(configuration.requestTimeoutSeconds))))
-        router.add(
-            middleware: AuthMiddleware(
-                keys: configuration.apiKeys,
-                rateLimiter: configuration.rateLimit.map { RateLimiter(rate: $0, burst: configuration.rateBurst) },
-                names: names, failures: failures))
+        // The API's routes are in a group behind the keys; health, readiness, the contract, the
+        // console (its own session, ``ConsoleRoutes``) and the attachments phones download
+        // (phones cannot send keys; `--sign-attachments` protects those) are not.
+        let auth = AuthMiddleware(
+            keys: configuration.apiKeys,
+            rateLimiter: configuration.rateLimit.map { RateLimiter(rate: $0, burst: configuration.rateBurst) },
+            names: names, failures: failures)
+        let api = router.group().add(middleware: auth)
         router.get("healthz") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
@@ -165,7 +168,7 @@ public struct APIServer: Service {
                 body: .init(byteBuffer: ByteBuffer(string: "ready\n")))
         }
         if let registry {
-            router.get("metrics") { _, _ -> Response in
+            api.get("metrics") { _, _ -> Response in
                 Response(
                     status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
@@ -183,11 +186,11 @@ public struct APIServer: Service {
         let watch = JobWatch(
             queue: queue, maxWaits: configuration.maxWaits, maxWaitsPerClient: configuration.maxWaitsPerClient)
         JobRoutes(queue: queue, configuration: configuration, renderer: renderer, depth: depth, watch: watch)
-            .register(on: router)
-        DeliveryRoutes(queue: queue).register(on: router)
+            .register(on: api)
+        DeliveryRoutes(queue: queue).register(on: api)
         UploadRoutes(queue: queue, configuration: configuration, renderer: renderer, depth: depth, sweeper: sweeper)
-            .register(on: router)
-        PayloadRoutes(queue: queue, configuration: configuration, renderer: renderer).register(on: router)
+            .register(on: api)
+        PayloadRoutes(queue: queue, configuration: configuration, renderer: renderer).register(on: api)
         ConsoleRoutes(
             queue: queue, configuration: configuration, renderer: renderer, publicURL: publicURL,
             sessions: ConsoleSessions(secret: configuration.consoleSecret, keys: configuration.apiKeys),
@@ -197,6 +200,10 @@ public struct APIServer: Service {
             AttachmentRoutes(directory: directory, signer: configuration.attachmentSigner)
                 .register(on: router)
         }
+        // A request no route answers meets the key check too (a router's middleware apply to the
+        // routes added after them, and to its not-found answer): without a key an unknown path
+        // is 401, as an API route is, and tells nothing of which paths exist.
+        router.add(middleware: auth)
         routes.record(router.routes.map { ("\($0.path)", $0.method.rawValue) })
         return router
     }

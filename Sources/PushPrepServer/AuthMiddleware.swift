@@ -7,10 +7,10 @@ import PushPrepCore
 import Synchronization
 
 /// Checks `Authorization: Bearer KEY` against the keys file, the key's scope against the
-/// request, and the key's request rate. Paths in `publicPaths` (health, the contract, the
-/// attachments phones download) pass without a key. Failed keys are counted per client address
-/// (``AuthFailureLimiter``), and a write without a key (a server without keys) must not come
-/// from another site's page (``RequestOrigin``).
+/// request, and the key's request rate: the middleware of the API's group of routes (and of
+/// requests no route answers), so it sees no other route (``APIServer/router(configuration:queue:publicURL:registry:readiness:names:sweeper:)``).
+/// Failed keys are counted per client address (``AuthFailureLimiter``), and a write without a
+/// key (a server without keys) must not come from another site's page (``RequestOrigin``).
 struct AuthMiddleware: RouterMiddleware {
     typealias Context = APIRequestContext
 
@@ -27,9 +27,6 @@ struct AuthMiddleware: RouterMiddleware {
         _ request: Request, context: APIRequestContext, next: (Request, APIRequestContext) async throws -> Response
     ) async throws -> Response {
         var context = context
-        let path = request.uri.path
-        // The console checks its own session cookie (a browser sends no bearer key).
-        if Self.isPublic(path) || ConsoleRoutes.owns(path) { return try await next(request, context) }
         if let keys {
             guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
                 throw Problem(.unauthorized, .unauthorized, "send an API key as Authorization: Bearer KEY")
@@ -75,12 +72,6 @@ struct AuthMiddleware: RouterMiddleware {
         Problem(
             .tooManyRequests, .rateLimited,
             "too many failed authentications from this address; retry in \(wait) s", retryAfter: wait)
-    }
-
-    /// Health, readiness, the OpenAPI document and the published attachments (phones cannot
-    /// send keys; `--sign-attachments` protects those instead).
-    static func isPublic(_ path: String) -> Bool {
-        ["/healthz", "/readyz", "/openapi.json"].contains(path) || path.hasPrefix("/v1/attachments/")
     }
 
     /// `read` for GET and HEAD and for the endpoints that only compute (`payload`,

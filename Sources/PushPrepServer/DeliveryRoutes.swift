@@ -9,7 +9,7 @@ import PushPrepQueue
 struct DeliveryRoutes {
     let queue: any JobQueue
 
-    func register(on router: Router<APIRequestContext>) {
+    func register(on router: some RouterMethods<APIRequestContext>) {
         router.get("v1/jobs/:id/deliveries") { _, context in
             let id = try JobRoutes.id(context)
             guard try await queue.job(id) != nil else { throw JobRoutes.notFound(id) }

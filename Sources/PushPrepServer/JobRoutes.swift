@@ -34,7 +34,7 @@ struct JobRoutes {
                 queue: queue, maxWaits: configuration.maxWaits, maxWaitsPerClient: configuration.maxWaitsPerClient)
     }
 
-    func register(on router: Router<APIRequestContext>) {
+    func register(on router: some RouterMethods<APIRequestContext>) {
         let jobs = router.group("v1/jobs")
         jobs.post { request, context in try await create(request, context) }
         jobs.get { request, context in try await list(request, context) }

@@ -19,7 +19,7 @@ struct PayloadRoutes {
     /// Jobs' entries as clients see them: signed URLs with `--sign-attachments`.
     let renderer: JobRenderer
 
-    func register(on router: Router<APIRequestContext>) {
+    func register(on router: some RouterMethods<APIRequestContext>) {
         router.post("v1/payload") { request, context in try await payload(request, context) }
         router.post("v1/preflight") { request, context in try await preflight(request, context) }
     }

@@ -32,7 +32,7 @@ struct UploadRoutes {
     /// Creates jobs as `POST /v1/jobs` does (the same checks, settings and base URL).
     var jobs: JobRoutes { JobRoutes(queue: queue, configuration: configuration, renderer: renderer, depth: depth) }
 
-    func register(on router: Router<APIRequestContext>) {
+    func register(on router: some RouterMethods<APIRequestContext>) {
         router.post("v1/uploads") { request, context in try await upload(request, context) }
     }
 

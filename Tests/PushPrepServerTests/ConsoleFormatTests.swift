@@ -38,13 +38,13 @@ struct ConsoleRetryTests {
         #expect(retry.label == "attempt 3 of 5")
         #expect(retry.at == Self.now + 90)
         #expect(retry.wait(now: Self.now) == "in 1 min")
-        let values = ConsoleJobView(
+        let row = ConsoleJobView(
             Self.record(attempt: 2, runIn: 90),
             renderer: JobRenderer(configuration: ServerConfiguration(port: 0), publicURL: PublicURL(configured: nil))
-        ).values(now: Self.now)
-        #expect(values["state"] as? String == "queued", "the queue's state, as the API says it")
-        #expect(values["shownState"] as? String == "retrying")
-        #expect(values["nextAttemptISO"] as? String == ConsoleFormat.iso(Self.now + 90))
+        ).row(now: Self.now)
+        #expect(row.state == "queued", "the queue's state, as the API says it")
+        #expect(row.shownState == "retrying")
+        #expect(row.retrying?.nextAttemptISO == ConsoleFormat.iso(Self.now + 90))
     }
 
     /// Not retrying: a job delayed before its first attempt, one whose time has come, one that

@@ -159,11 +159,11 @@ struct ConsoleWarningTests {
     @Test func aKnownWarningHasItsCodeAndAdvice() {
         let message = ProcessingWarning.audioDropped(reason: "no decoder").message
         let row = ConsoleJobView.warningRow(message)
-        #expect(row["message"] as? String == message)
-        #expect(row["warningCode"] as? String == "audio_dropped")
-        #expect(row["warningAdvice"] as? String == ConsoleAdvice.text(for: ProcessingWarning.Code.audioDropped))
+        #expect(row.message == message)
+        #expect(row.warningCode == "audio_dropped")
+        #expect(row.warningAdvice == ConsoleAdvice.text(for: ProcessingWarning.Code.audioDropped))
         let old = ConsoleJobView.warningRow("an older PushPrep's warning")
-        #expect(old["warningCode"] == nil && old["warningAdvice"] == nil)
-        #expect(old["message"] as? String == "an older PushPrep's warning")
+        #expect(old.warningCode == nil && old.warningAdvice == nil)
+        #expect(old.message == "an older PushPrep's warning")
     }
 }

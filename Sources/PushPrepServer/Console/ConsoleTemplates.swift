@@ -46,7 +46,6 @@ enum ConsoleTemplates {
         """
 
     static let overview = """
-        {{> head}}
         <main id="content" data-live>
         <h1>Overview</h1>
         <section aria-labelledby="by-state">
@@ -87,11 +86,9 @@ enum ConsoleTemplates {
         </div>
         </section>
         </main>
-        {{> foot}}
         """
 
     static let jobs = """
-        {{> head}}
         <main id="content" data-live>
         <h1>Jobs</h1>
         <form class="filters" method="get" action="/jobs" role="search" aria-label="Filter jobs">
@@ -153,11 +150,10 @@ enum ConsoleTemplates {
         {{#olderLink}}<a href="{{olderLink}}" rel="next">Older jobs</a>{{/olderLink}}
         </nav>
         </main>
-        {{> foot}}
         """
 
     static let job = """
-        {{> head}}
+        {{#job}}
         <main id="job" data-job-id="{{id}}" data-state="{{state}}" data-live>
         <h1>Job {{id}}: <span class="state">{{shownState}}</span></h1>
         {{#canWrite}}<div class="actions">
@@ -233,11 +229,10 @@ enum ConsoleTemplates {
         </div>
         </section>
         </main>
-        {{> foot}}
+        {{/job}}
         """
 
     static let preflight = """
-        {{> head}}
         <main id="content">
         <h1>Pre-flight</h1>
         <p>Paste a push payload to see what the phone will do with it. Nothing is sent{{#fetchForm}}; the attachments are downloaded only when you ask{{/fetchForm}}{{^fetchForm}} and no attachment is downloaded (that needs a key with the write scope){{/fetchForm}}.</p>
@@ -260,7 +255,7 @@ enum ConsoleTemplates {
         {{/fetchForm}}
         <p><button type="submit" class="primary">Check</button></p>
         </form>
-        {{#checked}}
+        {{#report}}
         <section id="preflight-result" aria-labelledby="result-title" data-errors="{{errors}}" data-warnings="{{warnings}}">
         <h2 id="result-title">Findings</h2>
         <p>{{summary}}{{#fetched}}; the attachments were downloaded{{/fetched}}</p>
@@ -269,9 +264,8 @@ enum ConsoleTemplates {
         </ul>
         {{#previewHTML}}<h2>On the phone</h2>{{{previewHTML}}}{{/previewHTML}}
         </section>
-        {{/checked}}
+        {{/report}}
         </main>
-        {{> foot}}
         """
 
     /// A retrying job's next attempt: which, when (a `<time>` that does not wrap), how soon.
@@ -281,7 +275,6 @@ enum ConsoleTemplates {
         """
 
     static let login = """
-        {{> head}}
         <main id="content">
         <h1>Log in</h1>
         {{#failed}}<p class="notice error" role="alert">That API key is not known to this server.</p>{{/failed}}
@@ -292,26 +285,30 @@ enum ConsoleTemplates {
         </form>
         <p>The key is checked and forgotten: the browser keeps a signed session that expires, never the key.</p>
         </main>
-        {{> foot}}
         """
 
     static let error = """
-        {{> head}}
         <main id="content">
         <h1>{{heading}}</h1>
         <p class="notice error" role="alert">{{message}}</p>
         <p><a href="/">Back to the overview</a></p>
         </main>
-        {{> foot}}
         """
+
+    /// A page's template from its `<main>`: the header before it and the footer after, and the
+    /// page's ``ConsolePage/view`` opened as a section around it (its own values, under the
+    /// header's).
+    static func page(_ main: String) -> String {
+        "{{> head}}\n{{#view}}\n" + main + "\n{{/view}}\n{{> foot}}"
+    }
 
     /// The templates, parsed once.
     static let library: MustacheLibrary = {
         var library = MustacheLibrary()
-        let all = [
-            "head": head, "foot": foot, "overview": overview, "jobs": jobs, "job": job, "preflight": preflight,
-            "login": login, "error": error, "next": next,
+        let pages = [
+            "overview": overview, "jobs": jobs, "job": job, "preflight": preflight, "login": login, "error": error,
         ]
+        let all = ["head": head, "foot": foot, "next": next].merging(pages.mapValues(page)) { $1 }
         for (name, text) in all {
             // The templates are constants of this file; a parse error is a bug the tests show.
             if let template = try? MustacheTemplate(string: text) { library.register(template, named: name) }
@@ -319,9 +316,9 @@ enum ConsoleTemplates {
         return library
     }()
 
-    /// Renders page `name` with `values`; a template that failed to parse renders as a plain
-    /// message rather than crashing the server.
-    static func render(_ name: String, _ values: [String: Any]) -> String {
-        library.render(values, withTemplate: name) ?? "<!doctype html><title>PushPrep</title><p>Page unavailable."
+    /// Renders page `name` with `page` (a ``ConsolePage``); a template that failed to parse
+    /// renders as a plain message rather than crashing the server.
+    static func render(_ name: String, _ page: Any) -> String {
+        library.render(page, withTemplate: name) ?? "<!doctype html><title>PushPrep</title><p>Page unavailable."
     }
 }

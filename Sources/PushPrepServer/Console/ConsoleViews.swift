@@ -1,6 +1,5 @@
 import Foundation
 import HTTPTypes
-import PushPrep
 import PushPrepCore
 import PushPrepPayload
 import PushPrepQueue

@@ -25,6 +25,8 @@ enum Product {
     static let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift-prometheus")
     static let argumentParser: Target.Dependency = .product(
         name: "ArgumentParser", package: "swift-argument-parser")
+    /// Hummingbird's request and response types, which the server and its tests name directly.
+    static let httpTypes: Target.Dependency = .product(name: "HTTPTypes", package: "swift-http-types")
 
     /// An HTTP client on SwiftNIO, as the fetcher and the S3 client use it.
     static let httpClientStack: [Target.Dependency] = [nioCore, nioPosix, nioHTTP1, httpClient]
@@ -43,6 +45,7 @@ let testProducts: [String: [Target.Dependency]] = [
     "PushPrepServerTests": [
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdTesting", package: "hummingbird"),
+        Product.httpTypes,
         Product.nioCore,
         Product.nioPosix,
         Product.nioHTTP1,
@@ -85,6 +88,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        // Already Hummingbird's; named because the server imports them itself.
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
     ],
     targets: [
         // libvips, linked in-process. Only names the headers and the library.
@@ -270,6 +276,9 @@ let package = Package(
                 "PushPrepReport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
+                Product.httpTypes,
+                // The request framing checks, as NIO channel handlers on HTTP types.
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 // The console's pages.
                 .product(name: "Mustache", package: "swift-mustache"),
                 Product.serviceLifecycle,

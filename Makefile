@@ -193,6 +193,8 @@ lint:
 	@# when cancelled (swiftlang/swift#60441): per request, fetch or job that is memory kept for the
 	@# whole timeout (issue 32). scripts/lint-raced-sleep.py says why and what to use instead.
 	@python3 scripts/lint-raced-sleep.py Sources
+	@# The queue knows jobs, not media (issue 29 §1): the queue bench links no libvips or FFmpeg
+	@SWIFT=$(SWIFT) sh scripts/check-queue-links.sh
 
 ## format: rewrite sources in place with swift format
 format:

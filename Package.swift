@@ -25,40 +25,40 @@ enum Product {
     static let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift-prometheus")
     static let argumentParser: Target.Dependency = .product(
         name: "ArgumentParser", package: "swift-argument-parser")
+    /// Hummingbird's request and response types, which the server and its tests name directly.
+    static let httpTypes: Target.Dependency = .product(name: "HTTPTypes", package: "swift-http-types")
 
     /// An HTTP client on SwiftNIO, as the fetcher and the S3 client use it.
     static let httpClientStack: [Target.Dependency] = [nioCore, nioPosix, nioHTTP1, httpClient]
 }
 
-/// Dependencies only one test target needs: the storage tests run an S3-speaking NIO server that
-/// hashes what it receives.
-let testOnlyDependencies: [String: [Target.Dependency]] = [
-    "PushPrepStorageTests": [
-        Product.nioHTTP1,
-        Product.crypto,
-    ],
-    // The webhook dispatcher's tests run it in a ServiceGroup and shut it down gracefully; the
-    // hostile-request tests run the API in-process (HummingbirdTesting).
+/// The products a test target imports besides its modules: the storage tests run an S3-speaking
+/// NIO server that hashes what it receives; the server's tests run the API in-process
+/// (HummingbirdTesting) and the webhook dispatcher in a ServiceGroup, shut down gracefully.
+let testProducts: [String: [Target.Dependency]] = [
+    "PushPrepCoreTests": [Product.logging],
+    "PushPrepPayloadTests": [Product.logging],
+    "PushPrepQueueTests": [Product.crypto, Product.logging, Product.nioCore, Product.nioPosix],
+    "PushPrepRemoteTests": [Product.crypto, Product.logging, Product.nioCore, Product.nioPosix],
+    "PushPrepStorageTests": [Product.crypto, Product.logging, Product.nioCore, Product.nioHTTP1, Product.nioPosix],
+    "PushPrepTests": [Product.crypto, Product.logging],
     "PushPrepServerTests": [
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdTesting", package: "hummingbird"),
+        Product.httpTypes,
+        Product.nioCore,
+        Product.nioPosix,
         Product.nioHTTP1,
         Product.httpClient,
         Product.crypto,
+        Product.logging,
         Product.serviceLifecycle,
     ],
 ]
 
-/// A test target's dependencies: its source targets, the support target, and what it alone needs.
+/// A test target's dependencies: the modules it imports, the support target, and its products.
 func testDependencies(_ name: String, _ modules: [String]) -> [Target.Dependency] {
-    let shared: [Target.Dependency] = [
-        "PushPrep", "PushPrepTestSupport",
-        Product.logging,
-        Product.nioCore,
-        Product.nioPosix,
-    ]
-    let own: [Target.Dependency] = modules.map { .target(name: $0) }
-    return own + shared + (testOnlyDependencies[name] ?? [])
+    modules.map { .target(name: $0) } + ["PushPrepTestSupport"] + (testProducts[name] ?? [])
 }
 
 let package = Package(
@@ -71,6 +71,7 @@ let package = Package(
         .library(name: "PushPrepPayload", targets: ["PushPrepPayload"]),
         .library(name: "PushPrepJSON", targets: ["PushPrepJSON"]),
         .library(name: "PushPrepQueue", targets: ["PushPrepQueue"]),
+        .library(name: "PushPrepWorker", targets: ["PushPrepWorker"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -87,6 +88,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        // Already Hummingbird's; named because the server imports them itself.
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
     ],
     targets: [
         // libvips, linked in-process. Only names the headers and the library.
@@ -121,12 +125,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The shared vocabulary: media types and their detection, Apple's limits, settings, errors,
-        // the manifest, attachment ids, and the file I/O every other module uses.
+        // the manifest, attachment ids, the file I/O every other module uses, and the log line
+        // every command writes.
         .target(
             name: "PushPrepCore",
             dependencies: [
                 Product.crypto,
                 Product.system,
+                Product.logging,
             ],
             swiftSettings: swiftSettings
         ),
@@ -207,35 +213,57 @@ let package = Package(
             name: "PushPrepReport",
             dependencies: [
                 "PushPrepCore",
-                "PushPrepJSON",
                 "PushPrepPayload",
                 .product(name: "Mustache", package: "swift-mustache"),
                 Product.crypto,
             ],
             swiftSettings: swiftSettings
         ),
-        // The job queue (SQLite through GRDB, PostgreSQL through PostgresNIO) and the worker
-        // service that processes its jobs.
+        // The job queue (SQLite through GRDB, PostgreSQL through PostgresNIO), PushPrep's job
+        // specs, and the generic worker service that claims jobs and runs them with a handler.
+        // Knows jobs, not media: it links no media library (scripts/check-queue-links.sh).
         .target(
             name: "PushPrepQueue",
             dependencies: [
-                "PushPrep",
+                "PushPrepCore",
+                // The metadata check (JSONValue).
                 "PushPrepJSON",
-                "PushPrepStorage",
+                // Job sources stored as the fetcher reads them (RemoteURL); PostgreSQL's
+                // connection failures in words (NetworkFailure).
+                "PushPrepRemote",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                Product.nioCore,
                 Product.serviceLifecycle,
                 Product.logging,
                 Product.metrics,
-                Product.prometheus,
-                .product(name: "Hummingbird", package: "hummingbird"),
                 Product.crypto,
             ],
             swiftSettings: swiftSettings
         ),
+        // The worker that processes media: the job handler that runs the processing session on
+        // each claimed job and publishes its outputs (to the out directory or a bucket), the
+        // memory budget's metrics, and building and running a worker as `worker` and `serve` do.
+        .target(
+            name: "PushPrepWorker",
+            dependencies: [
+                "PushPrep",
+                "PushPrepCore",
+                "PushPrepMedia",
+                "PushPrepQueue",
+                "PushPrepRemote",
+                "PushPrepStorage",
+                Product.serviceLifecycle,
+                Product.unixSignals,
+                Product.logging,
+                Product.metrics,
+            ],
+            swiftSettings: swiftSettings
+        ),
         // `pushprep serve`: the HTTP API (Hummingbird 2) in front of the queue, its auth, limits,
-        // problem details, the published attachments, and the webhooks that tell clients a job
-        // ended (out through the remote sources' SSRF checks and pinned clients).
+        // problem details, the published attachments, the console, and the webhooks that tell
+        // clients a job ended (out through the remote sources' SSRF checks and pinned clients);
+        // and `worker --metrics-port`'s metrics server, which routes `/metrics` as the API does.
         .target(
             name: "PushPrepServer",
             dependencies: [
@@ -248,6 +276,9 @@ let package = Package(
                 "PushPrepReport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
+                Product.httpTypes,
+                // The request framing checks, as NIO channel handlers on HTTP types.
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 // The console's pages.
                 .product(name: "Mustache", package: "swift-mustache"),
                 Product.serviceLifecycle,
@@ -268,12 +299,15 @@ let package = Package(
             name: "pushprep",
             dependencies: [
                 "PushPrep",
+                "PushPrepCore",
                 "PushPrepStorage",
                 "PushPrepJSON",
                 "PushPrepPayload",
                 "PushPrepQueue",
+                "PushPrepRemote",
                 "PushPrepReport",
                 "PushPrepServer",
+                "PushPrepWorker",
                 Product.serviceLifecycle,
                 Product.unixSignals,
                 Product.metrics,
@@ -284,11 +318,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // `make bench`'s queue section: the queue's own throughput with no-op jobs.
+        // `make bench`'s queue section: the queue's own throughput with no-op jobs. Links no
+        // media library (scripts/check-queue-links.sh, run by `make lint`).
         .executableTarget(
             name: "pushprep-queue-bench",
             dependencies: [
-                "PushPrep",
+                "PushPrepCore",
                 "PushPrepQueue",
                 Product.argumentParser,
                 Product.logging,
@@ -302,7 +337,7 @@ let package = Package(
         .target(
             name: "PushPrepTestSupport",
             dependencies: [
-                "PushPrep",
+                "PushPrepCore",
                 "PushPrepQueue",
                 "PushPrepStorage",
                 Product.logging,
@@ -316,19 +351,29 @@ let package = Package(
         ),
     ]
         + [
-            ("PushPrepCoreTests", ["PushPrepCore"]),
+            ("PushPrepCoreTests", ["PushPrepCore", "PushPrepJSON"]),
             ("PushPrepJSONTests", ["PushPrepJSON"]),
-            ("PushPrepRemoteTests", ["PushPrepRemote"]),
-            ("PushPrepMediaTests", ["PushPrepMedia", "CFFmpeg"]),
-            ("PushPrepPayloadTests", ["PushPrepPayload", "PushPrepJSON"]),
-            ("PushPrepTests", ["PushPrepMedia", "PushPrepPayload", "PushPrepJSON"]),
-            ("PushPrepQueueTests", ["PushPrepQueue"]),
-            ("PushPrepStorageTests", ["PushPrepStorage"]),
-            ("PushPrepServerTests", ["PushPrepServer", "PushPrepQueue", "PushPrepReport"]),
-            ("PushPrepReportTests", ["PushPrepReport", "PushPrepPayload", "PushPrepJSON"]),
+            ("PushPrepRemoteTests", ["PushPrepRemote", "PushPrepCore"]),
+            ("PushPrepMediaTests", ["PushPrepMedia", "PushPrepCore", "CFFmpeg"]),
+            (
+                "PushPrepPayloadTests",
+                ["PushPrepPayload", "PushPrep", "PushPrepCore", "PushPrepJSON", "PushPrepRemote"]
+            ),
+            ("PushPrepTests", ["PushPrep", "PushPrepCore", "PushPrepMedia", "PushPrepQueue", "PushPrepRemote"]),
+            ("PushPrepQueueTests", ["PushPrepQueue", "PushPrep", "PushPrepCore", "PushPrepRemote"]),
+            ("PushPrepWorkerTests", ["PushPrepWorker", "PushPrepCore", "PushPrepQueue"]),
+            ("PushPrepStorageTests", ["PushPrepStorage", "PushPrepCore"]),
+            (
+                "PushPrepServerTests",
+                [
+                    "PushPrepServer", "PushPrep", "PushPrepCore", "PushPrepJSON", "PushPrepPayload", "PushPrepQueue",
+                    "PushPrepRemote", "PushPrepReport", "PushPrepWorker",
+                ]
+            ),
+            ("PushPrepReportTests", ["PushPrepReport", "PushPrep", "PushPrepCore", "PushPrepPayload"]),
         ].map { name, modules in
-            // Each source target's tests; every one may drive the whole product (a real processor,
-            // the CLI) through the support target.
+            // Each source target's tests, depending on the modules they import; those that drive the
+            // CLI run the built `pushprep` binary (the support target finds it).
             .testTarget(
                 name: name,
                 dependencies: testDependencies(name, modules),

@@ -1,4 +1,4 @@
-public import PushPrep
+public import PushPrepCore
 
 /// A client's idempotency key for ``JobQueue/enqueue(_:idempotency:)``, as Stripe's API takes
 /// them: a request sent again with the same key (a retry after a timeout) gets the jobs of the

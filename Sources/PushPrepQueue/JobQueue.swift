@@ -1,5 +1,5 @@
 public import Foundation
-public import PushPrep
+public import PushPrepCore
 import PushPrepJSON
 
 /// A job's id: assigned by the queue, increasing.

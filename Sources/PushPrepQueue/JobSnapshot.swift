@@ -1,5 +1,5 @@
 import Foundation
-import PushPrep
+import PushPrepCore
 
 /// The job snapshot a webhook delivery carries: a JSON object that the database builds from the
 /// job row as it ended (in the trigger that writes the delivery), keyed by column name, with

@@ -1,6 +1,6 @@
 import Foundation
 public import Logging
-public import PushPrep
+public import PushPrepCore
 
 /// Where the queue lives: `sqlite:PATH` (one machine) or `postgres://USER:PASSWORD@HOST:PORT/DB`
 /// (many hosts).

@@ -167,13 +167,7 @@ public struct APIServer: Service {
                 status: .ok, headers: [.contentType: "text/plain"],
                 body: .init(byteBuffer: ByteBuffer(string: "ready\n")))
         }
-        if let registry {
-            api.get("metrics") { _, _ -> Response in
-                Response(
-                    status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                    body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
-            }
-        }
+        if let registry { api.addMetricsRoute(registry: registry) }
         // Made once; every answer shares the buffer.
         let openAPIDocument = ByteBuffer(bytes: PackageResources.openapi_json)
         router.get("openapi.json") { _, _ -> Response in

@@ -4,7 +4,6 @@ import Hummingbird
 import Logging
 import NIOCore
 import NIOPosix
-import PushPrep
 import PushPrepCore
 import SystemPackage
 

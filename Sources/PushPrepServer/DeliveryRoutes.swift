@@ -1,6 +1,5 @@
 import Foundation
 import Hummingbird
-import PushPrep
 import PushPrepCore
 import PushPrepQueue
 

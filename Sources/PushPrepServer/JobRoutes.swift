@@ -2,7 +2,6 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
-import PushPrep
 import PushPrepCore
 import PushPrepJSON
 import PushPrepQueue

@@ -1,6 +1,5 @@
 import HTTPTypes
 import Metrics
-import PushPrep
 import PushPrepCore
 import PushPrepQueue
 import Synchronization

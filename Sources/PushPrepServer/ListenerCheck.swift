@@ -1,6 +1,7 @@
 import NIOCore
 import NIOPosix
-public import PushPrep
+public import PushPrepCore
+import PushPrepRemote
 
 /// Whether `serve` can listen where it was told: the address and port bound (as Hummingbird
 /// binds them, `SO_REUSEADDR` on) and released at once, before the queue is opened or created

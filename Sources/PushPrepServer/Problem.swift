@@ -1,7 +1,7 @@
 import Foundation
 public import HTTPTypes
 public import Hummingbird
-public import PushPrep
+public import PushPrepCore
 public import PushPrepJSON
 
 /// An error as every endpoint answers it: RFC 9457 problem details

@@ -5,7 +5,6 @@ import Hummingbird
 import Logging
 import NIOCore
 import NIOFileSystem
-import PushPrep
 import PushPrepCore
 import PushPrepJSON
 import PushPrepQueue

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
-import PushPrep
+import PushPrepCore
 import PushPrepQueue
 import ServiceLifecycle
 import UnixSignals

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import PushPrep
+import PushPrepCore
 import PushPrepQueue
 import ServiceLifecycle
 

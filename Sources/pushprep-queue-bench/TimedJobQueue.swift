@@ -1,5 +1,5 @@
 import Foundation
-import PushPrep
+import PushPrepCore
 import PushPrepQueue
 
 /// A queue that forwards every call to another and records how long it took, so that the

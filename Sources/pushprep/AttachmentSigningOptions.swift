@@ -1,5 +1,5 @@
 import ArgumentParser
-import PushPrep
+import PushPrepCore
 import PushPrepServer
 
 /// `serve`'s signed attachment URLs: with an out directory, `GET /v1/attachments/{file}`

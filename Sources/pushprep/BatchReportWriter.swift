@@ -1,5 +1,6 @@
 import Foundation
 import PushPrep
+import PushPrepCore
 import PushPrepReport
 
 /// `process --report`: the batch report of a finished run, with thumbnails made from the outputs

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import PushPrep
+import PushPrepCore
 import PushPrepQueue
 
 /// `pushprep enqueue`: adds one job per input to the queue.

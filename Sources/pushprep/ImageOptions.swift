@@ -1,6 +1,6 @@
 public import ArgumentParser
 import Logging
-import PushPrep
+import PushPrepCore
 
 /// The options that decide how inputs are processed, shared by `process`, `inspect`, `enqueue`
 /// and `preflight --fix`. Each option's name, help and default are its setting's declaration

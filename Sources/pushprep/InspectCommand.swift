@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import PushPrep
+import PushPrepCore
 
 /// `pushprep inspect`: headers only; what an input is and what `process` would do.
 struct InspectCommand: AsyncParsableCommand {

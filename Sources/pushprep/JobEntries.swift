@@ -1,5 +1,5 @@
 import Foundation
-import PushPrep
+import PushPrepCore
 import PushPrepQueue
 
 /// The manifest entries of finished jobs, as `payload --job` and `jobs show --manifest` read

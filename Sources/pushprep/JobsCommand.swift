@@ -1,6 +1,6 @@
 public import ArgumentParser
 import Foundation
-import PushPrep
+import PushPrepCore
 import PushPrepQueue
 
 /// `pushprep jobs`: look at and manage the queue.

@@ -1,5 +1,5 @@
 import Foundation
-import PushPrep
+import PushPrepCore
 
 /// Writes the manifest (or a report) atomically (``AtomicFile``: a temporary file beside it,
 /// flushed, then a rename), creating its directory first; a device or a pipe given as the path

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import PushPrep
+import PushPrepCore
 
 /// `--memory-limit`, shared by `process`, `worker` and `serve`: the budget of estimated peak
 /// memory the inputs being decoded at once may add up to (see ``MemoryBudget``).

@@ -1,6 +1,6 @@
 public import ArgumentParser
 import Foundation
-import PushPrep
+import PushPrepCore
 import PushPrepJSON
 import PushPrepPayload
 import PushPrepQueue

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import PushPrep
+import PushPrepCore
 import PushPrepPayload
 import PushPrepReport
 import PushPrepStorage

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import PushPrep
+import PushPrepCore
 import PushPrepStorage
 
 /// `pushprep process`: inputs in, attachments and a manifest out.

@@ -1,5 +1,5 @@
 import Foundation
-import PushPrep
+import PushPrepCore
 import Synchronization
 
 /// A one-line progress bar on standard error: done/total, failures and rate. Shown only when

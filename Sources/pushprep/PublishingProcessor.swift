@@ -1,4 +1,4 @@
-import PushPrep
+import PushPrepCore
 import PushPrepPayload
 import PushPrepStorage
 

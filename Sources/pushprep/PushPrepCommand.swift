@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import PushPrep
+import PushPrepCore
 
 @main
 struct PushPrepCommand: AsyncParsableCommand {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
-import PushPrep
+import PushPrepCore
 import PushPrepQueue
 
 /// `--queue` and where its password comes from, shared by `enqueue`, `worker` and `jobs`.

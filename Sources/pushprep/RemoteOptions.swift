@@ -1,5 +1,6 @@
 import ArgumentParser
-import PushPrep
+import PushPrepCore
+import PushPrepRemote
 
 /// How `http://` and `https://` inputs are fetched, shared by `process` and `inspect`.
 struct RemoteOptions: ParsableArguments {

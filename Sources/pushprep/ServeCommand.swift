@@ -4,10 +4,12 @@ import Logging
 import Metrics
 import Prometheus
 import PushPrep
+import PushPrepCore
 import PushPrepPayload
 import PushPrepQueue
 import PushPrepServer
 import PushPrepStorage
+import PushPrepWorker
 import ServiceLifecycle
 
 /// `pushprep serve`: the HTTP API, with embedded workers on the same queue.

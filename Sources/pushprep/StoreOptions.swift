@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import PushPrep
+import PushPrepCore
 import PushPrepStorage
 
 /// Which store (`--store`, or `--out` as its short form) and which URLs its objects get

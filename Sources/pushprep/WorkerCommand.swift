@@ -4,8 +4,11 @@ import Logging
 import Metrics
 import Prometheus
 import PushPrep
+import PushPrepCore
 import PushPrepQueue
+import PushPrepServer
 import PushPrepStorage
+import PushPrepWorker
 import ServiceLifecycle
 import UnixSignals
 

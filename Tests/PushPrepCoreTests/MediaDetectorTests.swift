@@ -2,7 +2,6 @@ import Foundation
 import PushPrepTestSupport
 import Testing
 
-@testable import PushPrep
 @testable import PushPrepCore
 
 // MARK: - Helpers

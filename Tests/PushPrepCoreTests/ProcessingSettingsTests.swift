@@ -1,8 +1,7 @@
 import Foundation
+import PushPrepCore
 import PushPrepTestSupport
 import Testing
-
-@testable import PushPrep
 
 /// The settings as jobs and manifests carry them: encoding, decoding what earlier versions
 /// wrote, validation, and which settings change the attachment ids.

@@ -2,7 +2,6 @@ import Foundation
 import PushPrepTestSupport
 import Testing
 
-@testable import PushPrep
 @testable import PushPrepJSON
 
 /// PushPrep's JSON parser against Python's `json` (`scripts/json-canonical.py`, which reads with

@@ -1,7 +1,6 @@
 import PushPrepTestSupport
 import Testing
 
-@testable import PushPrep
 @testable import PushPrepJSON
 
 /// The order-keeping JSON value: parsing, writing, pointers and edits.

@@ -1,9 +1,9 @@
 internal import CFFmpeg
 import Foundation
+import PushPrepCore
 import PushPrepTestSupport
 import Testing
 
-@testable import PushPrep
 @testable import PushPrepMedia
 
 /// Audio previews: every supported input becomes AAC-LC in an `.m4a` with `moov` first (or a

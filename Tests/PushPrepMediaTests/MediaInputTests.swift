@@ -1,8 +1,8 @@
 import Foundation
+import PushPrepCore
 import PushPrepTestSupport
 import Testing
 
-@testable import PushPrep
 @testable import PushPrepMedia
 
 /// Opening media safely: whitelisted demuxers only, no nested opens, stream facts probed.

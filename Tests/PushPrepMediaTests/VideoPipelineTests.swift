@@ -1,8 +1,8 @@
 import Foundation
+import PushPrepCore
 import PushPrepTestSupport
 import Testing
 
-@testable import PushPrep
 @testable import PushPrepMedia
 
 /// Video → preview MP4: every output is checked with the `ffprobe` program (codec, profile,

@@ -1,5 +1,5 @@
 import Foundation
-import PushPrep
+import PushPrepCore
 import PushPrepTestSupport
 import Testing
 
@@ -69,9 +69,9 @@ private let manifestText = #"""
 
 /// The manifest's three ready attachments.
 private struct Fixtures {
-    var image: PushPrep.Attachment
-    var video: PushPrep.Attachment
-    var audio: PushPrep.Attachment
+    var image: PushPrepCore.Attachment
+    var video: PushPrepCore.Attachment
+    var audio: PushPrepCore.Attachment
 
     /// The manifest, decoded the way `pushprep payload` reads it.
     static func manifest() throws -> Manifest {
@@ -88,7 +88,7 @@ private struct Fixtures {
         return Fixtures(image: ready[0], video: ready[1], audio: ready[2])
     }
 
-    func pick(_ picks: [Pick]) -> [PushPrep.Attachment] {
+    func pick(_ picks: [Pick]) -> [PushPrepCore.Attachment] {
         picks.map { pick in
             switch pick {
             case .image: image
@@ -233,7 +233,7 @@ private let fullAlert = #"{"title":"Spring sale","subtitle":"Today only","body":
     @Test("the keys each provider documents, one by one")
     func documentedKeys() throws {
         let fixtures = try Fixtures.load()
-        func build(_ dialect: PushDialect, _ attachments: [PushPrep.Attachment]) throws -> JSONValue {
+        func build(_ dialect: PushDialect, _ attachments: [PushPrepCore.Attachment]) throws -> JSONValue {
             try PayloadBuilder.build(dialect: dialect, attachments: attachments, content: fullContent)
         }
         func value(_ payload: JSONValue, _ pointer: String) throws -> JSONValue? {
@@ -541,7 +541,8 @@ func expectClean(
 
 /// Expects `build` to fail with `code` (and a message naming `mentioning`, when given).
 private func expectRefused(
-    _ code: PushPrepError.Code, _ dialect: PushDialect, _ attachments: [PushPrep.Attachment], _ content: PayloadContent,
+    _ code: PushPrepError.Code, _ dialect: PushDialect, _ attachments: [PushPrepCore.Attachment],
+    _ content: PayloadContent,
     extra: JSONObject = [:], mentioning: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
 ) {
     do {

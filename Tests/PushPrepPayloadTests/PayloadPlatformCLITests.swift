@@ -1,9 +1,9 @@
 import Foundation
+import PushPrepCore
 import PushPrepPayload
 import PushPrepTestSupport
 import Testing
 
-@testable import PushPrep
 @testable import PushPrepJSON
 
 /// `pushprep payload` as a real process on a real manifest: a photo and a sound processed by

@@ -1,5 +1,5 @@
 import Foundation
-import PushPrep
+import PushPrepCore
 import PushPrepTestSupport
 import Testing
 
@@ -91,9 +91,9 @@ private let manifestText = #"""
 
 /// The manifest's three attachments, decoded as `pushprep payload` reads them.
 private struct Fixtures {
-    var image: PushPrep.Attachment
-    var video: PushPrep.Attachment
-    var audio: PushPrep.Attachment
+    var image: PushPrepCore.Attachment
+    var video: PushPrepCore.Attachment
+    var audio: PushPrepCore.Attachment
 
     static func load() throws -> Fixtures {
         var settings = ProcessingSettings()
@@ -107,7 +107,7 @@ private struct Fixtures {
     }
 
     /// `attachment` as a manifest made with `--platforms ios` (or a version 1 one) has it.
-    static func iosOnly(_ attachment: PushPrep.Attachment) -> PushPrep.Attachment {
+    static func iosOnly(_ attachment: PushPrepCore.Attachment) -> PushPrepCore.Attachment {
         var plain = attachment
         plain.renditions = Renditions()
         return plain
@@ -426,7 +426,7 @@ struct PlatformShape: Sendable, CustomTestStringConvertible {
 }
 
 extension Fixtures {
-    func pick(_ picks: [Pick]) -> [PushPrep.Attachment] {
+    func pick(_ picks: [Pick]) -> [PushPrepCore.Attachment] {
         picks.map { pick in
             switch pick {
             case .image: image

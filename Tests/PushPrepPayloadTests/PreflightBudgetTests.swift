@@ -1,4 +1,6 @@
 import Foundation
+import PushPrepCore
+import PushPrepRemote
 import PushPrepTestSupport
 import Testing
 

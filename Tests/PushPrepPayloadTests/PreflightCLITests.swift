@@ -1,9 +1,9 @@
 import Foundation
+import PushPrepCore
 import PushPrepPayload
 import PushPrepTestSupport
 import Testing
 
-@testable import PushPrep
 @testable import PushPrepJSON
 
 /// `pushprep payload` and `pushprep preflight` as real processes: exit statuses, `--json`,

@@ -1,4 +1,3 @@
-import PushPrep
 import PushPrepTestSupport
 
 @testable import PushPrepPayload

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import PushPrep
+import PushPrepCore
 import PushPrepTestSupport
 import Testing
 

@@ -1,5 +1,4 @@
 import Foundation
-import PushPrep
 import PushPrepTestSupport
 import Testing
 

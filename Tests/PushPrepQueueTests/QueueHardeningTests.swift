@@ -1,5 +1,5 @@
 import Foundation
-import PushPrep
+import PushPrepCore
 import PushPrepQueue
 import PushPrepTestSupport
 import Testing

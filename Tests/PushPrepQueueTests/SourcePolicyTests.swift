@@ -1,5 +1,7 @@
 import Foundation
+import PushPrepCore
 import PushPrepQueue
+import PushPrepRemote
 import PushPrepTestSupport
 import Testing
 

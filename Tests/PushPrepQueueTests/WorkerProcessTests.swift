@@ -1,7 +1,7 @@
 import Foundation
 import NIOCore
 import NIOPosix
-import PushPrep
+import PushPrepCore
 import PushPrepTestSupport
 import Testing
 
@@ -703,7 +703,7 @@ struct WorkerProcessTests {
 
     /// The attachment in a succeeded job's result.
     static func attachment(of job: JobRecord, sourceLocation: SourceLocation = #_sourceLocation) throws
-        -> PushPrep.Attachment
+        -> PushPrepCore.Attachment
     {
         let result = try #require(job.result, "job \(job.id) has no result", sourceLocation: sourceLocation)
         let entry = try JSONDecoder().decode(ManifestEntry.self, from: Data(result.utf8))

@@ -2,10 +2,10 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+import PushPrepCore
 import PushPrepTestSupport
 import Testing
 
-@testable import PushPrep
 @testable import PushPrepRemote
 
 /// Issue 28: refusals never suggest opening loopback, link-local or metadata addresses, and

@@ -1,7 +1,6 @@
 import PushPrepTestSupport
 import Testing
 
-@testable import PushPrep
 @testable import PushPrepRemote
 
 /// The SSRF rules as pure functions over parsed addresses: nothing here touches the network.

@@ -1,11 +1,11 @@
 import Crypto
 import Foundation
 import Logging
+import PushPrepCore
+import PushPrepRemote
 import PushPrepTestSupport
 import Synchronization
 import Testing
-
-@testable import PushPrep
 
 /// ``RemoteFetcher`` against a real HTTP server on 127.0.0.1. Every request in these tests goes
 /// to 127.0.0.1 or ::1; refusals of other addresses are asserted to happen before connecting.

@@ -3,7 +3,6 @@ import PushPrepCore
 import PushPrepTestSupport
 import Testing
 
-@testable import PushPrep
 @testable import PushPrepRemote
 
 /// Backoff, `Retry-After` and the concurrency bound, as pure logic.

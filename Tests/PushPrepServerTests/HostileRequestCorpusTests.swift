@@ -6,7 +6,9 @@ import NIOPosix
 import PushPrep
 import PushPrepCore
 import PushPrepQueue
+import PushPrepRemote
 import PushPrepTestSupport
+import PushPrepWorker
 import Testing
 
 @testable import PushPrepServer

@@ -2,7 +2,6 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-import PushPrep
 import PushPrepCore
 import PushPrepQueue
 import PushPrepTestSupport

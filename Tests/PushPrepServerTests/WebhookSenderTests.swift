@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import NIOPosix
-import PushPrep
+import PushPrepCore
 import PushPrepQueue
 import PushPrepServer
 import PushPrepTestSupport

@@ -1,5 +1,4 @@
 import Foundation
-import PushPrep
 package import PushPrepQueue
 import Testing
 

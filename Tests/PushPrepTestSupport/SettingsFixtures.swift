@@ -1,4 +1,4 @@
-package import PushPrep
+package import PushPrepCore
 
 /// Settings the tests share.
 package enum SettingsFixtures {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PushPrepCore
 import PushPrepTestSupport
 import Testing
 
@@ -69,7 +70,7 @@ struct CorpusTests {
         #expect(renditions > 50)
     }
 
-    private func checkOutput(_ attachment: PushPrep.Attachment, in out: URL, name: String) throws {
+    private func checkOutput(_ attachment: PushPrepCore.Attachment, in out: URL, name: String) throws {
         let file = out.appendingPathComponent(attachment.file)
         let probe = try ImageProbe.probe(file)
         #expect(attachment.bytes <= AppleLimits.imageBytes, "\(name)")

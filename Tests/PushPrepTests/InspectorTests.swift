@@ -1,4 +1,5 @@
 import Foundation
+import PushPrepCore
 import PushPrepTestSupport
 import Testing
 
@@ -210,7 +211,7 @@ struct InspectorTests {
     // MARK: Movies and sounds
 
     /// Inspects `file`, then processes it, and returns both.
-    private func inspectThenProcess(_ file: URL, in dir: URL) async throws -> (InspectReport, PushPrep.Attachment) {
+    private func inspectThenProcess(_ file: URL, in dir: URL) async throws -> (InspectReport, PushPrepCore.Attachment) {
         let report = inspect(file)
         let processor = Processor(
             settings: ProcessingSettings(), outputDirectory: dir.appendingPathComponent("out").path, logger: .quiet)

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import PushPrep
+import PushPrepCore
 import PushPrepTestSupport
 import Testing
 

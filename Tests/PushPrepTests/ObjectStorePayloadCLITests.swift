@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import PushPrep
+import PushPrepCore
 import PushPrepTestSupport
 import Testing
 
@@ -18,7 +18,7 @@ struct ObjectStorePayloadCLITests {
     /// `process INPUTS --store STORE --manifest manifest.json`; the manifest's ready attachments.
     private static func stored(
         _ inputs: [String], store: String, in directory: URL, environment: [String: String]
-    ) throws -> [PushPrep.Attachment] {
+    ) throws -> [PushPrepCore.Attachment] {
         let run = try CLI.pushprep(
             ["process"] + inputs + ["--store", store, "--manifest", "manifest.json"], in: directory,
             environment: environment)

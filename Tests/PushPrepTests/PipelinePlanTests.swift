@@ -1,4 +1,5 @@
 import Foundation
+import PushPrepCore
 import PushPrepTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PushPrepCore
 import PushPrepTestSupport
 import Testing
 

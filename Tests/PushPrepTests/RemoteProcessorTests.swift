@@ -1,5 +1,7 @@
 import Foundation
 import Logging
+import PushPrepCore
+import PushPrepRemote
 import PushPrepTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PushPrepCore
 import PushPrepTestSupport
 import Testing
 
@@ -255,7 +256,7 @@ final class RenditionTests {
 enum RenditionAssertions {
     /// Checks `attachment`'s renditions in `out`; returns how many there were.
     @discardableResult
-    static func check(_ attachment: PushPrep.Attachment, in out: URL, fit: Bool = false) throws -> Int {
+    static func check(_ attachment: PushPrepCore.Attachment, in out: URL, fit: Bool = false) throws -> Int {
         let renditions = attachment.renditions.all
         guard !renditions.isEmpty else { return 0 }
         let files = renditions.map { out.appendingPathComponent($0.rendition.file) }

@@ -1,5 +1,5 @@
 public import Foundation
-import PushPrep
+import PushPrepCore
 
 /// The jobs that finished in one interval, for the console's throughput chart: counted by the
 /// state they ended in (a job retried by hand counts once, at its latest end).

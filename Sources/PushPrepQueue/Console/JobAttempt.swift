@@ -1,5 +1,5 @@
 public import Foundation
-import PushPrep
+import PushPrepCore
 
 /// One claim of a job and how it ended, written by the database in the transaction of the claim
 /// and of the end (triggers on the jobs table, schema version 3), so no path can skip it.

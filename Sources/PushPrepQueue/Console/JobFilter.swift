@@ -1,5 +1,5 @@
 import Foundation
-public import PushPrep
+public import PushPrepCore
 
 /// What a job produced, for filtering: the `kind` of a succeeded job's result (its manifest
 /// entry), or `unknown` before it succeeded (and for a result without a kind).

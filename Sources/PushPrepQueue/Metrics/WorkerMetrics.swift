@@ -1,5 +1,5 @@
 import Metrics
-import PushPrep
+import PushPrepCore
 
 /// The worker's metrics, through swift-metrics (exported by ``MetricsServer`` as Prometheus
 /// text when the worker has a metrics port; no-ops otherwise).

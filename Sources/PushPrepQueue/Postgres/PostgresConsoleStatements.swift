@@ -1,6 +1,5 @@
 import Foundation
 import PostgresNIO
-import PushPrep
 
 /// The `WHERE` conditions of a ``JobFilter`` (and of a page's cursor), with their bindings
 /// numbered from `$1`: the console's statements are built from the conditions a filter sets, so

@@ -1,7 +1,7 @@
 public import Foundation
 import Logging
 import PostgresNIO
-public import PushPrep
+public import PushPrepCore
 
 /// What the console reads (schema version 3): filtered pages of jobs, bulk retry, activity,
 /// workers and attempts.

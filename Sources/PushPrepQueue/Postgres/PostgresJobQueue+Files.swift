@@ -1,7 +1,7 @@
 public import Foundation
 import Logging
 import PostgresNIO
-public import PushPrep
+public import PushPrepCore
 
 /// The files jobs refer to: which uploads an unfinished job still needs (issue 26 §1.8).
 extension PostgresJobQueue {

@@ -1,7 +1,7 @@
 public import Foundation
 import Logging
 import PostgresNIO
-public import PushPrep
+public import PushPrepCore
 
 /// Idempotency keys: the lookup, the enqueue and the record run in one transaction that first
 /// takes a transaction-scoped advisory lock on the key, so a concurrent call with the same key

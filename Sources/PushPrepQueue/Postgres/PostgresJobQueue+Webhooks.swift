@@ -1,6 +1,6 @@
 import Foundation
 import PostgresNIO
-public import PushPrep
+public import PushPrepCore
 
 /// The webhook outbox: deliveries are written by the `pushprep_jobs_webhook` trigger (schema
 /// version 2) in the transaction that ends a job; these methods hand them to dispatchers on any

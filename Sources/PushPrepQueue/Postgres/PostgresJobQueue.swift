@@ -2,7 +2,8 @@ public import Foundation
 public import Logging
 import NIOCore
 import PostgresNIO
-public import PushPrep
+public import PushPrepCore
+import PushPrepRemote
 import Synchronization
 
 /// A ``JobQueue`` in a PostgreSQL database, shared by workers on any number of hosts.

@@ -1,6 +1,6 @@
 import Logging
 import PostgresNIO
-import PushPrep
+import PushPrepCore
 
 /// The PostgreSQL queue's schema, as versioned migrations recorded in
 /// `pushprep_schema_migrations`.

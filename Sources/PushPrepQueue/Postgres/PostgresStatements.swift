@@ -1,6 +1,6 @@
 import Foundation
 import PostgresNIO
-import PushPrep
+import PushPrepCore
 
 // The PostgreSQL queue's SQL. The hot paths (enqueue, claim, rescue, heartbeat, finish,
 // release) are prepared statements, parsed once per connection; each takes its batch as arrays

@@ -1,6 +1,6 @@
 import Logging
 import PostgresNIO
-import PushPrep
+import PushPrepCore
 import Synchronization
 
 /// Wakes idle workers when the database announces work on the `pushprep_jobs` channel.

@@ -1,6 +1,6 @@
 public import Foundation
 import GRDB
-public import PushPrep
+public import PushPrepCore
 
 /// What the console reads (schema version 3): filtered pages of jobs, bulk retry, activity,
 /// workers and attempts.

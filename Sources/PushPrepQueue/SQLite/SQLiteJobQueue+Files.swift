@@ -1,6 +1,6 @@
 public import Foundation
 import GRDB
-public import PushPrep
+public import PushPrepCore
 
 /// The files jobs refer to: which uploads an unfinished job still needs (issue 26 §1.8).
 extension SQLiteJobQueue {

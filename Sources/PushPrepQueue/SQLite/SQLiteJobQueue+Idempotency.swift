@@ -1,6 +1,6 @@
 public import Foundation
 import GRDB
-public import PushPrep
+public import PushPrepCore
 
 /// Idempotency keys: SQLite runs one writer at a time (`BEGIN IMMEDIATE`), so looking the key up
 /// and recording it in one write transaction is enough for concurrent calls, in this process or

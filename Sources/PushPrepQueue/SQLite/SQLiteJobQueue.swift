@@ -1,7 +1,7 @@
 public import Foundation
 import GRDB
 public import Logging
-public import PushPrep
+public import PushPrepCore
 
 /// A ``JobQueue`` in one SQLite file, shared by the worker processes of one machine.
 ///

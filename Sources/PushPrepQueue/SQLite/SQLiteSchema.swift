@@ -1,5 +1,5 @@
 import GRDB
-import PushPrep
+import PushPrepCore
 
 /// The SQLite queue's schema, as versioned GRDB migrations recorded in `grdb_migrations`.
 ///

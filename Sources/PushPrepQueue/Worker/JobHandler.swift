@@ -1,5 +1,5 @@
 public import Logging
-public import PushPrep
+public import PushPrepCore
 
 /// Runs one claimed job. The worker owns the lease: it heartbeats, enforces the job's timeout
 /// through `context.control`, and reports the returned outcome with the job's lease.

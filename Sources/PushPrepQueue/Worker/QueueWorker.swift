@@ -1,7 +1,7 @@
 import Foundation
 public import Logging
 import Metrics
-import PushPrep
+import PushPrepCore
 public import ServiceLifecycle
 import Synchronization
 

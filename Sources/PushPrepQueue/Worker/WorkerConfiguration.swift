@@ -1,5 +1,5 @@
 import Foundation
-public import PushPrep
+public import PushPrepCore
 
 /// How a worker claims and runs jobs.
 public struct WorkerConfiguration: Sendable {
@@ -65,7 +65,7 @@ public struct WorkerConfiguration: Sendable {
     }
 
     /// `text` with every character but letters, digits and `-` replaced by `_`.
-    static func fileNameSafe(_ text: String) -> String {
+    package static func fileNameSafe(_ text: String) -> String {
         String(text.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" })
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Which workers share this process's PID space, from their ids (`host:pid:random`): a worker
 /// whose id names this host and a PID that no longer exists is gone, and its leases can be
@@ -34,7 +34,7 @@ package enum WorkerHost {
 
     /// Whether `pid` of this PID space is known to be gone: not this process, and kill(pid, 0)
     /// says no such process (EPERM means it exists, under another user).
-    static func isGone(_ pid: pid_t) -> Bool {
+    package static func isGone(_ pid: pid_t) -> Bool {
         pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH
     }
 

@@ -1,4 +1,4 @@
-public import PushPrep
+public import PushPrepCore
 
 extension JobResource {
     /// This job with its attachment (when it succeeded) changed by `transform`: how a server

@@ -1,5 +1,5 @@
 public import Foundation
-public import PushPrep
+public import PushPrepCore
 public import PushPrepJSON
 public import PushPrepQueue
 

@@ -1,5 +1,4 @@
 import Foundation
-import PushPrep
 import PushPrepCore
 import PushPrepPayload
 import PushPrepQueue

@@ -1,6 +1,6 @@
 import Crypto
 public import Foundation
-public import PushPrep
+public import PushPrepCore
 import PushPrepQueue
 
 /// Signs webhook requests the way the Standard Webhooks specification says

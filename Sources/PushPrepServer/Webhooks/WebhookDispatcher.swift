@@ -1,6 +1,6 @@
 public import Logging
 import Metrics
-import PushPrep
+import PushPrepCore
 public import PushPrepQueue
 public import ServiceLifecycle
 import Synchronization

@@ -1,5 +1,5 @@
 import Foundation
-public import PushPrep
+public import PushPrepCore
 public import PushPrepQueue
 
 /// One webhook message, rendered: its stable id and the exact bytes POSTed.

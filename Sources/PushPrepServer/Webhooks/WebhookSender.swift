@@ -4,9 +4,9 @@ public import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-public import PushPrep
+public import PushPrepCore
 import PushPrepQueue
-import PushPrepRemote
+package import PushPrepRemote
 import Synchronization
 
 /// POSTs one signed webhook and says how it went; it never retries by itself (the dispatcher

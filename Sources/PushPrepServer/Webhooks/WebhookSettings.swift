@@ -1,5 +1,6 @@
-public import PushPrep
+public import PushPrepCore
 import PushPrepQueue
+public import PushPrepRemote
 
 /// How webhooks are sent: the address policy (the same as for remote sources), timeouts, the
 /// retry schedule and how much the dispatcher does at once.

@@ -19,13 +19,7 @@ public struct MetricsServer: Service {
         onListening: (@Sendable (Int) async -> Void)? = nil
     ) {
         let router = Router()
-        router.get("metrics") { _, _ -> Response in
-            let body = registry.emitToBuffer()
-            return Response(
-                status: .ok,
-                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
-        }
+        router.addMetricsRoute(registry: registry)
         router.get("healthz") { _, _ -> String in "ok\n" }
         var logger = logger
         logger[metadataKey: "component"] = "metrics"
@@ -38,5 +32,18 @@ public struct MetricsServer: Service {
 
     public func run() async throws {
         try await application.run()
+    }
+}
+
+extension RouterMethods {
+    /// Routes `GET /metrics` to `registry`'s samples in Prometheus' text format: the one route
+    /// both the API (`serve`) and the worker's ``MetricsServer`` (`worker --metrics-port`) serve
+    /// them by.
+    func addMetricsRoute(registry: PrometheusCollectorRegistry) {
+        get("metrics") { _, _ -> Response in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+        }
     }
 }

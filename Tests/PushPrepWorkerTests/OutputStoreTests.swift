@@ -1,9 +1,10 @@
 import Foundation
-import PushPrep
+import PushPrepCore
 import PushPrepTestSupport
 import Testing
 
 @testable import PushPrepQueue
+@testable import PushPrepWorker
 
 /// What a worker's out directory store publishes: every file a job wrote for the attachment
 /// (the file, a movie's poster, the renditions), each moved out of the job's staging folder.

@@ -1,6 +1,5 @@
 import Foundation
 package import Logging
-import PushPrepCore
 import Synchronization
 
 /// The log lines of every `pushprep` command, written to standard error in swift-log's

@@ -1,5 +1,5 @@
 import Foundation
-package import PushPrep
+package import PushPrepCore
 package import PushPrepStorage
 
 /// Where a worker publishes a job's outputs once its lease is confirmed: the one step that

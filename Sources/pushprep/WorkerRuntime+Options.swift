@@ -2,11 +2,12 @@ import ArgumentParser
 import Foundation
 import Logging
 import PushPrep
-import PushPrepMedia
+import PushPrepCore
 import PushPrepQueue
+import PushPrepRemote
 import PushPrepStorage
+import PushPrepWorker
 import ServiceLifecycle
-import UnixSignals
 
 /// How queue workers hold, retry and keep jobs: shared by `worker` and `serve` (whose embedded
 /// workers take the same options).
@@ -68,8 +69,9 @@ struct WorkerTuningOptions: ParsableArguments {
     }
 }
 
-/// Building and running a worker, as `worker` and `serve` both do.
-enum WorkerRuntime {
+/// The command line's side of ``WorkerRuntime``: its options in, its failures out as
+/// ``CommandFailure``.
+extension WorkerRuntime {
     /// The out directory (created) or the bucket the worker publishes to, and the bucket's client
     /// (to shut down) when there is one.
     static func outputStore(location: StoreLocation, storage: StoreOptions, logger: Logger) throws
@@ -106,63 +108,26 @@ enum WorkerRuntime {
         url: QueueURL, configuration: WorkerConfiguration, store: any OutputStore, remote: RemoteSettings,
         sources: SourcePolicy, memory: MemoryLimitOption, logger: Logger
     ) throws -> (QueueWorker<ProcessingJobHandler>, ProcessingSession) {
-        let session: ProcessingSession
         let budget = try memory.budget(logger: logger) { MemoryBudgetMetrics(limit: $0) }
         do {
-            session = try ProcessingSession(
-                threads: configuration.concurrency, remote: remote, sources: sources, memory: budget, logger: logger)
+            return try makeWorker(
+                url: url, configuration: configuration, store: store, remote: remote, sources: sources, budget: budget,
+                logger: logger)
         } catch {
             throw CommandFailure(message: error.description)
         }
-        let handler = ProcessingJobHandler(session: session, store: store)
-        handler.removeAbandonedStaging(workerID: configuration.workerID)
-        return (QueueWorker(url: url, configuration: configuration, handler: handler, logger: logger), session)
     }
 
-    /// Sets the C allocator up for a long-running process (see
-    /// ``FreedMemory/limitArenas(environment:)``), before the command starts its threads.
-    static func tuneAllocator(logger: Logger) {
-        if FreedMemory.limitArenas(environment: ProcessInfo.processInfo.environment) {
-            logger.debug("allocator arenas limited", metadata: ["arenas": "\(FreedMemory.servingArenas)"])
-        }
-    }
-
-    /// How often the allocator's free memory is given back (``AllocatorTrimmer``).
-    static let trimInterval: Duration = .seconds(10)
-
-    /// Runs `services` until SIGTERM or SIGINT, shutting them down last-to-first within the
-    /// drain timeout (and 15 s more for the rest), then `cleanup`. An ``AllocatorTrimmer`` runs
-    /// beside them.
+    /// Runs `services` as ``runServices(_:drainTimeout:logger:cleanup:)`` does, a
+    /// ``PushPrepError`` that stops them told as a ``CommandFailure``.
     static func run(
         _ services: [ServiceGroupConfiguration.ServiceConfiguration], drainTimeout: Duration, logger: Logger,
         cleanup: () async -> Void
     ) async throws {
-        let services = [.init(service: AllocatorTrimmer(interval: trimInterval))] + services
-        var groupConfiguration = ServiceGroupConfiguration(
-            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        groupConfiguration.maximumGracefulShutdownDuration = drainTimeout + .seconds(15)
-        let group = ServiceGroup(configuration: groupConfiguration)
         do {
-            try await group.run()
+            try await runServices(services, drainTimeout: drainTimeout, logger: logger, cleanup: cleanup)
         } catch let error as PushPrepError {
-            await cleanup()
             throw CommandFailure(message: error.description)
-        }
-        await cleanup()
-    }
-}
-
-/// Gives the allocator's free memory back to the system every `interval` (``FreedMemory/trim()``),
-/// so that what a burst of work freed does not stay with the process (issue 32).
-struct AllocatorTrimmer: Service {
-    let interval: Duration
-
-    func run() async throws {
-        try? await cancelWhenGracefulShutdown {
-            while true {
-                try await Task.sleep(for: interval)
-                FreedMemory.trim()
-            }
         }
     }
 }

@@ -1,10 +1,9 @@
 import Foundation
 import Logging
+import PushPrepCore
 import PushPrepTestSupport
 import Synchronization
 import Testing
-
-@testable import PushPrep
 
 /// The one place log lines are written: whatever a value, a key or a message holds, a line is
 /// one line and its fields are the fields the code logged.
@@ -49,7 +48,7 @@ import Testing
         #expect(line.value("source") == Self.forgedLine)
         #expect(line.value("url") == Self.terminalEscape)
         #expect(line.value("empty") == "")
-        #expect(line.source == "PushPrepTests")
+        #expect(line.source == "PushPrepCoreTests")
         #expect(line.message == #"upload stored\nforged message line"#)
     }
 
@@ -57,6 +56,6 @@ import Testing
     @Test func plainValuesAreUnquoted() {
         let lines = Lines()
         lines.logger().info("job succeeded", metadata: ["job": "7", "request_id": "test-request-1"])
-        #expect(lines.text.contains(": job=7 request_id=test-request-1 [PushPrepTests] job succeeded\n"))
+        #expect(lines.text.contains(": job=7 request_id=test-request-1 [PushPrepCoreTests] job succeeded\n"))
     }
 }

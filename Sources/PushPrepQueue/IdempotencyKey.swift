@@ -1,3 +1,4 @@
+import Foundation
 public import PushPrep
 
 /// A client's idempotency key for ``JobQueue/enqueue(_:idempotency:)``, as Stripe's API takes
@@ -42,7 +43,7 @@ public struct IdempotencyKey: Sendable, Equatable {
 }
 
 /// The answer to ``JobQueue/enqueue(_:idempotency:)``.
-public struct IdempotentEnqueue: Sendable, Equatable {
+public struct IdempotentEnqueueResult: Sendable, Equatable {
     /// One per spec; on a replay, the recorded jobs in their recorded order with `created` false.
     public var results: [EnqueueResult]
     /// Whether the key had been recorded and nothing was enqueued.
@@ -60,6 +61,21 @@ extension IdempotencyKey {
         PushPrepError(
             .idempotencyConflict,
             "the idempotency key '\(key.key)' was used within its retention for a different request")
+    }
+
+    /// The `queue_unavailable` error for a record of `key` that no PushPrep wrote (edited by
+    /// hand): a NULL or non-text column, job ids that are not a JSON array of numbers.
+    static func unreadable(_ key: IdempotencyKey) -> PushPrepError {
+        PushPrepError(
+            .queueUnavailable,
+            "the queue holds an idempotency record for the key '\(key.key)' whose job ids are not all numbers "
+                + "in a JSON array (edited by hand?)")
+    }
+
+    /// The job ids of a record stored as JSON text (SQLite's `job_ids`), or nil when `json` is
+    /// not an array of integers.
+    static func jobIDs(json: String) -> [JobID]? {
+        try? JSONDecoder().decode([JobID].self, from: Data(json.utf8))
     }
 
     /// The error of a replay that finds recorded job `id` pruned.

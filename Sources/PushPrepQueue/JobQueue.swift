@@ -443,7 +443,7 @@ public protocol JobQueue: Sendable {
     ///
     /// - Throws: `idempotency_conflict`; `job_not_found` when a replay finds a recorded job
     ///   pruned; what ``enqueue(_:)`` throws.
-    func enqueue(_ specs: [JobSpec], idempotency: IdempotencyKey) async throws(PushPrepError) -> IdempotentEnqueue
+    func enqueue(_ specs: [JobSpec], idempotency: IdempotencyKey) async throws(PushPrepError) -> IdempotentEnqueueResult
 
     /// The replay of ``enqueue(_:idempotency:)`` without enqueueing: the jobs recorded under
     /// `idempotency`'s scope and key within its retention (in their recorded order and current
@@ -453,7 +453,7 @@ public protocol JobQueue: Sendable {
     ///
     /// - Throws: `idempotency_conflict` when the key was recorded for another fingerprint;
     ///   `job_not_found` when a recorded job was pruned.
-    func recordedEnqueue(_ idempotency: IdempotencyKey) async throws(PushPrepError) -> IdempotentEnqueue?
+    func recordedEnqueue(_ idempotency: IdempotencyKey) async throws(PushPrepError) -> IdempotentEnqueueResult?
 
     /// Deletes the idempotency keys recorded before `before` whose own retention has passed (a
     /// key still within its retention is kept whatever `before` says, so that a replay never

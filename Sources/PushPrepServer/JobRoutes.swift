@@ -141,7 +141,7 @@ struct JobRoutes {
                 retention: configuration.idempotencyRetention)
             // Looked up outside the admission; the enqueue below still replays a key recorded
             // by a concurrent request meanwhile (one transaction in the queue).
-            let outcome: IdempotentEnqueue
+            let outcome: IdempotentEnqueueResult
             if let recorded = try await queue.recordedEnqueue(idempotency) {
                 outcome = recorded
             } else {

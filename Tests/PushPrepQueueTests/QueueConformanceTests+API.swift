@@ -129,7 +129,7 @@ extension QueueConformanceTests {
             let recorded = try await queue.recordedEnqueue(key)
             #expect(
                 recorded
-                    == IdempotentEnqueue(
+                    == IdempotentEnqueueResult(
                         results: first.results.map { EnqueueResult(id: $0.id, created: false, state: .queued) },
                         replayed: true))
             #expect(try await queue.list(state: nil, limit: 10).count == 2)
@@ -242,7 +242,7 @@ extension QueueConformanceTests {
         try await QueueFixture.withQueue(backend) { queue, _ in
             let key = IdempotencyKey(scope: "client-a", key: "burst", fingerprint: "f")
             let specs = [spec("p"), spec("q")]
-            let answers = try await withThrowingTaskGroup(of: IdempotentEnqueue.self) { group in
+            let answers = try await withThrowingTaskGroup(of: IdempotentEnqueueResult.self) { group in
                 for _ in 0..<8 {
                     group.addTask { try await queue.enqueue(specs, idempotency: key) }
                 }

@@ -4,8 +4,8 @@ import PushPrepQueue
 
 /// A queue that forwards every call to another and records how long it took, so that the
 /// benchmark can say which round trip dominates.
-struct TimedJobQueue: JobQueue {
-    let base: any JobQueue
+struct TimedJobQueue: JobQueueBackend {
+    let base: any JobQueueBackend
     let recorder: CallRecorder
 
     var description: String { base.description }

@@ -6,11 +6,11 @@ public import PushPrep
 /// Idempotency keys: the lookup, the enqueue and the record run in one transaction that first
 /// takes a transaction-scoped advisory lock on the key, so a concurrent call with the same key
 /// (on any host) waits for the first one's commit and then finds its record.
-extension PostgresJobQueue {
+extension PostgresJobQueue: IdempotentEnqueue {
     public func enqueue(
         _ specs: [JobSpec], idempotency: IdempotencyKey
     ) async throws(PushPrepError) -> IdempotentEnqueueResult {
-        try Self.validate(specs)
+        try QueueRules.validate(specs)
         try idempotency.validate()
         return try await perform("enqueue jobs under an idempotency key") {
             try await client.withConnection { connection in

@@ -5,11 +5,11 @@ public import PushPrep
 /// Idempotency keys: SQLite runs one writer at a time (`BEGIN IMMEDIATE`), so looking the key up
 /// and recording it in one write transaction is enough for concurrent calls, in this process or
 /// another, to yield one set of jobs.
-extension SQLiteJobQueue {
+extension SQLiteJobQueue: IdempotentEnqueue {
     public func enqueue(
         _ specs: [JobSpec], idempotency: IdempotencyKey
     ) async throws(PushPrepError) -> IdempotentEnqueueResult {
-        try Self.validate(specs)
+        try QueueRules.validate(specs)
         try idempotency.validate()
         return try await write("enqueue jobs under an idempotency key") { db in
             let now = Self.now()

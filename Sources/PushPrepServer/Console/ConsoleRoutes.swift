@@ -18,7 +18,7 @@ import Synchronization
 /// through ``handle(_:_:needs:_:)``, which checks the session, the scope, and on POST the
 /// request's origin and CSRF token.
 struct ConsoleRoutes {
-    let queue: any JobQueue
+    let queue: any JobQueueAdmin & WebhookOutbox & ConsoleQueries
     let configuration: ServerConfiguration
     let renderer: JobRenderer
     let publicURL: PublicURL
@@ -36,7 +36,8 @@ struct ConsoleRoutes {
     let pagePolicy: String
 
     init(
-        queue: any JobQueue, configuration: ServerConfiguration, renderer: JobRenderer, publicURL: PublicURL,
+        queue: any JobQueueAdmin & WebhookOutbox & ConsoleQueries, configuration: ServerConfiguration,
+        renderer: JobRenderer, publicURL: PublicURL,
         sessions: ConsoleSessions, names: ServerNames, failures: AuthFailureLimiter
     ) {
         self.names = names
@@ -265,7 +266,7 @@ struct ConsoleRoutes {
         values["filter"] = filter.values
         // A filter on a state that cannot be retried offers no bulk retry.
         values["canBulkRetry"] =
-            visit.canWrite && (filter.state.map { [.failed, .dead, .cancelled].contains($0) } ?? true)
+            visit.canWrite && (filter.state.map(\.isRetryable) ?? true)
         values["states"] = JobState.allCases.map {
             ["value": $0.rawValue, "selected": $0 == filter.state] as [String: Any]
         }
@@ -298,7 +299,7 @@ struct ConsoleRoutes {
     /// fails again meanwhile are not chased round and round.
     func bulkRetry(_ form: [String: String]) async throws -> Response {
         let filter = try ConsoleJobFilter(form: form)
-        let retryable: [JobState] = [.failed, .dead, .cancelled]
+        let retryable = JobState.allCases.filter(\.isRetryable)
         var matching = filter.queueFilter
         matching.states = Set(filter.state.map { retryable.contains($0) ? [$0] : [] } ?? retryable)
         let total = matching.states.isEmpty ? 0 : try await queue.count(filter: matching)

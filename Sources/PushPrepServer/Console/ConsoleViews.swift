@@ -99,7 +99,7 @@ struct ConsoleJobFilter {
 
     /// Up to `limit` matching jobs older than `before`, newest first (one more is asked for, to
     /// know whether a next page exists).
-    func page(_ queue: any JobQueue, limit: Int = pageSize, before: JobID?) async throws -> Page {
+    func page(_ queue: any ConsoleQueries, limit: Int = pageSize, before: JobID?) async throws -> Page {
         let records = try await queue.list(filter: queueFilter, limit: limit + 1, before: before)
         let page = Array(records.prefix(limit))
         return Page(jobs: page, nextBefore: records.count > limit ? page.last?.id : nil)
@@ -126,7 +126,7 @@ struct ConsoleJobView {
         record.errorCode ?? entry(of: record)?.failure?.error.code.rawValue
     }
 
-    var retryable: Bool { [.failed, .dead, .cancelled].contains(record.state) }
+    var retryable: Bool { record.state.isRetryable }
     var cancellable: Bool { !record.state.isFinished && !record.cancelRequested }
 
     /// The values of a table row (and the job page's header). `state` is the queue's state (the

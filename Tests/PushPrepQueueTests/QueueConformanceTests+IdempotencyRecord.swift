@@ -5,8 +5,8 @@ import Testing
 
 @testable import PushPrepQueue
 
-/// Idempotency records that no PushPrep wrote, on real databases edited by hand: replaying one
-/// is `queue_unavailable` with the same words on both backends, never a crash.
+/// Idempotency records and job rows that no PushPrep wrote, on real databases edited by hand:
+/// reading one is `queue_unavailable` with the same words on both backends, never a crash.
 extension QueueConformanceTests {
     /// SQLite's `job_ids` edited by hand. Before the record was read as stored values, a NULL or
     /// a number (after the column was loosened through `writable_schema`, as a hand editor can)
@@ -60,6 +60,35 @@ extension QueueConformanceTests {
                 try await queue.recordedEnqueue(key)
             }
             #expect(try await queue.job(first.results[0].id)?.state == .queued)
+        }
+    }
+
+    /// A job row's required column edited by hand to NULL or a number (after the column was
+    /// loosened through `writable_schema`): every backend reads rows through one `JobColumns`
+    /// reader, which refuses it; GRDB's non-optional subscript trapped on it.
+    @Test(
+        "a hand-edited SQLite job row with a NULL or a number in its source is queue_unavailable, not a crash",
+        arguments: ["NULL", "7"])
+    func sqliteJobRowEditedByHand(_ value: String) async throws {
+        try #require(TestTools.programAvailable("sqlite3"), "needs the sqlite3 tool")
+        try await QueueFixture.withQueue(.sqlite) { queue, url in
+            guard case .sqlite(let path) = url else { return }
+            let id = try await enqueueOne(queue, spec("x"))
+            let other = try await enqueueOne(queue, spec("y"))
+            let loosen = """
+                PRAGMA writable_schema = ON;
+                UPDATE sqlite_schema SET sql = replace(sql, 'source TEXT NOT NULL', 'source ANY')
+                WHERE name = 'pushprep_jobs';
+                """
+            try TestTools.runChecked("sqlite3", [path, loosen])
+            try TestTools.runChecked("sqlite3", [path, "UPDATE pushprep_jobs SET source = \(value) WHERE id = \(id)"])
+            await expectError(.queueUnavailable, mentioning: "whose source is missing") {
+                try await queue.job(id)
+            }
+            await expectError(.queueUnavailable, mentioning: "whose source is missing") {
+                try await queue.list(state: nil, limit: 10)
+            }
+            #expect(try await queue.job(other)?.source == "y", "the other rows still read")
         }
     }
 }

@@ -1,6 +1,7 @@
+public import Foundation
 public import PushPrepCore
 
-/// A client's idempotency key for ``JobQueue/enqueue(_:idempotency:)``, as Stripe's API takes
+/// A client's idempotency key for ``IdempotentEnqueue/enqueue(_:idempotency:)``, as Stripe's API takes
 /// them: a request sent again with the same key (a retry after a timeout) gets the jobs of the
 /// first request instead of a second set.
 public struct IdempotencyKey: Sendable, Equatable {
@@ -41,8 +42,39 @@ public struct IdempotencyKey: Sendable, Equatable {
     }
 }
 
-/// The answer to ``JobQueue/enqueue(_:idempotency:)``.
-public struct IdempotentEnqueue: Sendable, Equatable {
+/// Enqueueing under a client's idempotency key (``IdempotencyKey``): a ``JobQueue`` capability.
+public protocol IdempotentEnqueue: Sendable {
+    /// Enqueues `specs` once per idempotency key, in one transaction.
+    ///
+    /// When `idempotency`'s scope and key were recorded less than its retention ago, nothing is
+    /// enqueued: with the same fingerprint the recorded jobs are returned in their recorded
+    /// order, in their current state, with `created` false and `replayed` true; with another
+    /// fingerprint the call throws `idempotency_conflict`. Otherwise (never recorded, or
+    /// expired) the specs are enqueued as ``enqueue(_:)`` does and the key is recorded with
+    /// their job ids. Concurrent calls with one key yield one set of jobs.
+    ///
+    /// - Throws: `idempotency_conflict`; `job_not_found` when a replay finds a recorded job
+    ///   pruned; what ``enqueue(_:)`` throws.
+    func enqueue(_ specs: [JobSpec], idempotency: IdempotencyKey) async throws(PushPrepError) -> IdempotentEnqueueResult
+
+    /// The replay of ``enqueue(_:idempotency:)`` without enqueueing: the jobs recorded under
+    /// `idempotency`'s scope and key within its retention (in their recorded order and current
+    /// state, `created` false, `replayed` true), or nil when the key is not recorded (or
+    /// expired). Lets a caller answer a replay before admission control (a full queue must not
+    /// refuse a request whose jobs already exist).
+    ///
+    /// - Throws: `idempotency_conflict` when the key was recorded for another fingerprint;
+    ///   `job_not_found` when a recorded job was pruned.
+    func recordedEnqueue(_ idempotency: IdempotencyKey) async throws(PushPrepError) -> IdempotentEnqueueResult?
+
+    /// Deletes the idempotency keys recorded before `before` whose own retention has passed (a
+    /// key still within its retention is kept whatever `before` says, so that a replay never
+    /// turns into a second set of jobs); returns how many.
+    func pruneIdempotencyKeys(before: Date) async throws(PushPrepError) -> Int
+}
+
+/// The answer to ``IdempotentEnqueue/enqueue(_:idempotency:)``.
+public struct IdempotentEnqueueResult: Sendable, Equatable {
     /// One per spec; on a replay, the recorded jobs in their recorded order with `created` false.
     public var results: [EnqueueResult]
     /// Whether the key had been recorded and nothing was enqueued.
@@ -60,6 +92,21 @@ extension IdempotencyKey {
         PushPrepError(
             .idempotencyConflict,
             "the idempotency key '\(key.key)' was used within its retention for a different request")
+    }
+
+    /// The `queue_unavailable` error for a record of `key` that no PushPrep wrote (edited by
+    /// hand): a NULL or non-text column, job ids that are not a JSON array of numbers.
+    static func unreadable(_ key: IdempotencyKey) -> PushPrepError {
+        PushPrepError(
+            .queueUnavailable,
+            "the queue holds an idempotency record for the key '\(key.key)' whose job ids are not all numbers "
+                + "in a JSON array (edited by hand?)")
+    }
+
+    /// The job ids of a record stored as JSON text (SQLite's `job_ids`), or nil when `json` is
+    /// not an array of integers.
+    static func jobIDs(json: String) -> [JobID]? {
+        try? JSONDecoder().decode([JobID].self, from: Data(json.utf8))
     }
 
     /// The error of a replay that finds recorded job `id` pruned.

@@ -128,7 +128,7 @@ public enum JobQueues {
     /// closes the queue (and its connections) when `body` returns or throws. A graceful shutdown
     /// of the calling service does not close it early: a worker drains through it.
     public static func withQueue<Result: Sendable>(
-        _ url: QueueURL, logger: Logger, _ body: (any JobQueue) async throws -> Result
+        _ url: QueueURL, logger: Logger, _ body: (any JobQueueBackend) async throws -> Result
     ) async throws -> Result {
         switch url {
         case .sqlite(let path):

@@ -1,4 +1,40 @@
 public import Foundation
+public import PushPrepCore
+
+/// The webhook outbox of a ``JobQueue``: the deliveries the queue writes when a job with a
+/// callback URL ends, claimed and reported by a dispatcher.
+public protocol WebhookOutbox: Sendable {
+    /// Leases up to `limit` due pending deliveries (`nextAttemptAt` passed), oldest first, at most
+    /// as many per receiver host as `slots` leaves room for (a host without room is skipped, so
+    /// newer deliveries to other hosts are not held up behind it): each one's `attempts` is
+    /// incremented and its `nextAttemptAt` pushed to now + `lease`, so a dispatcher that dies
+    /// while sending has the delivery claimed again after the lease. Concurrent claimers (other
+    /// processes or hosts) never get the same delivery.
+    func claimDeliveries(limit: Int, lease: Duration, slots: ReceiverSlots) async throws(PushPrepError)
+        -> [WebhookDelivery]
+
+    /// Records how the send of claim `attempt` of delivery `id` went, while it is pending. A
+    /// `retry` or `failed` applies only while `attempt` is the delivery's current
+    /// ``WebhookDelivery/attempts`` (a claim that outlived its lease was superseded); `delivered`
+    /// applies for the current claim or an earlier one, since a receiver that answered 2xx has
+    /// the event whichever claim sent it, and sending it again would be a duplicate. Returns
+    /// whether it applied.
+    func finishDelivery(_ id: Int64, attempt: Int, outcome: DeliveryOutcome) async throws(PushPrepError) -> Bool
+
+    /// The deliveries of one job, oldest first (a job retried by hand that ends again has one
+    /// per ending).
+    func deliveries(job: JobID) async throws(PushPrepError) -> [WebhookDelivery]
+
+    /// Up to `limit` deliveries, newest first, optionally in one state.
+    func listDeliveries(state: DeliveryState?, limit: Int) async throws(PushPrepError) -> [WebhookDelivery]
+}
+
+extension WebhookOutbox {
+    /// Leases up to `limit` due pending deliveries, oldest first, whatever their receiver host.
+    public func claimDeliveries(limit: Int, lease: Duration) async throws(PushPrepError) -> [WebhookDelivery] {
+        try await claimDeliveries(limit: limit, lease: lease, slots: .unbounded)
+    }
+}
 
 /// Where a webhook delivery is in its life.
 public enum DeliveryState: String, Sendable, Codable, CaseIterable {
@@ -13,8 +49,8 @@ public enum DeliveryState: String, Sendable, Codable, CaseIterable {
 /// A webhook to POST because a job with a callback URL ended: one row of the queue's outbox.
 ///
 /// The queue writes it in the transaction that ends the job, so a crash or a restart never loses
-/// one; a dispatcher claims it with ``JobQueue/claimDeliveries(limit:lease:slots:)`` and reports
-/// with ``JobQueue/finishDelivery(_:attempt:outcome:)``. Delivery is at least once: a dispatcher
+/// one; a dispatcher claims it with ``WebhookOutbox/claimDeliveries(limit:lease:slots:)`` and reports
+/// with ``WebhookOutbox/finishDelivery(_:attempt:outcome:)``. Delivery is at least once: a dispatcher
 /// that dies after sending but before reporting has the delivery sent again after its lease.
 public struct WebhookDelivery: Sendable, Equatable {
     /// The row's id in this database: for the API and the console, never sent.
@@ -37,7 +73,7 @@ public struct WebhookDelivery: Sendable, Equatable {
     public var job: JobRecord
     public var state: DeliveryState
     /// Claims so far, including the current one: the fencing token of
-    /// ``JobQueue/finishDelivery(_:attempt:outcome:)``.
+    /// ``WebhookOutbox/finishDelivery(_:attempt:outcome:)``.
     public var attempts: Int
     /// When a pending delivery is due (or its current claim's lease ends); nil once it is
     /// delivered or failed.
@@ -103,7 +139,7 @@ public struct ReceiverSlots: Sendable, Equatable {
 }
 
 /// How one attempt to send a webhook went, reported with
-/// ``JobQueue/finishDelivery(_:attempt:outcome:)``.
+/// ``WebhookOutbox/finishDelivery(_:attempt:outcome:)``.
 public enum DeliveryOutcome: Sendable, Equatable {
     /// The receiver accepted it: the delivery ends `delivered`.
     case delivered(status: Int)

@@ -67,7 +67,7 @@ public struct APIServer: Service {
     }
 
     /// The sweeper of the uploads directory, when the server takes uploads.
-    static func uploadSweeper(configuration: ServerConfiguration, queue: any JobQueue, logger: Logger)
+    static func uploadSweeper(configuration: ServerConfiguration, queue: any JobQueueBackend, logger: Logger)
         -> UploadSweeper?
     {
         guard let directory = configuration.uploadsDirectory else { return nil }
@@ -83,7 +83,7 @@ public struct APIServer: Service {
     /// (``ServerNames``) and its URL with `publicURL`, then calls `onListening` with that URL. The
     /// tests run this same application in-process; `run()` runs the upload sweeper beside it.
     static func application(
-        configuration: ServerConfiguration, queue: any JobQueue, publicURL: PublicURL,
+        configuration: ServerConfiguration, queue: any JobQueueBackend, publicURL: PublicURL,
         registry: PrometheusCollectorRegistry?, readiness: @escaping @Sendable () async throws -> Void,
         sweeper: UploadSweeper? = nil, logger: Logger, onListening: (@Sendable (String) async -> Void)?
     ) -> Application<RouterResponder<APIRequestContext>> {
@@ -128,7 +128,7 @@ public struct APIServer: Service {
     /// when nil) learns the bound port from
     /// ``application(configuration:queue:publicURL:registry:readiness:sweeper:logger:onListening:)``.
     static func router(
-        configuration: ServerConfiguration, queue: any JobQueue, publicURL: PublicURL,
+        configuration: ServerConfiguration, queue: any JobQueueBackend, publicURL: PublicURL,
         registry: PrometheusCollectorRegistry?, readiness: @escaping @Sendable () async throws -> Void,
         names: ServerNames? = nil, sweeper: UploadSweeper? = nil
     ) -> Router<APIRequestContext> {

@@ -6,7 +6,7 @@ import PushPrepQueue
 /// The webhook deliveries, so a client can see what was sent and what was given up:
 /// `GET /v1/jobs/{id}/deliveries` and `GET /v1/deliveries?state=failed`.
 struct DeliveryRoutes {
-    let queue: any JobQueue
+    let queue: any JobQueueAdmin & WebhookOutbox
 
     func register(on router: some RouterMethods<APIRequestContext>) {
         router.get("v1/jobs/:id/deliveries") { _, context in

@@ -10,7 +10,7 @@ import PushPrepRemote
 /// `/v1/jobs`, `/v1/process` and `/v1/stats`: jobs created from URLs, looked at, waited for,
 /// listed, cancelled and retried.
 struct JobRoutes {
-    let queue: any JobQueue
+    let queue: any JobQueue & JobQueueAdmin & IdempotentEnqueue
     let configuration: ServerConfiguration
     let renderer: JobRenderer
     let depth: QueueDepth
@@ -20,7 +20,8 @@ struct JobRoutes {
     /// Routes over `queue`; `watch` is the server's one ``JobWatch`` (a routes value made only
     /// to create jobs, as uploads do, never waits and may leave it out).
     init(
-        queue: any JobQueue, configuration: ServerConfiguration, renderer: JobRenderer, depth: QueueDepth,
+        queue: any JobQueue & JobQueueAdmin & IdempotentEnqueue, configuration: ServerConfiguration,
+        renderer: JobRenderer, depth: QueueDepth,
         watch: JobWatch? = nil
     ) {
         self.queue = queue
@@ -140,7 +141,7 @@ struct JobRoutes {
                 retention: configuration.idempotencyRetention)
             // Looked up outside the admission; the enqueue below still replays a key recorded
             // by a concurrent request meanwhile (one transaction in the queue).
-            let outcome: IdempotentEnqueue
+            let outcome: IdempotentEnqueueResult
             if let recorded = try await queue.recordedEnqueue(idempotency) {
                 outcome = recorded
             } else {

@@ -17,7 +17,7 @@ import Synchronization
 /// client went away: see ``JobRoutes``), whichever is first; a cancelled wait is forgotten at
 /// once, so it neither holds a slot nor is polled for.
 final class JobWatch: Sendable {
-    let queue: any JobQueue
+    let queue: any JobQueueAdmin
     /// The most waits at once over all clients (`--max-waits`).
     let maxWaits: Int
     /// The most waits at once per client (`--max-waits-per-client`).
@@ -69,7 +69,7 @@ final class JobWatch: Sendable {
         var slotsInUse = 0
     }
 
-    init(queue: any JobQueue, maxWaits: Int, maxWaitsPerClient: Int, interval: Duration = .milliseconds(100)) {
+    init(queue: any JobQueueAdmin, maxWaits: Int, maxWaitsPerClient: Int, interval: Duration = .milliseconds(100)) {
         self.queue = queue
         self.maxWaits = maxWaits
         self.maxWaitsPerClient = maxWaitsPerClient
@@ -190,7 +190,7 @@ final class JobWatch: Sendable {
     }
 
     /// The jobs `ids` that exist, read once.
-    private static func read(_ ids: [JobID], from queue: any JobQueue) async throws -> [JobRecord] {
+    private static func read(_ ids: [JobID], from queue: any JobQueueAdmin) async throws -> [JobRecord] {
         var records: [JobRecord] = []
         for id in ids {
             if let record = try await queue.job(id) { records.append(record) }
@@ -208,7 +208,7 @@ final class JobWatch: Sendable {
 /// added to the count: the estimate may be high until the next count (refusing a little early),
 /// never low. Jobs that other servers add are seen at the next count.
 final class QueueDepth: Sendable {
-    let queue: any JobQueue
+    let queue: any JobQueueAdmin
     let maxQueued: Int
     let maxAge: Duration
     private let state = Mutex(State())
@@ -226,7 +226,7 @@ final class QueueDepth: Sendable {
         var estimate: Int { counted + inFlight + written }
     }
 
-    init(queue: any JobQueue, maxQueued: Int, maxAge: Duration = .seconds(1)) {
+    init(queue: any JobQueueAdmin, maxQueued: Int, maxAge: Duration = .seconds(1)) {
         self.queue = queue
         self.maxQueued = maxQueued
         self.maxAge = maxAge

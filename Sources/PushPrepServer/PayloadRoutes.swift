@@ -14,7 +14,7 @@ import PushPrepRemote
 /// `pushprep preflight` run (``PayloadSelection``, ``PayloadBuilder``, ``Preflight``,
 /// ``PreflightSession``), so the API and the CLI answer alike.
 struct PayloadRoutes {
-    let queue: any JobQueue
+    let queue: any JobQueueAdmin
     let configuration: ServerConfiguration
     /// Jobs' entries as clients see them: signed URLs with `--sign-attachments`.
     let renderer: JobRenderer

@@ -21,7 +21,7 @@ import PushPrepQueue
 /// unfinished job refers to it; from storing the file to its job's commit, the upload holds it
 /// against the sweep.
 struct UploadRoutes {
-    let queue: any JobQueue
+    let queue: any JobQueue & JobQueueAdmin & IdempotentEnqueue
     let configuration: ServerConfiguration
     let renderer: JobRenderer
     let depth: QueueDepth

@@ -12,7 +12,7 @@ import Synchronization
 /// directory returns to its size once its jobs end, succeeded or failed.
 ///
 /// A sweep reads, in one statement, the sources of the queued and running jobs under the
-/// directory (``JobQueue/unfinishedSources(withPrefix:)``), then deletes every upload
+/// directory (``JobQueueAdmin/unfinishedSources(withPrefix:)``), then deletes every upload
 /// (`<sha256>.<ext>`, a regular file, not a symbolic link) absent from that set, unless
 /// - an upload of this server is between storing that file and the commit of its job, or was
 ///   at any moment since the sweep began (the query may predate the commit): ``begin(_:)`` and
@@ -29,7 +29,7 @@ import Synchronization
 package final class UploadSweeper: Sendable {
     /// The uploads directory, as the upload route names the files it stores.
     package let directory: String
-    let queue: any JobQueue
+    let queue: any JobQueueAdmin
     /// How recently written a file must not be to be deleted.
     package let grace: Duration
     /// The time between two sweeps.
@@ -47,7 +47,7 @@ package final class UploadSweeper: Sendable {
     private let state = Mutex(State())
 
     /// A sweeper of `directory` against `queue`'s unfinished jobs.
-    package init(directory: String, queue: any JobQueue, grace: Duration, interval: Duration, logger: Logger) {
+    package init(directory: String, queue: any JobQueueAdmin, grace: Duration, interval: Duration, logger: Logger) {
         self.directory = directory
         self.queue = queue
         self.grace = grace

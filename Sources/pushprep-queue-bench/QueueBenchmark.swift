@@ -40,7 +40,7 @@ struct QueueBenchmark: Sendable {
     // MARK: - Phases
 
     /// Refuses a queue that already holds jobs: the counts would not add up.
-    private func requireEmpty(_ queue: any JobQueue) async throws {
+    private func requireEmpty(_ queue: any JobQueue & JobQueueAdmin) async throws {
         let total = try await queue.stats().byState.values.reduce(0, +)
         guard total == 0 else {
             throw BenchFailure(
@@ -52,7 +52,7 @@ struct QueueBenchmark: Sendable {
     ///
     /// The specs are real PushPrep specs (default settings as the payload, a SHA-256 dedup
     /// key), built before the clock starts.
-    private func enqueueAll(_ queue: any JobQueue) async throws -> Double {
+    private func enqueueAll(_ queue: any JobQueue & JobQueueAdmin) async throws -> Double {
         let settings = ProcessingSettings()
         let run = String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let specs = try ProcessingJobs.specs(
@@ -71,7 +71,7 @@ struct QueueBenchmark: Sendable {
     }
 
     /// Runs the workers as tasks of this process, each with its own connection.
-    private func runTasks(monitor: any JobQueue) async throws -> WorkerReport {
+    private func runTasks(monitor: any JobQueue & JobQueueAdmin) async throws -> WorkerReport {
         let recorder = CallRecorder()
         let handler = NoOpJobHandler()
         let configuration = try worker.configuration
@@ -89,7 +89,7 @@ struct QueueBenchmark: Sendable {
     }
 
     /// Runs each worker in a child process of this executable and merges their reports.
-    private func runProcesses(monitor: any JobQueue) async throws -> WorkerReport {
+    private func runProcesses(monitor: any JobQueue & JobQueueAdmin) async throws -> WorkerReport {
         let children = try WorkerProcesses(count: workers, arguments: worker.arguments)
         defer { children.removeReports() }
         do {
@@ -109,7 +109,8 @@ struct QueueBenchmark: Sendable {
     ///   mode): the queue's counts are then read once that reaches the job count, and otherwise
     ///   only every stats interval, so that the monitor hardly loads the database it measures.
     private func runUntilSucceeded(
-        _ monitor: any JobQueue, accepted: (@Sendable () -> Int)?, workers: @escaping @Sendable () async throws -> Void,
+        _ monitor: any JobQueue & JobQueueAdmin, accepted: (@Sendable () -> Int)?,
+        workers: @escaping @Sendable () async throws -> Void,
         stop: @escaping @Sendable () async -> Void
     ) async throws {
         enum Event: Sendable {
@@ -141,7 +142,9 @@ struct QueueBenchmark: Sendable {
     }
 
     /// Polls the queue's counts until every job succeeded.
-    private func waitUntilSucceeded(_ queue: any JobQueue, accepted: (@Sendable () -> Int)?) async throws {
+    private func waitUntilSucceeded(_ queue: any JobQueue & JobQueueAdmin, accepted: (@Sendable () -> Int)?)
+        async throws
+    {
         let deadline = ContinuousClock.now + timeout
         let localCheck: Duration = .milliseconds(10)
         var nextStats = ContinuousClock.now + statsInterval
@@ -155,7 +158,7 @@ struct QueueBenchmark: Sendable {
             nextStats = ContinuousClock.now + statsInterval
             let stats = try await queue.stats()
             let succeeded = stats.byState[.succeeded] ?? 0
-            let ended = [JobState.failed, .dead, .cancelled].map { stats.byState[$0] ?? 0 }.reduce(0, +)
+            let ended = JobState.allCases.filter(\.isRetryable).map { stats.byState[$0] ?? 0 }.reduce(0, +)
             guard ended == 0 else {
                 throw BenchFailure("\(ended) jobs ended failed, dead or cancelled: \(stats.byState)")
             }
@@ -168,7 +171,7 @@ struct QueueBenchmark: Sendable {
 
     /// Checks that every job succeeded exactly once: all succeeded on their first attempt (one
     /// claim each), the handler ran once per job and the queue accepted every result.
-    private func verify(_ queue: any JobQueue, report: WorkerReport) async throws {
+    private func verify(_ queue: any JobQueue & JobQueueAdmin, report: WorkerReport) async throws {
         let stats = try await queue.stats()
         let others = stats.byState.filter { $0.key != .succeeded && $0.value != 0 }
         guard stats.byState[.succeeded] == jobs, others.isEmpty else {

@@ -4,8 +4,8 @@ import PushPrepQueue
 
 /// A queue that forwards every call to another and records how long it took, so that the
 /// benchmark can say which round trip dominates.
-struct TimedJobQueue: JobQueue {
-    let base: any JobQueue
+struct TimedJobQueue: JobQueueBackend {
+    let base: any JobQueueBackend
     let recorder: CallRecorder
 
     var description: String { base.description }
@@ -87,13 +87,14 @@ struct TimedJobQueue: JobQueue {
         try await timed("stats", rows: { _ in 0 }) { () async throws(PushPrepError) in try await base.stats() }
     }
 
-    func enqueue(_ specs: [JobSpec], idempotency: IdempotencyKey) async throws(PushPrepError) -> IdempotentEnqueue {
+    func enqueue(_ specs: [JobSpec], idempotency: IdempotencyKey) async throws(PushPrepError) -> IdempotentEnqueueResult
+    {
         try await timed("enqueueIdempotent", rows: { _ in specs.count }) { () async throws(PushPrepError) in
             try await base.enqueue(specs, idempotency: idempotency)
         }
     }
 
-    func recordedEnqueue(_ idempotency: IdempotencyKey) async throws(PushPrepError) -> IdempotentEnqueue? {
+    func recordedEnqueue(_ idempotency: IdempotencyKey) async throws(PushPrepError) -> IdempotentEnqueueResult? {
         try await timed("recordedEnqueue", rows: { $0?.results.count ?? 0 }) { () async throws(PushPrepError) in
             try await base.recordedEnqueue(idempotency)
         }

@@ -14,7 +14,7 @@ enum JobEntries {
     }
 
     /// The entries of the jobs `ids`, in that order, read from `queue`.
-    static func read(_ ids: [JobID], from queue: any JobQueue) async throws -> [Finished] {
+    static func read(_ ids: [JobID], from queue: any JobQueueAdmin) async throws -> [Finished] {
         var finished: [Finished] = []
         for id in ids {
             finished.append(try finishedEntry(id, try await queue.job(id), for: "a payload"))

@@ -17,7 +17,7 @@ struct JobsCommand: AsyncParsableCommand {
         @OptionGroup var output: JSONOutputOptions
         @OptionGroup var logging: LoggingOptions
 
-        func withQueue<Result: Sendable>(_ body: (any JobQueue) async throws -> Result) async throws -> Result {
+        func withQueue<Result: Sendable>(_ body: (any JobQueueBackend) async throws -> Result) async throws -> Result {
             try await queue.withQueue(logger: logging.makeLogger(), body)
         }
     }

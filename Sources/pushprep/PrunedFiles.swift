@@ -54,7 +54,7 @@ struct PrunedFiles {
     }
 
     /// Deletes what `pruned` named that no job in `queue` still needs.
-    func delete(_ pruned: [PrunedJob], queue: any JobQueue) async throws(PushPrepError) -> Outcome {
+    func delete(_ pruned: [PrunedJob], queue: any JobQueueAdmin) async throws(PushPrepError) -> Outcome {
         var outcome = Outcome()
         if let uploads {
             var candidates: [String: String] = [:]

@@ -38,7 +38,7 @@ struct QueueOptions: ParsableArguments {
     }
 
     /// Opens the queue, runs `body`, closes it; queue errors become a command failure.
-    func withQueue<Result: Sendable>(logger: Logger, _ body: (any JobQueue) async throws -> Result) async throws
+    func withQueue<Result: Sendable>(logger: Logger, _ body: (any JobQueueBackend) async throws -> Result) async throws
         -> Result
     {
         do {

@@ -75,7 +75,7 @@ struct PostgresQueueTests {
             #expect(afterRelease < .seconds(45), "the release did not wake the waiter (\(afterRelease))")
 
             let again = try #require(try await producer.claim(worker: "worker-a", limit: 1, lease: lease).first)
-            _ = try await producer.finish([JobOutcome(lease: again.lease, kind: .failed(code: "x", message: "no"))])
+            _ = try await producer.finish([JobOutcome(job: again, kind: .failed(code: "x", message: "no"))])
             await listener.waitForWork(timeout: .milliseconds(200))
             let afterRetry = try await measureWait(listener, timeout: .seconds(90)) {
                 try await Task.sleep(for: .milliseconds(200))
@@ -252,7 +252,7 @@ struct PostgresQueueTests {
             #expect(claimed.allSatisfy { $0.attempt == 1 && $0.lease.token == 1 })
 
             let finished = try await second.finish(
-                claimed.map { JobOutcome(lease: $0.lease, kind: .succeeded(result: "{}")) })
+                claimed.map { JobOutcome(job: $0, kind: .succeeded(result: "{}")) })
             #expect(finished.count == 500)
             let stats = try await first.stats()
             #expect(stats.byState[.succeeded] == 500)
@@ -264,7 +264,7 @@ struct PostgresQueueTests {
 
     /// Two queues on one fresh database, each with its own connection pool and listener, like
     /// two worker processes.
-    private func withTwoQueues(_ body: (any JobQueue, any JobQueue) async throws -> Void) async throws {
+    private func withTwoQueues(_ body: (any JobQueueBackend, any JobQueueBackend) async throws -> Void) async throws {
         try await server.withFreshDatabase { url in
             try await JobQueues.withQueue(url, logger: .quiet) { first in
                 try await JobQueues.withQueue(url, logger: .quiet) { second in
@@ -276,7 +276,7 @@ struct PostgresQueueTests {
 
     /// Starts `queue`'s listener: its first wait returns once LISTEN is in place (the listener
     /// wakes waiters then, for work that arrived before it listened).
-    private func startListening(_ queue: any JobQueue) async throws {
+    private func startListening(_ queue: any JobQueueBackend) async throws {
         let elapsed = try await measureWait(queue, timeout: .seconds(20)) {}
         try #require(elapsed < .seconds(10), "the listener did not start (\(elapsed))")
     }
@@ -284,7 +284,7 @@ struct PostgresQueueTests {
     /// How long `queue.waitForWork(timeout:)` took while `action` ran beside it, from before
     /// either started (the waiting task may start after the action).
     private func measureWait(
-        _ queue: any JobQueue, timeout: Duration, during action: @escaping @Sendable () async throws -> Void
+        _ queue: any JobQueueBackend, timeout: Duration, during action: @escaping @Sendable () async throws -> Void
     ) async throws -> Duration {
         let started = clock.now
         return try await withThrowingTaskGroup(of: Duration?.self) { group in

@@ -57,7 +57,7 @@ import Testing
                 // Finished later: not pruned, and it names img-2.jpg.
                 .succeeded(result: #"{"file":"img-2.jpg"}"#),
             ]
-            _ = try await queue.finish(zip(claimed, outcomes).map { JobOutcome(lease: $0.lease, kind: $1) })
+            _ = try await queue.finish(zip(claimed, outcomes).map { JobOutcome(job: $0, kind: $1) })
             // A newer upload of the same bytes as job 2's is queued: that file stays.
             _ = try await queue.enqueue([JobSpec(source: shared, payload: "{}")])
         }

@@ -129,7 +129,7 @@ extension QueueConformanceTests {
             let recorded = try await queue.recordedEnqueue(key)
             #expect(
                 recorded
-                    == IdempotentEnqueue(
+                    == IdempotentEnqueueResult(
                         results: first.results.map { EnqueueResult(id: $0.id, created: false, state: .queued) },
                         replayed: true))
             #expect(try await queue.list(state: nil, limit: 10).count == 2)
@@ -242,7 +242,7 @@ extension QueueConformanceTests {
         try await QueueFixture.withQueue(backend) { queue, _ in
             let key = IdempotencyKey(scope: "client-a", key: "burst", fingerprint: "f")
             let specs = [spec("p"), spec("q")]
-            let answers = try await withThrowingTaskGroup(of: IdempotentEnqueue.self) { group in
+            let answers = try await withThrowingTaskGroup(of: IdempotentEnqueueResult.self) { group in
                 for _ in 0..<8 {
                     group.addTask { try await queue.enqueue(specs, idempotency: key) }
                 }
@@ -279,7 +279,7 @@ extension QueueConformanceTests {
             _ = try await queue.finish([
                 succeeded(jobs[0], result: #"{"ok":true}"#), failed(jobs[1]), retry(jobs[2], delay: .zero),
                 retry(jobs[3], delay: .seconds(60)),
-                JobOutcome(lease: jobs[4].lease, kind: .cancelled(message: "stopped at a step")),
+                JobOutcome(job: jobs[4], kind: .cancelled(message: "stopped at a step")),
             ])
             _ = try await claimOne(queue, worker: "worker-b", lease: shortLease)
             _ = try await queue.cancel(ids[6])
@@ -555,7 +555,7 @@ extension QueueConformanceTests {
 
     /// Enqueues `count` jobs with a callback URL and finishes them as succeeded, in id order;
     /// returns their ids.
-    func finishedWithCallbacks(_ queue: any JobQueue, count: Int) async throws -> [JobID] {
+    func finishedWithCallbacks(_ queue: any JobQueueBackend, count: Int) async throws -> [JobID] {
         let ids = try await queue.enqueue(
             (0..<count).map { JobSpec(source: "s\($0)", payload: "{}", callbackURL: "https://hooks.example.com/\($0)") }
         ).map(\.id)

@@ -128,7 +128,7 @@ extension QueueConformanceTests {
                 failed(first[5]),
             ])
             _ = try await queue.cancel(ids[3])
-            _ = try await queue.finish([JobOutcome(lease: first[3].lease, kind: .cancelled(message: "stop"))])
+            _ = try await queue.finish([JobOutcome(job: first[3], kind: .cancelled(message: "stop"))])
             // A newer job with key k fails too; then a third one with key "m" is queued while
             // an older one with "m" failed.
             let newer = try await enqueueOne(queue, spec("k-new", key: "k"))
@@ -336,7 +336,7 @@ extension QueueConformanceTests {
             _ = try await queue.finish([retry(first[0], delay: .zero)])
             _ = try await queue.release([first[1].lease])
             _ = try await queue.cancel(ids[2])
-            _ = try await queue.finish([JobOutcome(lease: first[2].lease, kind: .cancelled(message: "asked to stop"))])
+            _ = try await queue.finish([JobOutcome(job: first[2], kind: .cancelled(message: "asked to stop"))])
             let second = try await queue.claim(worker: "worker-b", limit: 2, lease: lease).sorted { $0.id < $1.id }
             #expect(second.map(\.id) == [ids[0], ids[1]])
             _ = try await queue.finish([succeeded(second[0])])
@@ -444,7 +444,8 @@ extension QueueConformanceTests {
                 #expect(
                     try await queue.finish([
                         JobOutcome(
-                            lease: Lease(id: running.id, token: 1), kind: .succeeded(result: #"{"kind":"video"}"#))
+                            lease: Lease(id: running.id, token: 1), attempt: 1, maxAttempts: 5,
+                            kind: .succeeded(result: #"{"kind":"video"}"#))
                     ]) == [running.id])
                 #expect(try await stored(queue, running.id).kind == .video)
                 #expect(try await queue.attempts(job: running.id).isEmpty)

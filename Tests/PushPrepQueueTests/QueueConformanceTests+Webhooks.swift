@@ -164,7 +164,7 @@ extension QueueConformanceTests {
 
     /// Enqueues one job per URL as its callback, finishes them as succeeded in id order, and
     /// returns their ids.
-    func finishedWithCallbacks(_ queue: any JobQueue, urls: [String]) async throws -> [JobID] {
+    func finishedWithCallbacks(_ queue: any JobQueueBackend, urls: [String]) async throws -> [JobID] {
         let ids = try await queue.enqueue(
             urls.enumerated().map { JobSpec(source: "s\($0.offset)", payload: "{}", callbackURL: $0.element) }
         ).map(\.id)

@@ -278,7 +278,7 @@ struct QueueConformanceTests {
             let claimed = try await claimOne(queue, worker: "worker-a")
             let before = Date()
             let outcome = JobOutcome(
-                lease: claimed.lease, kind: .retry(code: "fetch_failed", message: "HTTP 503", delay: delay))
+                job: claimed, kind: .retry(code: "fetch_failed", message: "HTTP 503", delay: delay))
             #expect(try await queue.finish([outcome]) == [id])
 
             let record = try await stored(queue, id)
@@ -342,7 +342,7 @@ struct QueueConformanceTests {
             let id = try await enqueueOne(queue, spec("a"))
             let claimed = try await claimOne(queue, worker: "worker-a")
             _ = try await queue.cancel(id)
-            let outcome = JobOutcome(lease: claimed.lease, kind: .cancelled(message: "stopped after decoding"))
+            let outcome = JobOutcome(job: claimed, kind: .cancelled(message: "stopped after decoding"))
             #expect(try await queue.finish([outcome]) == [id])
             let record = try await stored(queue, id)
             #expect(record.state == .cancelled)
@@ -359,7 +359,7 @@ struct QueueConformanceTests {
             let claimed = try await queue.claim(worker: "worker-a", limit: 4, lease: lease)
             try #require(claimed.count == 4)
             let stale = JobOutcome(
-                lease: Lease(id: claimed[3].id, token: 7), kind: .succeeded(result: "{}"))
+                lease: Lease(id: claimed[3].id, token: 7), attempt: 1, maxAttempts: 5, kind: .succeeded(result: "{}"))
             let matched = try await queue.finish([
                 succeeded(claimed[0]), failed(claimed[1]), retry(claimed[2], delay: .zero), stale,
             ])
@@ -790,7 +790,7 @@ struct QueueConformanceTests {
 
     /// Claims from `queues` concurrently (one task per entry, small varying batches) until they
     /// run dry, finishing each batch as succeeded; returns every claimed id, duplicates kept.
-    static func claimAll(from queues: [any JobQueue], lease: Duration) async throws -> [JobID] {
+    static func claimAll(from queues: [any JobQueueBackend], lease: Duration) async throws -> [JobID] {
         try await withThrowingTaskGroup(of: [JobID].self) { group in
             for (index, queue) in queues.enumerated() {
                 group.addTask {
@@ -799,7 +799,7 @@ struct QueueConformanceTests {
                         let jobs = try await queue.claim(worker: "worker-\(index)", limit: 3 + index * 2, lease: lease)
                         if jobs.isEmpty { return ids }
                         ids += jobs.map(\.id)
-                        let outcomes = jobs.map { JobOutcome(lease: $0.lease, kind: .succeeded(result: "{}")) }
+                        let outcomes = jobs.map { JobOutcome(job: $0, kind: .succeeded(result: "{}")) }
                         let finished = try await queue.finish(outcomes)
                         #expect(finished == Set(jobs.map(\.id)))
                     }
@@ -822,32 +822,32 @@ struct QueueConformanceTests {
         try await Task.sleep(for: .seconds(max(date.timeIntervalSinceNow, 0) + 0.2))
     }
 
-    func enqueueOne(_ queue: any JobQueue, _ spec: JobSpec) async throws -> JobID {
+    func enqueueOne(_ queue: any JobQueueBackend, _ spec: JobSpec) async throws -> JobID {
         let results = try await queue.enqueue([spec])
         return try #require(results.first).id
     }
 
     /// Claims exactly one job.
-    func claimOne(_ queue: any JobQueue, worker: String, lease: Duration? = nil) async throws -> ClaimedJob {
+    func claimOne(_ queue: any JobQueueBackend, worker: String, lease: Duration? = nil) async throws -> ClaimedJob {
         let claimed = try await queue.claim(worker: worker, limit: 1, lease: lease ?? self.lease)
         try #require(claimed.count == 1, "expected one ready job")
         return claimed[0]
     }
 
-    func stored(_ queue: any JobQueue, _ id: JobID) async throws -> JobRecord {
+    func stored(_ queue: any JobQueueBackend, _ id: JobID) async throws -> JobRecord {
         try #require(try await queue.job(id), "job \(id) is missing")
     }
 
     func succeeded(_ job: ClaimedJob, result: String = "{}") -> JobOutcome {
-        JobOutcome(lease: job.lease, kind: .succeeded(result: result))
+        JobOutcome(job: job, kind: .succeeded(result: result))
     }
 
     func failed(_ job: ClaimedJob) -> JobOutcome {
-        JobOutcome(lease: job.lease, kind: .failed(code: "corrupt_input", message: "truncated JPEG"))
+        JobOutcome(job: job, kind: .failed(code: "corrupt_input", message: "truncated JPEG"))
     }
 
     func retry(_ job: ClaimedJob, delay: Duration) -> JobOutcome {
-        JobOutcome(lease: job.lease, kind: .retry(code: "fetch_failed", message: "HTTP 503", delay: delay))
+        JobOutcome(job: job, kind: .retry(code: "fetch_failed", message: "HTTP 503", delay: delay))
     }
 
     /// Expects `date`, less `offset`, between `start` and `end`: the moments just before and just

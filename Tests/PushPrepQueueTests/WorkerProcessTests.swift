@@ -80,10 +80,13 @@ struct WorkerProcessTests {
 
                 // A's late writes carry token 1 and are refused without changing anything.
                 let stale = Lease(id: id, token: 1)
-                let lateSuccess = try await queue.finish([JobOutcome(lease: stale, kind: .succeeded(result: "{}"))])
+                let lateSuccess = try await queue.finish([
+                    JobOutcome(lease: stale, attempt: 1, maxAttempts: 5, kind: .succeeded(result: "{}"))
+                ])
                 #expect(lateSuccess.isEmpty, "a finish with the old token is refused")
                 let lateFailure = try await queue.finish([
-                    JobOutcome(lease: stale, kind: .failed(code: "io_error", message: "late"))
+                    JobOutcome(
+                        lease: stale, attempt: 1, maxAttempts: 5, kind: .failed(code: "io_error", message: "late"))
                 ])
                 #expect(lateFailure.isEmpty, "a failure with the old token is refused")
                 let heartbeat = try await queue.heartbeat([stale], lease: .seconds(60))
@@ -658,7 +661,7 @@ struct WorkerProcessTests {
 
     /// Waits until `worker` holds job `id` and `ready()` (say, the source was requested).
     static func waitUntilRunning(
-        _ id: JobID, by worker: PushPrepProcess, on queue: any JobQueue, ready: () -> Bool
+        _ id: JobID, by worker: PushPrepProcess, on queue: any JobQueueBackend, ready: () -> Bool
     ) async throws -> JobRecord {
         try await Poll.value(
             "pid \(worker.pid) runs job \(id)", within: .seconds(120), diagnostics: { worker.logTail() }
@@ -670,7 +673,7 @@ struct WorkerProcessTests {
 
     /// Waits until job `id` is finished (succeeded, failed, dead or cancelled).
     static func waitUntilFinished(
-        _ id: JobID, on queue: any JobQueue, within timeout: Duration, worker: PushPrepProcess
+        _ id: JobID, on queue: any JobQueueBackend, within timeout: Duration, worker: PushPrepProcess
     ) async throws -> JobRecord {
         try await Poll.value(
             "job \(id) is finished", within: timeout,

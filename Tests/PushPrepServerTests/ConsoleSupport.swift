@@ -98,7 +98,7 @@ enum ConsoleQueue {
             let mine = claimed.filter { ids.contains($0.id) }
             _ = try await queue.finish(
                 mine.map {
-                    JobOutcome(lease: $0.lease, kind: .failed(code: code, message: "could not fetch \($0.source)"))
+                    JobOutcome(job: $0, kind: .failed(code: code, message: "could not fetch \($0.source)"))
                 })
             _ = try await queue.release(claimed.filter { !ids.contains($0.id) }.map(\.lease))
         }

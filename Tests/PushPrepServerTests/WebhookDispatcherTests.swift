@@ -22,7 +22,7 @@ struct WebhookDispatcherTests {
         return settings
     }
 
-    static func dispatcher(_ queue: any JobQueue, _ settings: WebhookSettings) throws -> WebhookDispatcher {
+    static func dispatcher(_ queue: any JobQueueBackend, _ settings: WebhookSettings) throws -> WebhookDispatcher {
         WebhookDispatcher(
             queue: queue, settings: settings, signer: try WebhookSenderTests.signer(WebhookSenderTests.secret),
             logger: .quiet)
@@ -50,7 +50,7 @@ struct WebhookDispatcherTests {
 
     /// Enqueues jobs calling back `url`, claims and finishes each (`succeeded`, or `failed`
     /// for odd indexes), and returns their ids.
-    static func finishJobs(_ queue: any JobQueue, count: Int, url: String) async throws -> [JobID] {
+    static func finishJobs(_ queue: any JobQueueBackend, count: Int, url: String) async throws -> [JobID] {
         let specs = (0..<count).map {
             JobSpec(source: "https://media.example/\($0).jpg", payload: "{}", callbackURL: url)
         }
@@ -59,7 +59,7 @@ struct WebhookDispatcherTests {
         #expect(claimed.count == count)
         let outcomes = claimed.map { job in
             JobOutcome(
-                lease: job.lease,
+                job: job,
                 kind: ids.firstIndex(of: job.id).map { $0 % 2 == 1 } == true
                     ? .failed(code: "corrupt_input", message: "truncated") : .succeeded(result: "{}"))
         }
@@ -67,7 +67,7 @@ struct WebhookDispatcherTests {
         return ids
     }
 
-    static func states(_ queue: any JobQueue, _ ids: [JobID]) async throws -> [DeliveryState] {
+    static func states(_ queue: any JobQueueBackend, _ ids: [JobID]) async throws -> [DeliveryState] {
         var states: [DeliveryState] = []
         for id in ids {
             states.append(contentsOf: try await queue.deliveries(job: id).map(\.state))

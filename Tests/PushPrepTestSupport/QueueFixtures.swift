@@ -18,7 +18,7 @@ package enum QueueFixture {
     /// postgres: a new database on the shared test server), passed to body, cleaned up
     /// afterwards.
     package static func withQueue<T: Sendable>(
-        _ backend: QueueBackend, _ body: (any JobQueue, QueueURL) async throws -> T
+        _ backend: QueueBackend, _ body: (any JobQueueBackend, QueueURL) async throws -> T
     ) async throws -> T {
         switch backend {
         case .sqlite:

@@ -18,7 +18,7 @@ public struct ActivityBucket: Sendable, Equatable, Codable {
         self.cancelled = cancelled
     }
 
-    /// The most buckets one ``JobQueue/activity(since:bucket:)`` returns (a day of minutes).
+    /// The most buckets one ``ConsoleQueries/activity(since:bucket:)`` returns (a day of minutes).
     public static let maximumCount = 1440
     /// A bucket's range in seconds.
     public static let widthSeconds: ClosedRange<Double> = 1...86_400

@@ -61,6 +61,6 @@ public struct JobAttempt: Sendable, Equatable, Codable {
     static let holderGoneMessage =
         "the process of the worker holding the lease is gone; the lease was ended for a rescue"
 
-    /// The most attempts ``JobQueue/attempts(job:)`` returns: the newest ones.
+    /// The most attempts ``ConsoleQueries/attempts(job:)`` returns: the newest ones.
     public static let listLimit = 500
 }

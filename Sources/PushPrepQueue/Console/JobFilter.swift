@@ -41,8 +41,8 @@ public enum JobKind: String, Sendable, Codable, CaseIterable {
 }
 
 /// Which jobs the console's table shows: every condition given must hold (an empty set or a nil
-/// means any). Used by ``JobQueue/list(filter:limit:before:)``, ``JobQueue/count(filter:)`` and
-/// ``JobQueue/retry(matching:)``.
+/// means any). Used by ``ConsoleQueries/list(filter:limit:before:)``, ``ConsoleQueries/count(filter:)`` and
+/// ``ConsoleQueries/retry(matching:)``.
 public struct JobFilter: Sendable, Equatable {
     /// Jobs in one of these states; empty for any state.
     public var states: Set<JobState>
@@ -66,7 +66,7 @@ public struct JobFilter: Sendable, Equatable {
 
     /// The most jobs one page lists: `limit` is clamped to `0...pageLimit`.
     public static let pageLimit = 1000
-    /// The most jobs one ``JobQueue/retry(matching:)`` considers (newest first); call it again
+    /// The most jobs one ``ConsoleQueries/retry(matching:)`` considers (newest first); call it again
     /// for the rest.
     public static let retryLimit = 10_000
     /// The longest `source` text, in characters.
@@ -89,8 +89,8 @@ public struct JobFilter: Sendable, Equatable {
 
     /// The filter a bulk retry runs: its states narrowed to those that can be retried (all three
     /// when it names none), or nil when it names only states that cannot be.
-    var retryable: JobFilter? {
-        let retryable: Set<JobState> = [.failed, .dead, .cancelled]
+    package var retryable: JobFilter? {
+        let retryable = Set(JobState.allCases.filter(\.isRetryable))
         var filter = self
         filter.states = states.isEmpty ? retryable : states.intersection(retryable)
         return filter.states.isEmpty ? nil : filter

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// A worker process as it announces itself to the queue (see ``JobQueue/recordWorker(_:)``).
+/// A worker process as it announces itself to the queue (see ``ConsoleQueries/recordWorker(_:)``).
 public struct WorkerRegistration: Sendable, Equatable {
     /// The worker's id, as its leases name it (``WorkerConfiguration/workerID``).
     public var id: String
@@ -57,7 +57,7 @@ public struct WorkerRecord: Sendable, Equatable, Codable {
         self.runningJobs = runningJobs
     }
 
-    /// The most workers ``JobQueue/workers(seenSince:)`` returns (most recently seen first).
+    /// The most workers ``ConsoleQueries/workers(seenSince:)`` returns (most recently seen first).
     public static let listLimit = 1000
     /// Registrations not seen for this long are deleted when a worker registers: a worker killed
     /// with SIGKILL never removes its own.

@@ -67,7 +67,7 @@ struct PostgresJobFilterSQL {
 
 /// The console's other statements.
 enum PostgresConsoleSQL {
-    /// `$1`: the job ids. `jobs retry` of each, as ``JobQueue/retry(_:)`` does it; returns how many.
+    /// `$1`: the job ids. `jobs retry` of each, as ``JobQueueAdmin/retry(_:)`` does it; returns how many.
     static let retry = """
         WITH retried AS (
             UPDATE pushprep_jobs

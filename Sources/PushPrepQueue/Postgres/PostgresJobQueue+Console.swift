@@ -5,7 +5,7 @@ public import PushPrepCore
 
 /// What the console reads (schema version 3): filtered pages of jobs, bulk retry, activity,
 /// workers and attempts.
-extension PostgresJobQueue {
+extension PostgresJobQueue: ConsoleQueries {
     public func list(filter: JobFilter, limit: Int, before: JobID?) async throws(PushPrepError) -> [JobRecord] {
         try filter.validate()
         return try await records(

@@ -6,11 +6,11 @@ public import PushPrepCore
 /// Idempotency keys: the lookup, the enqueue and the record run in one transaction that first
 /// takes a transaction-scoped advisory lock on the key, so a concurrent call with the same key
 /// (on any host) waits for the first one's commit and then finds its record.
-extension PostgresJobQueue {
+extension PostgresJobQueue: IdempotentEnqueue {
     public func enqueue(
         _ specs: [JobSpec], idempotency: IdempotencyKey
-    ) async throws(PushPrepError) -> IdempotentEnqueue {
-        try Self.validate(specs)
+    ) async throws(PushPrepError) -> IdempotentEnqueueResult {
+        try QueueRules.validate(specs)
         try idempotency.validate()
         return try await perform("enqueue jobs under an idempotency key") {
             try await client.withConnection { connection in
@@ -21,7 +21,7 @@ extension PostgresJobQueue {
         }
     }
 
-    public func recordedEnqueue(_ idempotency: IdempotencyKey) async throws(PushPrepError) -> IdempotentEnqueue? {
+    public func recordedEnqueue(_ idempotency: IdempotencyKey) async throws(PushPrepError) -> IdempotentEnqueueResult? {
         try idempotency.validate()
         return try await perform("look up an idempotency key") {
             try await client.withConnection { connection in
@@ -45,7 +45,7 @@ extension PostgresJobQueue {
     /// Replays, refuses, or enqueues and records. Runs in the caller's transaction.
     private static func enqueue(
         _ specs: [JobSpec], idempotency: IdempotencyKey, on connection: PostgresConnection, logger: Logger
-    ) async throws -> IdempotentEnqueue {
+    ) async throws -> IdempotentEnqueueResult {
         let (scope, key) = (idempotency.scope, idempotency.key)
         try await connection.query(
             "SELECT pg_advisory_xact_lock(hashtextextended(\(scope) || ':' || \(key), 0))", logger: logger)
@@ -62,14 +62,14 @@ extension PostgresJobQueue {
                 fingerprint = excluded.fingerprint, job_ids = excluded.job_ids, created_at = excluded.created_at,
                 expires_at = excluded.expires_at
             """, logger: logger)
-        return IdempotentEnqueue(results: results, replayed: false)
+        return IdempotentEnqueueResult(results: results, replayed: false)
     }
 
     /// The replay of the jobs recorded under `idempotency` within its retention, nil when none;
     /// `idempotency_conflict` when they were recorded for another fingerprint.
     private static func recorded(
         _ idempotency: IdempotencyKey, on connection: PostgresConnection, logger: Logger
-    ) async throws -> IdempotentEnqueue? {
+    ) async throws -> IdempotentEnqueueResult? {
         let (scope, key) = (idempotency.scope, idempotency.key)
         let retention = idempotency.retention.seconds
         let recorded = try await connection.query(
@@ -77,9 +77,14 @@ extension PostgresJobQueue {
             SELECT fingerprint, job_ids FROM pushprep_idempotency_keys
             WHERE scope = \(scope) AND key = \(key) AND created_at > now() - make_interval(secs => \(retention))
             """, logger: logger)
-        for try await (fingerprint, ids) in recorded.decode((String, [JobID]).self) {
+        for try await row in recorded {
+            // A record edited by hand (a NULL among the ids) is `queue_unavailable`, said in words.
+            guard let (fingerprint, ids) = try? row.decode((String, [JobID]).self) else {
+                throw IdempotencyKey.unreadable(idempotency)
+            }
             guard fingerprint == idempotency.fingerprint else { throw IdempotencyKey.conflict(idempotency) }
-            return IdempotentEnqueue(results: try await replay(ids, on: connection, logger: logger), replayed: true)
+            return IdempotentEnqueueResult(
+                results: try await replay(ids, on: connection, logger: logger), replayed: true)
         }
         return nil
     }

@@ -5,7 +5,7 @@ public import PushPrepCore
 /// The webhook outbox: deliveries are written by the `pushprep_jobs_webhook` trigger (schema
 /// version 2) in the transaction that ends a job; these methods hand them to dispatchers on any
 /// number of hosts.
-extension PostgresJobQueue {
+extension PostgresJobQueue: WebhookOutbox {
     public func claimDeliveries(limit: Int, lease: Duration, slots: ReceiverSlots) async throws(PushPrepError)
         -> [WebhookDelivery]
     {

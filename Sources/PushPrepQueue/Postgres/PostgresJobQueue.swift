@@ -18,7 +18,7 @@ import Synchronization
 /// listens on it with one dedicated connection and returns as soon as work arrives.
 ///
 /// Open it with ``withQueue(_:logger:_:)``, which owns the pool's lifetime.
-public final class PostgresJobQueue: JobQueue {
+public final class PostgresJobQueue: JobQueue, JobQueueAdmin {
     public let description: String
     let client: PostgresClient
     private let notifier: PostgresWorkNotifier
@@ -56,7 +56,7 @@ public final class PostgresJobQueue: JobQueue {
     ///   never hangs), refuses the credentials, or holds a schema newer than this PushPrep;
     ///   whatever `body` throws.
     public static func withQueue<Result: Sendable>(
-        _ location: QueueURL.PostgresLocation, logger: Logger, _ body: (any JobQueue) async throws -> Result
+        _ location: QueueURL.PostgresLocation, logger: Logger, _ body: (any JobQueueBackend) async throws -> Result
     ) async throws -> Result {
         let description = QueueURL.postgres(location).description
         let connections = try ConnectionSettings(location, description: description)
@@ -99,7 +99,7 @@ public final class PostgresJobQueue: JobQueue {
     // MARK: - Adding and claiming
 
     public func enqueue(_ specs: [JobSpec]) async throws(PushPrepError) -> [EnqueueResult] {
-        try Self.validate(specs)
+        try QueueRules.validate(specs)
         guard !specs.isEmpty else { return [] }
         return try await perform("enqueue jobs") {
             try await client.withConnection { connection in
@@ -121,8 +121,10 @@ public final class PostgresJobQueue: JobQueue {
                 return (rows, rescued)
             }
         }
-        logRescued(rescued)
-        return rows.sorted(by: Self.inClaimOrder).map { row in
+        QueueRules.logRescued(rescued, queue: description, logger: logger)
+        return rows.sorted {
+            QueueRules.claimsBefore(($0.7, $0.8.timeIntervalSince1970, $0.0), ($1.7, $1.8.timeIntervalSince1970, $1.0))
+        }.map { row in
             ClaimedJob(
                 lease: Lease(id: row.0, token: row.1), source: row.2, payload: row.3, attempt: row.4,
                 maxAttempts: row.5, timeoutSeconds: row.6, requestID: row.9)
@@ -133,7 +135,7 @@ public final class PostgresJobQueue: JobQueue {
         let rescued = try await perform("rescue expired leases") {
             try await client.withConnection { connection in try await Self.rescue(on: connection, logger: logger) }
         }
-        logRescued(rescued)
+        QueueRules.logRescued(rescued, queue: description, logger: logger)
         return rescued
     }
 
@@ -209,18 +211,14 @@ public final class PostgresJobQueue: JobQueue {
             throw try await duplicateError(retrying: id)
         }
         if let record = retried.first { return record }
-        let state = try await existingState(of: id)
-        throw PushPrepError(
-            .invalidJobState, "job \(id) is \(state.rawValue); only failed, dead or cancelled jobs can be retried")
+        throw QueueRules.notRetryable(id, try await existingState(of: id))
     }
 
     public func cancel(_ id: JobID) async throws(PushPrepError) -> JobRecord {
         if let record = try await records("cancel job \(id)", Self.query(PostgresSQL.cancel, id)).first {
             return record
         }
-        let state = try await existingState(of: id)
-        throw PushPrepError(
-            .invalidJobState, "job \(id) is \(state.rawValue); only queued or running jobs can be cancelled")
+        throw QueueRules.notCancellable(id, try await existingState(of: id))
     }
 
     public func prune(finishedBefore before: Date) async throws(PushPrepError) -> Int {
@@ -313,9 +311,16 @@ public final class PostgresJobQueue: JobQueue {
         return jobs
     }
 
+    /// Rescues the running jobs whose lease expired, as ``QueueRules/rescue(attempt:maxAttempts:cancelRequested:)``
+    /// decides; returns how many.
     private static func rescue(on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        let expired = try await connection.execute(ExpiredLeasesStatement(), logger: logger).all()
+        guard !expired.isEmpty else { return 0 }
+        let rescues = expired.map { lease in
+            (lease, QueueRules.rescue(attempt: lease.2, maxAttempts: lease.3, cancelRequested: lease.4))
+        }
         var rescued = 0
-        for try await count in try await connection.execute(RescueStatement(), logger: logger) {
+        for try await count in try await connection.execute(RescueStatement(rescues: rescues), logger: logger) {
             rescued = count
         }
         return rescued
@@ -324,10 +329,10 @@ public final class PostgresJobQueue: JobQueue {
     /// The `invalid_job_state` error for retrying `id` while another job with its dedup key is
     /// queued or running.
     private func duplicateError(retrying id: JobID) async throws(PushPrepError) -> PushPrepError {
-        let other: (JobID, String)? = try await perform("look up the job that blocks retrying job \(id)") {
+        let other: (JobID, JobState)? = try await perform("look up the job that blocks retrying job \(id)") {
             let rows = try await client.query(Self.query(PostgresSQL.activeDuplicate, id), logger: logger)
             for try await (otherID, state) in rows.decode((JobID, String).self) {
-                return (otherID, state)
+                return (otherID, try JobState(stored: state))
             }
             return nil
         }
@@ -335,13 +340,12 @@ public final class PostgresJobQueue: JobQueue {
             return PushPrepError(
                 .invalidJobState, "job \(id) cannot be retried now: another job with the same dedup key was active")
         }
-        return PushPrepError(
-            .invalidJobState, "job \(otherID) with the same source and settings is already \(state)")
+        return QueueRules.activeDuplicate(otherID, state)
     }
 
     /// The state of `id`, or `job_not_found`.
     private func existingState(of id: JobID) async throws(PushPrepError) -> JobState {
-        guard let job = try await job(id) else { throw PushPrepError(.jobNotFound, "no job \(id)") }
+        guard let job = try await job(id) else { throw QueueRules.notFound(id) }
         return job.state
     }
 
@@ -369,269 +373,24 @@ public final class PostgresJobQueue: JobQueue {
 
     /// A row selected with ``PostgresSQL/columns``.
     static func record(_ row: PostgresRow) throws -> JobRecord {
-        let (id, state, source, payload, dedupKey, priority, attempt, maxAttempts, timeoutSeconds, runAt) =
-            try row.decode((JobID, String, String, String, String?, Int, Int, Int, Double?, Date).self)
-        let columns = row.makeRandomAccess()
-        return JobRecord(
-            id: id, state: try JobState(stored: state), source: source, payload: payload, dedupKey: dedupKey,
-            priority: priority, attempt: attempt, maxAttempts: maxAttempts, timeoutSeconds: timeoutSeconds,
-            runAt: runAt, createdAt: try columns["created_at"].decode(Date.self),
-            updatedAt: try columns["updated_at"].decode(Date.self),
-            finishedAt: try columns["finished_at"].decode(Date?.self),
-            leaseOwner: try columns["lease_owner"].decode(String?.self),
-            leaseToken: try columns["lease_token"].decode(Int64.self),
-            leaseExpiresAt: try columns["lease_expires_at"].decode(Date?.self),
-            cancelRequested: try columns["cancel_requested"].decode(Bool.self),
-            errorCode: try columns["error_code"].decode(String?.self),
-            errorMessage: try columns["error_message"].decode(String?.self),
-            result: try columns["result"].decode(String?.self),
-            callbackURL: try columns["callback_url"].decode(String?.self),
-            metadata: try columns["metadata"].decode(String?.self),
-            requestID: try columns["request_id"].decode(String?.self),
-            kind: JobKind(stored: try columns["kind"].decode(String?.self)))
+        try JobRecord(reading: Columns(row: row.makeRandomAccess()))
     }
 
-    /// Claim order: priority (highest first), then `run_at`, then id. `RETURNING` leaves the
-    /// order of its rows unspecified.
-    private static func inClaimOrder(_ lhs: ClaimStatement.Row, _ rhs: ClaimStatement.Row) -> Bool {
-        if lhs.7 != rhs.7 { return lhs.7 > rhs.7 }
-        if lhs.8 != rhs.8 { return lhs.8 < rhs.8 }
-        return lhs.0 < rhs.0
-    }
+    /// A job row read by column name (``JobColumns``).
+    struct Columns: JobColumns {
+        let row: PostgresRandomAccessRow
 
-    static func validate(_ specs: [JobSpec]) throws(PushPrepError) {
-        for spec in specs { try spec.validate() }
-    }
-
-    // MARK: - Errors
-
-    /// Runs `body`; `PushPrepError`s pass through, database errors become `queue_unavailable`.
-    func perform<T>(_ action: String, _ body: () async throws -> T) async throws(PushPrepError) -> T {
-        do {
-            return try await body()
-        } catch {
-            if let error = Self.pushPrepError(in: error) { throw error }
-            throw PushPrepError(
-                .queueUnavailable, "cannot \(action) in the queue at \(description): \(Self.reason(error))",
-                cause: error)
-        }
-    }
-
-    /// A ``PushPrepError`` thrown inside a transaction, which PostgresNIO wraps.
-    private static func pushPrepError(in error: any Error) -> PushPrepError? {
-        if let error = error as? PushPrepError { return error }
-        if let error = error as? PostgresTransactionError, let closureError = error.closureError {
-            return pushPrepError(in: closureError)
-        }
-        return nil
-    }
-
-    /// The network failure under a connection error (PostgresNIO wraps NIO's), if it is one.
-    static func networkFailure(in error: any Error) -> NetworkFailure? {
-        if let error = error as? PSQLError {
-            guard [.connectionError, .uncleanShutdown, .failedToAddSSLHandler].contains(error.code) else { return nil }
-            return error.underlying.flatMap(networkFailure)
-        }
-        return NetworkFailure(error)
-    }
-
-    static func isUniqueViolation(_ error: any Error) -> Bool {
-        (error as? PSQLError)?.serverInfo?[.sqlState] == "23505"
-    }
-
-    /// A short explanation of a database or connection error, for messages. PostgresNIO's own
-    /// descriptions are deliberately generic.
-    static func reason(_ error: any Error) -> String {
-        switch error {
-        case let error as PushPrepError:
-            return error.message
-        case let error as PostgresTransactionError:
-            let inner = error.closureError ?? error.commitError ?? error.beginError ?? error.rollbackError
-            return inner.map(reason) ?? "the transaction failed"
-        case let error as PSQLError:
-            return reason(error)
-        case is CancellationError:
-            return "the task was cancelled"
-        case let error as NIOConnectionError:
-            if let failure = NetworkFailure(error) { return failure.connecting(to: error.host, port: error.port) }
-            return error.connectionErrors.last.map { reason($0.error) } ?? "\(error)"
-        default:
-            return "\(error)"
-        }
-    }
-
-    private static func reason(_ error: PSQLError) -> String {
-        if let message = error.serverInfo?[.message] {
-            let state = error.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
-            return message + state
-        }
-        switch error.code {
-        case .connectionError, .uncleanShutdown, .failedToAddSSLHandler:
-            return error.underlying.map(reason) ?? "the connection failed"
-        case .serverClosedConnection: return "the server closed the connection"
-        case .clientClosedConnection: return "the connection was closed"
-        case .sslUnsupported: return "the server does not support TLS (add ?sslmode=disable to connect without)"
-        case .poolClosed: return "the queue is closed"
-        case .queryCancelled: return "the query was cancelled"
-        case .authMechanismRequiresPassword: return "the server asks for a password and the URL has none"
-        default: return error.underlying.map { "\(error.code): \(reason($0))" } ?? "\(error.code)"
-        }
-    }
-
-    private func logRescued(_ count: Int) {
-        guard count > 0 else { return }
-        logger.notice(
-            "rescued jobs whose lease expired", metadata: ["queue": "\(description)", "jobs": "\(count)"])
-    }
-}
-
-// MARK: - Opening
-
-extension PostgresJobQueue {
-    /// How to reach the database: for the pool, and for the connections opened outside it (the
-    /// migration and the listener).
-    fileprivate struct ConnectionSettings: Sendable {
-        var client: PostgresClient.Configuration
-        var connection: PostgresConnection.Configuration
-        let description: String
-        /// The server's host and port, as messages name them.
-        let host: String
-        let port: Int
-
-        init(_ location: QueueURL.PostgresLocation, description: String) throws(PushPrepError) {
-            self.description = description
-            host = location.host
-            port = location.port
-            let clientTLS: PostgresClient.Configuration.TLS
-            let connectionTLS: PostgresConnection.Configuration.TLS
-            if location.tls {
-                // Certificates are verified against the system's roots, with the host name.
-                let tls = TLSConfiguration.makeClientConfiguration()
-                do {
-                    connectionTLS = .require(try NIOSSLContext(configuration: tls))
-                } catch {
-                    throw PushPrepError(
-                        .queueUnavailable, "cannot set up TLS for the queue at \(description): \(error)", cause: error)
-                }
-                clientTLS = .require(tls)
-            } else {
-                (clientTLS, connectionTLS) = (.disable, .disable)
-            }
-            client = PostgresClient.Configuration(
-                host: location.host, port: location.port, username: location.username, password: location.password,
-                database: location.database, tls: clientTLS)
-            client.options.connectTimeout = PostgresJobQueue.connectTimeout
-            client.options.maximumConnections = PostgresJobQueue.maximumConnections
-            client.options.connectionIdleTimeout = PostgresJobQueue.connectionIdleTimeout
-            client.options.additionalStartupParameters = [("application_name", "pushprep")]
-            connection = PostgresConnection.Configuration(
-                host: location.host, port: location.port, username: location.username, password: location.password,
-                database: location.database, tls: connectionTLS)
-            connection.options.connectTimeout = TimeAmount(PostgresJobQueue.connectTimeout)
-            connection.options.additionalStartupParameters = [("application_name", "pushprep")]
-        }
-
-        /// Opens a connection outside the pool.
-        func connect(logger: Logger) async throws -> PostgresConnection {
-            try await PostgresConnection.connect(
-                configuration: connection, id: Self.nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue,
-                logger: logger)
-        }
-
-        private static let nextConnectionID = Atomic<Int>(1_000_000)
-    }
-
-    /// Connects once and applies the missing migrations, all within ``openTimeout``.
-    ///
-    /// Connecting on a connection of its own (rather than through the pool, which retries in
-    /// the background) reports an unreachable server or refused credentials at once, with the
-    /// reason.
-    fileprivate static func open(
-        _ settings: ConnectionSettings, description: String, logger: Logger
-    ) async throws(PushPrepError) {
-        let connection: PostgresConnection
-        do {
-            connection = try await settings.connect(logger: logger)
-        } catch {
-            // A network failure in words (NetworkFailure), the library's text at debug level.
-            if let failure = networkFailure(in: error) {
-                logger.debug("cannot connect to the queue", metadata: ["queue": "\(description)", "error": "\(error)"])
-                throw PushPrepError(
-                    .queueUnavailable,
-                    "cannot connect to the queue at \(description): "
-                        + failure.connecting(to: settings.host, port: settings.port),
-                    cause: error)
-            }
-            throw PushPrepError(
-                .queueUnavailable, "cannot connect to the queue at \(description): \(reason(error))", cause: error)
-        }
-        do {
-            let applied = try await withDeadline(openTimeout, closing: connection) {
-                try await PostgresSchema.migrate(connection, logger: logger)
-            }
-            if !applied.isEmpty {
-                logger.info(
-                    "migrated the queue's schema",
-                    metadata: ["queue": "\(description)", "versions": "\(applied.map(String.init))"])
-            }
-            try? await connection.close()
-        } catch {
-            try? await connection.close()
-            if let error = pushPrepError(in: error) { throw error }
-            throw PushPrepError(
-                .queueUnavailable,
-                "cannot migrate the queue at \(description) to schema version \(PostgresSchema.latestVersion): "
-                    + reason(error),
-                cause: error)
-        }
-    }
-
-    /// Connects to `location` and applies the migrations up to `version` only: tests make the
-    /// database of an older release with it (a queue's statements need the latest schema).
-    static func migrate(_ location: QueueURL.PostgresLocation, upTo version: Int, logger: Logger) async throws {
-        let settings = try ConnectionSettings(location, description: QueueURL.postgres(location).description)
-        let connection = try await settings.connect(logger: logger)
-        do {
-            _ = try await PostgresSchema.migrate(connection, logger: logger, upTo: version)
-            try await connection.close()
-        } catch {
-            try? await connection.close()
-            throw error
-        }
-    }
-
-    /// The deadline of ``withDeadline(_:closing:_:)`` passed.
-    fileprivate struct DeadlineExceeded: Error, CustomStringConvertible {
-        let limit: Duration
-        var description: String { "the server did not answer within \(Int(limit.seconds)) seconds" }
-    }
-
-    /// Runs `body`, closing `connection` (which fails its query) when `body` has not finished
-    /// after `limit`.
-    fileprivate static func withDeadline<T: Sendable>(
-        _ limit: Duration, closing connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> T
-    ) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                // An Alarm: a cancelled sleep would stay scheduled for `limit` (swiftlang/swift#60441).
-                // It also returns when cancelled: then the body won.
-                await Alarm(after: limit).wait()
-                try Task.checkCancellation()
-                try? await connection.close()
-                throw DeadlineExceeded(limit: limit)
-            }
-            defer { group.cancelAll() }
-            // The first child to finish decides: the body's value or error, or the deadline.
-            guard let value = try await group.next() ?? nil else { throw DeadlineExceeded(limit: limit) }
-            return value
-        }
+        func text(_ column: String) throws -> String? { try row[column].decode(String?.self) }
+        func integer(_ column: String) throws -> Int? { try row[column].decode(Int?.self) }
+        func number(_ column: String) throws -> Double? { try row[column].decode(Double?.self) }
+        func flag(_ column: String) throws -> Bool? { try row[column].decode(Bool?.self) }
+        func date(_ column: String) throws -> Date? { try row[column].decode(Date?.self) }
     }
 }
 
 extension AsyncSequence {
     /// Every element, in order.
-    fileprivate func all() async throws -> [Element] {
+    func all() async throws -> [Element] {
         var elements: [Element] = []
         for try await element in self { elements.append(element) }
         return elements

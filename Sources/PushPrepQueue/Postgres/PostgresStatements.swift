@@ -131,24 +131,34 @@ struct ClaimStatement: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
 
-/// Rescues the running jobs whose lease expired; returns how many.
+/// The running jobs whose lease expired, with what ``QueueRules/rescue(attempt:maxAttempts:cancelRequested:)``
+/// decides from.
+struct ExpiredLeasesStatement: PostgresPreparedStatement {
+    static let sql = """
+        SELECT id, lease_token, attempt, max_attempts, cancel_requested FROM pushprep_jobs
+        WHERE state = 'running' AND lease_expires_at < now()
+        """
+
+    typealias Row = (JobID, Int64, Int, Int, Bool)
+
+    func makeBindings() throws -> PostgresBindings { PostgresBindings() }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
+/// Rescues expired leases as ``QueueRules`` decided, each while its lease is still the expired
+/// one it was read with (and its cancel request unchanged); returns how many.
 struct RescueStatement: PostgresPreparedStatement {
     static let sql = """
         WITH rescued AS (
-            UPDATE pushprep_jobs
-            SET state = CASE
-                    WHEN cancel_requested THEN 'cancelled'
-                    WHEN attempt >= max_attempts THEN 'dead'
-                    ELSE 'queued' END,
-                run_at = CASE WHEN cancel_requested OR attempt >= max_attempts THEN run_at ELSE now() END,
-                finished_at = CASE WHEN cancel_requested OR attempt >= max_attempts THEN now() END,
-                error_code = CASE WHEN cancel_requested THEN 'cancelled' ELSE 'lease_expired' END,
-                error_message = CASE
-                    WHEN cancel_requested THEN 'cancelled while it ran; the worker stopped without reporting'
-                    ELSE format('the lease expired on attempt %s of %s: the worker died or stalled',
-                        attempt, max_attempts) END,
-                updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
-            WHERE state = 'running' AND lease_expires_at < now()
+            UPDATE pushprep_jobs AS j
+            SET state = o.state,
+                run_at = CASE WHEN o.requeued THEN now() ELSE j.run_at END,
+                finished_at = CASE WHEN o.requeued THEN NULL ELSE now() END,
+                error_code = o.code, error_message = o.message, \(clearLease)
+            FROM unnest($1::bigint[], $2::bigint[], $3::boolean[], $4::text[], $5::boolean[], $6::text[], $7::text[])
+                AS o(id, token, cancel_requested, state, requeued, code, message)
+            \(currentLease) AND j.lease_expires_at < now() AND j.cancel_requested = o.cancel_requested
             RETURNING 1
         )
         SELECT count(*) FROM rescued
@@ -156,7 +166,20 @@ struct RescueStatement: PostgresPreparedStatement {
 
     typealias Row = Int
 
-    func makeBindings() throws -> PostgresBindings { PostgresBindings() }
+    /// The expired leases and how each is rescued.
+    let rescues: [(lease: ExpiredLeasesStatement.Row, rescue: QueueRules.Rescue)]
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 7)
+        bindings.append(rescues.map(\.lease.0))
+        bindings.append(rescues.map(\.lease.1))
+        bindings.append(rescues.map(\.lease.4))
+        bindings.append(rescues.map(\.rescue.state.rawValue))
+        bindings.append(rescues.map(\.rescue.requeued))
+        bindings.append(rescues.map(\.rescue.code))
+        bindings.append(rescues.map(\.rescue.message))
+        return bindings
+    }
 
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int.self) }
 }
@@ -208,9 +231,10 @@ struct ExpireStatement: LeasesStatement {
     let leases: [Lease]
 }
 
-/// Records a batch of outcomes: one data-modifying CTE per kind of outcome, so the whole batch
-/// is one atomic statement. Returns the ids whose lease was current, each with whether it is
-/// queued again and ready now (a retry without backoff).
+/// Records a batch of outcomes as ``QueueRules/resolve(_:)`` decides them: one data-modifying CTE
+/// per kind of resolution, so the whole batch is one atomic statement. Returns the ids whose
+/// lease was current, each with whether it is queued again and ready now (a retry without
+/// backoff).
 struct FinishStatement: PostgresPreparedStatement {
     static let sql = """
         WITH succeeded AS (
@@ -220,23 +244,21 @@ struct FinishStatement: PostgresPreparedStatement {
             FROM unnest($1::bigint[], $2::bigint[], $3::text[], $16::text[]) AS o(id, token, result, kind)
             \(currentLease)
             RETURNING j.id, false AS ready
-        ), failed AS (
+        ), ended AS (
             UPDATE pushprep_jobs AS j
-            SET state = 'failed', error_code = o.code, error_message = o.message, finished_at = now(), \(clearLease)
-            FROM unnest($4::bigint[], $5::bigint[], $6::text[], $7::text[]) AS o(id, token, code, message)
+            SET state = o.state, error_code = o.code, error_message = o.message, finished_at = now(), \(clearLease)
+            FROM unnest($4::bigint[], $5::bigint[], $6::text[], $7::text[], $17::text[])
+                AS o(id, token, code, message, state)
             \(currentLease)
             RETURNING j.id, false AS ready
-        ), retried AS (
+        ), requeued AS (
             UPDATE pushprep_jobs AS j
-            SET state = CASE WHEN j.attempt >= j.max_attempts THEN 'dead' ELSE 'queued' END,
-                run_at = CASE WHEN j.attempt >= j.max_attempts THEN j.run_at
-                    ELSE now() + make_interval(secs => o.delay_seconds) END,
-                finished_at = CASE WHEN j.attempt >= j.max_attempts THEN now() END,
-                error_code = o.code, error_message = o.message, \(clearLease)
+            SET state = 'queued', run_at = now() + make_interval(secs => o.delay_seconds), error_code = o.code,
+                error_message = o.message, \(clearLease)
             FROM unnest($8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::float8[])
                 AS o(id, token, code, message, delay_seconds)
             \(currentLease)
-            RETURNING j.id, j.state = 'queued' AND j.run_at <= now() AS ready
+            RETURNING j.id, j.run_at <= now() AS ready
         ), cancelled AS (
             UPDATE pushprep_jobs AS j
             SET state = 'cancelled', error_code = 'cancelled', error_message = o.message, finished_at = now(),
@@ -246,8 +268,8 @@ struct FinishStatement: PostgresPreparedStatement {
             RETURNING j.id, false AS ready
         )
         SELECT id, ready FROM succeeded
-        UNION ALL SELECT id, ready FROM failed
-        UNION ALL SELECT id, ready FROM retried
+        UNION ALL SELECT id, ready FROM ended
+        UNION ALL SELECT id, ready FROM requeued
         UNION ALL SELECT id, ready FROM cancelled
         """
 
@@ -255,32 +277,27 @@ struct FinishStatement: PostgresPreparedStatement {
 
     /// The kinds are read from the results here (``JobKind/init(result:)``), `""` for unknown.
     private var succeeded: (ids: [Int64], tokens: [Int64], results: [String], kinds: [String]) = ([], [], [], [])
-    private var failed: (ids: [Int64], tokens: [Int64], codes: [String], messages: [String]) = ([], [], [], [])
-    private var retried: (ids: [Int64], tokens: [Int64], codes: [String], messages: [String], delays: [Double]) = (
-        [], [], [], [], []
-    )
+    private var ended = ErrorBatch()
+    private var endedStates: [String] = []
+    private var requeued = ErrorBatch()
+    private var requeuedDelays: [Double] = []
     private var cancelled: (ids: [Int64], tokens: [Int64], messages: [String]) = ([], [], [])
 
     init(_ outcomes: [JobOutcome]) {
         for outcome in outcomes {
             let (id, token) = (outcome.lease.id, outcome.lease.token)
-            switch outcome.kind {
-            case .succeeded(let result):
+            switch QueueRules.resolve(outcome) {
+            case .succeeded(let result, let kind):
                 succeeded.ids.append(id)
                 succeeded.tokens.append(token)
                 succeeded.results.append(result)
-                succeeded.kinds.append(JobKind(result: result).stored ?? "")
-            case .failed(let code, let message):
-                failed.ids.append(id)
-                failed.tokens.append(token)
-                failed.codes.append(code)
-                failed.messages.append(message)
-            case .retry(let code, let message, let delay):
-                retried.ids.append(id)
-                retried.tokens.append(token)
-                retried.codes.append(code)
-                retried.messages.append(message)
-                retried.delays.append(max(delay.seconds, 0))
+                succeeded.kinds.append(kind.stored ?? "")
+            case .ended(let state, let code, let message):
+                ended.append(id, token, code, message)
+                endedStates.append(state.rawValue)
+            case .requeued(let code, let message, let delay):
+                requeued.append(id, token, code, message)
+                requeuedDelays.append(delay.seconds)
             case .cancelled(let message):
                 cancelled.ids.append(id)
                 cancelled.tokens.append(token)
@@ -290,27 +307,45 @@ struct FinishStatement: PostgresPreparedStatement {
     }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 16)
+        var bindings = PostgresBindings(capacity: 17)
         bindings.append(succeeded.ids)
         bindings.append(succeeded.tokens)
         bindings.append(succeeded.results)
-        bindings.append(failed.ids)
-        bindings.append(failed.tokens)
-        bindings.append(failed.codes)
-        bindings.append(failed.messages)
-        bindings.append(retried.ids)
-        bindings.append(retried.tokens)
-        bindings.append(retried.codes)
-        bindings.append(retried.messages)
-        bindings.append(retried.delays)
+        ended.bind(to: &bindings)
+        requeued.bind(to: &bindings)
+        bindings.append(requeuedDelays)
         bindings.append(cancelled.ids)
         bindings.append(cancelled.tokens)
         bindings.append(cancelled.messages)
         bindings.append(succeeded.kinds)
+        bindings.append(endedStates)
         return bindings
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+
+    /// The outcomes of one CTE that store an error: their leases, codes and messages.
+    private struct ErrorBatch {
+        var ids: [Int64] = []
+        var tokens: [Int64] = []
+        var codes: [String] = []
+        var messages: [String] = []
+
+        mutating func append(_ id: Int64, _ token: Int64, _ code: String, _ message: String) {
+            ids.append(id)
+            tokens.append(token)
+            codes.append(code)
+            messages.append(message)
+        }
+
+        /// Binds the four arrays in order.
+        func bind(to bindings: inout PostgresBindings) {
+            bindings.append(ids)
+            bindings.append(tokens)
+            bindings.append(codes)
+            bindings.append(messages)
+        }
+    }
 }
 
 /// Gives leased jobs back without counting the attempt (or ends them `cancelled` when a cancel
@@ -336,92 +371,4 @@ struct ReleaseStatement: LeasesStatement {
         """
 
     let leases: [Lease]
-}
-
-/// The SQL of the requests about one job and of the queue's reports, which are not hot paths.
-enum PostgresSQL {
-    /// Every column, in the order ``PostgresJobQueue`` decodes a ``JobRecord``.
-    static let columns = """
-        id, state, source, payload, dedup_key, priority, attempt, max_attempts, timeout_seconds, run_at, \
-        created_at, updated_at, finished_at, lease_owner, lease_token, lease_expires_at, cancel_requested, \
-        error_code, error_message, result, callback_url, metadata, request_id, kind
-        """
-
-    /// `$1`: the dedup keys. The queued or running job of each key.
-    static let activeWithKeys = """
-        SELECT dedup_key, id, state FROM pushprep_jobs
-        WHERE dedup_key = ANY($1::text[]) AND state IN ('queued', 'running')
-        """
-
-    /// `$1`: the cursor (list only ids below it), `$2`: the limit.
-    static let list = "SELECT \(columns) FROM pushprep_jobs WHERE id < $1 ORDER BY id DESC LIMIT $2"
-
-    /// `$1`: the cursor, `$2`: the limit, `$3`: the state.
-    static let listInState = """
-        SELECT \(columns) FROM pushprep_jobs WHERE state = $3 AND id < $1 ORDER BY id DESC LIMIT $2
-        """
-
-    static let job = "SELECT \(columns) FROM pushprep_jobs WHERE id = $1"
-
-    /// `jobs retry`: a fresh set of attempts, ready now; the last error stays for reference.
-    /// Violates the dedup index when another job with the same key is queued or running.
-    static let retry = """
-        WITH retried AS (
-            UPDATE pushprep_jobs
-            SET state = 'queued', attempt = 0, run_at = now(), finished_at = NULL, cancel_requested = false,
-                result = NULL, kind = NULL, updated_at = now()
-            WHERE id = $1 AND state IN ('failed', 'dead', 'cancelled')
-            RETURNING \(columns)
-        )
-        SELECT \(columns), pg_notify('\(PostgresWorkNotifier.channel)', '') FROM retried
-        """
-
-    /// `$1`: a job. The other job with its dedup key that is queued or running.
-    static let activeDuplicate = """
-        SELECT other.id, other.state FROM pushprep_jobs AS job
-        JOIN pushprep_jobs AS other ON other.dedup_key = job.dedup_key AND other.id <> job.id
-        WHERE job.id = $1 AND other.state IN ('queued', 'running')
-        """
-
-    /// `jobs cancel`: a queued job ends at once, a running one is asked to stop.
-    static let cancel = """
-        UPDATE pushprep_jobs
-        SET state = CASE WHEN state = 'queued' THEN 'cancelled' ELSE state END,
-            cancel_requested = cancel_requested OR state = 'running',
-            finished_at = CASE WHEN state = 'queued' THEN now() ELSE finished_at END,
-            error_code = CASE WHEN state = 'queued' THEN 'cancelled' ELSE error_code END,
-            error_message = CASE WHEN state = 'queued' THEN 'cancelled before it ran' ELSE error_message END,
-            updated_at = now()
-        WHERE id = $1 AND state IN ('queued', 'running')
-        RETURNING \(columns)
-        """
-
-    static let prune = """
-        WITH pruned AS (
-            DELETE FROM pushprep_jobs
-            WHERE state IN ('succeeded', 'failed', 'dead', 'cancelled') AND finished_at < $1
-            RETURNING 1
-        ), settled AS (
-            -- A delivery is written when its job ends, so this takes those of the jobs pruned
-            -- with the same date. Pending ones stay until they settle.
-            DELETE FROM pushprep_webhook_deliveries WHERE state <> 'pending' AND created_at < $1
-        )
-        SELECT count(*) FROM pruned
-        """
-
-    static let stats = """
-        SELECT state, count(*),
-            count(*) FILTER (WHERE state = 'queued' AND run_at > now()),
-            count(*) FILTER (WHERE state = 'running' AND lease_expires_at < now()),
-            extract(epoch FROM now() - min(run_at) FILTER (WHERE state = 'queued' AND run_at <= now()))::float8
-        FROM pushprep_jobs
-        GROUP BY state
-        """
-
-    static let deliveryStats = """
-        SELECT (SELECT count(*) FROM pushprep_webhook_deliveries WHERE state = 'pending')::bigint,
-            (SELECT count(*) FROM pushprep_webhook_deliveries WHERE state = 'failed')::bigint
-        """
-
-    static let notify = "SELECT pg_notify('\(PostgresWorkNotifier.channel)', '')"
 }

@@ -4,7 +4,7 @@ public import PushPrepCore
 
 /// What the console reads (schema version 3): filtered pages of jobs, bulk retry, activity,
 /// workers and attempts.
-extension SQLiteJobQueue {
+extension SQLiteJobQueue: ConsoleQueries {
     public func list(filter: JobFilter, limit: Int, before: JobID?) async throws(PushPrepError) -> [JobRecord] {
         try filter.validate()
         let (conditions, arguments) = Self.conditions(filter, before: before)
@@ -176,7 +176,7 @@ private enum ConsoleSQL {
         SELECT EXISTS (SELECT 1 FROM pushprep_jobs WHERE dedup_key = ? AND state IN ('queued', 'running'))
         """
 
-    /// `jobs retry` of one job, as ``JobQueue/retry(_:)`` does it.
+    /// `jobs retry` of one job, as ``JobQueueAdmin/retry(_:)`` does it.
     static let retry = """
         UPDATE pushprep_jobs
         SET state = 'queued', attempt = 0, run_at = :now, finished_at = NULL, cancel_requested = 0, result = NULL,

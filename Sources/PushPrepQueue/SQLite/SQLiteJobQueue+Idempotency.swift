@@ -5,22 +5,15 @@ public import PushPrepCore
 /// Idempotency keys: SQLite runs one writer at a time (`BEGIN IMMEDIATE`), so looking the key up
 /// and recording it in one write transaction is enough for concurrent calls, in this process or
 /// another, to yield one set of jobs.
-extension SQLiteJobQueue {
+extension SQLiteJobQueue: IdempotentEnqueue {
     public func enqueue(
         _ specs: [JobSpec], idempotency: IdempotencyKey
-    ) async throws(PushPrepError) -> IdempotentEnqueue {
-        try Self.validate(specs)
+    ) async throws(PushPrepError) -> IdempotentEnqueueResult {
+        try QueueRules.validate(specs)
         try idempotency.validate()
         return try await write("enqueue jobs under an idempotency key") { db in
             let now = Self.now()
-            if let recorded = try Row.fetchOne(
-                db, sql: IdempotencySQL.find,
-                arguments: [idempotency.scope, idempotency.key, now - idempotency.retention.seconds])
-            {
-                let fingerprint: String = recorded[0]
-                guard fingerprint == idempotency.fingerprint else { throw IdempotencyKey.conflict(idempotency) }
-                return IdempotentEnqueue(results: try Self.replay(recorded[1], db), replayed: true)
-            }
+            if let recorded = try Self.recorded(idempotency, db, now: now) { return recorded }
             let results = try Self.insert(specs, db, now: now)
             let ids = "[" + results.map { String($0.id) }.joined(separator: ",") + "]"
             try db.execute(
@@ -29,21 +22,14 @@ extension SQLiteJobQueue {
                     idempotency.scope, idempotency.key, idempotency.fingerprint, ids, now,
                     now + idempotency.retention.seconds,
                 ])
-            return IdempotentEnqueue(results: results, replayed: false)
+            return IdempotentEnqueueResult(results: results, replayed: false)
         }
     }
 
-    public func recordedEnqueue(_ idempotency: IdempotencyKey) async throws(PushPrepError) -> IdempotentEnqueue? {
+    public func recordedEnqueue(_ idempotency: IdempotencyKey) async throws(PushPrepError) -> IdempotentEnqueueResult? {
         try idempotency.validate()
         return try await read("look up an idempotency key") { db in
-            guard
-                let recorded = try Row.fetchOne(
-                    db, sql: IdempotencySQL.find,
-                    arguments: [idempotency.scope, idempotency.key, Self.now() - idempotency.retention.seconds])
-            else { return nil }
-            let fingerprint: String = recorded[0]
-            guard fingerprint == idempotency.fingerprint else { throw IdempotencyKey.conflict(idempotency) }
-            return IdempotentEnqueue(results: try Self.replay(recorded[1], db), replayed: true)
+            try Self.recorded(idempotency, db, now: Self.now())
         }
     }
 
@@ -54,22 +40,35 @@ extension SQLiteJobQueue {
         }
     }
 
-    /// The recorded jobs (`ids`, a JSON array) in their recorded order and current state.
-    private static func replay(_ ids: String, _ db: Database) throws -> [EnqueueResult] {
-        let rows = try Row.fetchAll(db, sql: IdempotencySQL.jobs, arguments: [ids])
-        var results: [EnqueueResult] = []
-        for row in rows {
-            // NULL unless the element is an integer: a hand-edited record is an error, not a trap
-            // in GRDB's non-optional subscript.
-            guard let id = row[0] as JobID? else {
-                throw PushPrepError(
-                    .queueUnavailable, "the queue holds an idempotency record whose job ids are not all numbers: \(ids)"
-                )
-            }
-            guard let state = row[1] as String? else { throw IdempotencyKey.pruned(id) }
-            results.append(EnqueueResult(id: id, created: false, state: try JobState(stored: state)))
+    /// The replay of the jobs recorded under `idempotency` within its retention, nil when none;
+    /// `idempotency_conflict` when they were recorded for another fingerprint.
+    ///
+    /// The record's columns are read as stored values: a record edited by hand (a NULL, a number,
+    /// text that is not a JSON array of job ids) is `queue_unavailable`
+    /// (``IdempotencyKey/unreadable(_:)``), never a trap in GRDB's non-optional subscript.
+    private static func recorded(
+        _ idempotency: IdempotencyKey, _ db: Database, now: Double
+    ) throws -> IdempotentEnqueueResult? {
+        guard
+            let row = try Row.fetchOne(
+                db, sql: IdempotencySQL.find,
+                arguments: [idempotency.scope, idempotency.key, now - idempotency.retention.seconds])
+        else { return nil }
+        guard let fingerprint = String.fromDatabaseValue(row[0] as DatabaseValue),
+            let ids = String.fromDatabaseValue(row[1] as DatabaseValue).flatMap(IdempotencyKey.jobIDs(json:))
+        else { throw IdempotencyKey.unreadable(idempotency) }
+        guard fingerprint == idempotency.fingerprint else { throw IdempotencyKey.conflict(idempotency) }
+        return IdempotentEnqueueResult(results: try replay(ids, db), replayed: true)
+    }
+
+    /// The recorded jobs in their recorded order and current state.
+    private static func replay(_ ids: [JobID], _ db: Database) throws -> [EnqueueResult] {
+        let json = "[" + ids.map { String($0) }.joined(separator: ",") + "]"
+        let states = try String?.fetchAll(db, sql: IdempotencySQL.jobs, arguments: [json])
+        return try zip(ids, states).map { id, state in
+            guard let state else { throw IdempotencyKey.pruned(id) }
+            return EnqueueResult(id: id, created: false, state: try JobState(stored: state))
         }
-        return results
     }
 }
 
@@ -88,10 +87,9 @@ private enum IdempotencySQL {
             expires_at = excluded.expires_at
         """
 
-    /// Each recorded id in order (NULL when the element is not an integer), with its job's state
-    /// (NULL when the job was pruned).
+    /// The state of each recorded job in order (NULL when the job was pruned).
     static let jobs = """
-        SELECT CASE WHEN recorded.type = 'integer' THEN recorded.value END, job.state
+        SELECT job.state
         FROM json_each(?) AS recorded LEFT JOIN pushprep_jobs AS job ON job.id = recorded.value
         ORDER BY recorded.key
         """

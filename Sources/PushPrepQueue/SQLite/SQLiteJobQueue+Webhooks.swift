@@ -4,7 +4,7 @@ public import PushPrepCore
 
 /// The webhook outbox: deliveries are written by the `pushprep_jobs_webhook` trigger (schema
 /// version 2) in the transaction that ends a job; these methods hand them to a dispatcher.
-extension SQLiteJobQueue {
+extension SQLiteJobQueue: WebhookOutbox {
     public func claimDeliveries(limit: Int, lease: Duration, slots: ReceiverSlots) async throws(PushPrepError)
         -> [WebhookDelivery]
     {

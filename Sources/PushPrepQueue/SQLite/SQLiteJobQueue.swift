@@ -10,7 +10,7 @@ public import PushPrepCore
 /// `BEGIN IMMEDIATE` transaction, so a writer in another process waits for the lock (up to the
 /// busy timeout) instead of failing when it upgrades a read lock. Timestamps are Unix seconds
 /// from this machine's clock, which every process on it shares.
-public final class SQLiteJobQueue: JobQueue {
+public final class SQLiteJobQueue: JobQueue, JobQueueAdmin {
     public let description: String
     private let path: String
     private let pool: DatabasePool
@@ -41,7 +41,7 @@ public final class SQLiteJobQueue: JobQueue {
     // MARK: - Adding and claiming
 
     public func enqueue(_ specs: [JobSpec]) async throws(PushPrepError) -> [EnqueueResult] {
-        try Self.validate(specs)
+        try QueueRules.validate(specs)
         guard !specs.isEmpty else { return [] }
         return try await write("enqueue jobs") { db in try Self.insert(specs, db, now: Self.now()) }
     }
@@ -77,13 +77,13 @@ public final class SQLiteJobQueue: JobQueue {
                 arguments: ["worker": worker, "now": now, "expires": now + lease.seconds, "limit": limit])
             return (rows.sorted(by: Self.inClaimOrder).map(Self.claimedJob), rescued)
         }
-        logRescued(rescued)
+        QueueRules.logRescued(rescued, queue: description, logger: logger)
         return jobs
     }
 
     public func rescueExpired() async throws(PushPrepError) -> Int {
         let rescued = try await write("rescue expired leases") { db in try Self.rescue(db, now: Self.now()) }
-        logRescued(rescued)
+        QueueRules.logRescued(rescued, queue: description, logger: logger)
         return rescued
     }
 
@@ -173,17 +173,9 @@ public final class SQLiteJobQueue: JobQueue {
     public func retry(_ id: JobID) async throws(PushPrepError) -> JobRecord {
         try await write("retry job \(id)") { db in
             let current = try Self.existingJob(db, id)
-            guard [.failed, .dead, .cancelled].contains(current.state) else {
-                throw PushPrepError(
-                    .invalidJobState,
-                    "job \(id) is \(current.state.rawValue); only failed, dead or cancelled jobs can be retried")
-            }
+            guard current.state.isRetryable else { throw QueueRules.notRetryable(id, current.state) }
             if let key = current.dedupKey, let other = try Row.fetchOne(db, sql: SQL.activeWithKey, arguments: [key]) {
-                let otherID: JobID = other[0]
-                let otherState = try JobState(stored: other[1])
-                throw PushPrepError(
-                    .invalidJobState,
-                    "job \(otherID) with the same source and settings is already \(otherState.rawValue)")
+                throw QueueRules.activeDuplicate(other[0], try JobState(stored: other[1]))
             }
             return try Self.updatedRecord(db, sql: SQL.retryJob, arguments: ["now": Self.now(), "id": id])
         }
@@ -199,9 +191,7 @@ public final class SQLiteJobQueue: JobQueue {
             case .running:
                 return try Self.updatedRecord(db, sql: SQL.requestCancel, arguments: arguments)
             case .succeeded, .failed, .dead, .cancelled:
-                throw PushPrepError(
-                    .invalidJobState,
-                    "job \(id) is \(current.state.rawValue); only queued or running jobs can be cancelled")
+                throw QueueRules.notCancellable(id, current.state)
             }
         }
     }
@@ -295,12 +285,6 @@ public final class SQLiteJobQueue: JobQueue {
         return message
     }
 
-    private func logRescued(_ count: Int) {
-        guard count > 0 else { return }
-        logger.notice(
-            "rescued jobs whose lease expired", metadata: ["queue": "\(description)", "jobs": "\(count)"])
-    }
-
     // MARK: - Opening
 
     /// Each connection's page cache, in KiB (SQLite's default is 2,000 KiB). The pool holds up to
@@ -365,23 +349,34 @@ public final class SQLiteJobQueue: JobQueue {
     /// Rescues the running jobs whose lease expired before `now` (see
     /// ``JobQueue/rescueExpired()``); returns how many.
     private static func rescue(_ db: Database, now: Double) throws -> Int {
-        try db.cachedStatement(sql: SQL.rescue).execute(arguments: ["now": now])
-        return db.changesCount
+        let expired = try Row.fetchAll(db.cachedStatement(sql: SQL.expiredLeases), arguments: ["now": now])
+        let update = try db.cachedStatement(sql: SQL.rescue)
+        var rescued = 0
+        for row in expired {
+            let rescue = QueueRules.rescue(attempt: row[2], maxAttempts: row[3], cancelRequested: row[4])
+            try update.execute(arguments: [
+                "now": now, "id": row[0] as JobID, "token": row[1] as Int64, "state": rescue.state.rawValue,
+                "requeued": rescue.requeued, "code": rescue.code, "message": rescue.message,
+            ])
+            rescued += db.changesCount
+        }
+        return rescued
     }
 
-    /// The statement that records `outcome`, and its arguments.
+    /// The statement that records `outcome` as ``QueueRules/resolve(_:)`` decides it, and its
+    /// arguments.
     private static func finishStatement(_ outcome: JobOutcome, now: Double) -> (String, StatementArguments) {
         var arguments: StatementArguments = ["now": now, "id": outcome.lease.id, "token": outcome.lease.token]
-        switch outcome.kind {
-        case .succeeded(let result):
-            arguments += ["result": result, "kind": JobKind(result: result).stored]
+        switch QueueRules.resolve(outcome) {
+        case .succeeded(let result, let kind):
+            arguments += ["result": result, "kind": kind.stored]
             return (SQL.succeeded, arguments)
-        case .failed(let code, let message):
-            arguments += ["code": code, "message": message]
-            return (SQL.failed, arguments)
-        case .retry(let code, let message, let delay):
+        case .ended(let state, let code, let message):
+            arguments += ["state": state.rawValue, "code": code, "message": message]
+            return (SQL.ended, arguments)
+        case .requeued(let code, let message, let delay):
             arguments += ["code": code, "message": message, "runAt": now + delay.seconds]
-            return (SQL.retryOutcome, arguments)
+            return (SQL.requeued, arguments)
         case .cancelled(let message):
             arguments += ["message": message]
             return (SQL.cancelled, arguments)
@@ -391,7 +386,7 @@ public final class SQLiteJobQueue: JobQueue {
     /// The job `id` as it is, or `job_not_found`.
     private static func existingJob(_ db: Database, _ id: JobID) throws -> JobRecord {
         guard let row = try Row.fetchOne(db, sql: SQL.job, arguments: [id]) else {
-            throw PushPrepError(.jobNotFound, "no job \(id)")
+            throw QueueRules.notFound(id)
         }
         return try record(row)
     }
@@ -408,14 +403,12 @@ public final class SQLiteJobQueue: JobQueue {
 
     static func now() -> Double { Date().timeIntervalSince1970 }
 
-    /// Claim order: priority (highest first), then `run_at`, then id. `RETURNING` leaves the
-    /// order of its rows unspecified.
+    /// ``QueueRules/claimsBefore(_:_:)`` for claimed rows.
     private static func inClaimOrder(_ lhs: Row, _ rhs: Row) -> Bool {
-        let (lhsPriority, rhsPriority): (Int, Int) = (lhs[SQL.Claimed.priority], rhs[SQL.Claimed.priority])
-        if lhsPriority != rhsPriority { return lhsPriority > rhsPriority }
-        let (lhsRunAt, rhsRunAt): (Double, Double) = (lhs[SQL.Claimed.runAt], rhs[SQL.Claimed.runAt])
-        if lhsRunAt != rhsRunAt { return lhsRunAt < rhsRunAt }
-        return (lhs[SQL.Claimed.id] as JobID) < (rhs[SQL.Claimed.id] as JobID)
+        func key(_ row: Row) -> (priority: Int, runAt: Double, id: JobID) {
+            (row[SQL.Claimed.priority], row[SQL.Claimed.runAt], row[SQL.Claimed.id])
+        }
+        return QueueRules.claimsBefore(key(lhs), key(rhs))
     }
 
     private static func claimedJob(_ row: Row) -> ClaimedJob {
@@ -428,213 +421,25 @@ public final class SQLiteJobQueue: JobQueue {
 
     /// A row selected with ``SQL/columns``.
     static func record(_ row: Row) throws -> JobRecord {
-        func date(_ column: String) -> Date? { (row[column] as Double?).map(Date.init(timeIntervalSince1970:)) }
-        return JobRecord(
-            id: row["id"], state: try JobState(stored: row["state"]), source: row["source"], payload: row["payload"],
-            dedupKey: row["dedup_key"], priority: row["priority"], attempt: row["attempt"],
-            maxAttempts: row["max_attempts"], timeoutSeconds: row["timeout_seconds"],
-            runAt: Date(timeIntervalSince1970: row["run_at"]),
-            createdAt: Date(timeIntervalSince1970: row["created_at"]),
-            updatedAt: Date(timeIntervalSince1970: row["updated_at"]), finishedAt: date("finished_at"),
-            leaseOwner: row["lease_owner"], leaseToken: row["lease_token"], leaseExpiresAt: date("lease_expires_at"),
-            cancelRequested: row["cancel_requested"], errorCode: row["error_code"], errorMessage: row["error_message"],
-            result: row["result"], callbackURL: row["callback_url"], metadata: row["metadata"],
-            requestID: row["request_id"], kind: JobKind(stored: row["kind"]))
+        try JobRecord(reading: Columns(row: row))
     }
 
-    static func validate(_ specs: [JobSpec]) throws(PushPrepError) {
-        for spec in specs { try spec.validate() }
+    /// A job row read by column name (``JobColumns``). A value of another type than its column's
+    /// reads as NULL, which a required column refuses: never a trap in GRDB's subscript.
+    struct Columns: JobColumns {
+        let row: Row
+
+        private func value<Value: DatabaseValueConvertible>(_ column: String) -> Value? {
+            Value.fromDatabaseValue((row[column] as DatabaseValue?) ?? .null)
+        }
+
+        func text(_ column: String) -> String? { value(column) }
+        func integer(_ column: String) -> Int? { value(column) }
+        func number(_ column: String) -> Double? { value(column) }
+        func flag(_ column: String) -> Bool? { value(column) }
+        func date(_ column: String) -> Date? { number(column).map(Date.init(timeIntervalSince1970:)) }
     }
 
     /// Every column of a job, in the order ``record(_:)`` reads them.
     static let recordColumns = SQL.columns
-}
-
-/// The queue's SQL. Statements of the hot paths (enqueue, claim, heartbeat, finish, release)
-/// are prepared once per connection and cached.
-enum SQL {
-    static let columns = """
-        id, state, source, payload, dedup_key, priority, attempt, max_attempts, timeout_seconds, run_at, \
-        created_at, updated_at, finished_at, lease_owner, lease_token, lease_expires_at, cancel_requested, \
-        error_code, error_message, result, callback_url, metadata, request_id, kind
-        """
-
-    /// The columns a claim returns, by position.
-    enum Claimed {
-        static let id = 0
-        static let token = 1
-        static let source = 2
-        static let payload = 3
-        static let attempt = 4
-        static let maxAttempts = 5
-        static let timeout = 6
-        static let priority = 7
-        static let runAt = 8
-        static let requestID = 9
-    }
-
-    /// Ends the claim: the lease fields are cleared (the token stays); `:now` is bound.
-    private static let clearLease = "updated_at = :now, lease_owner = NULL, lease_expires_at = NULL"
-
-    /// Applies only to the current claim of a running job.
-    private static let currentLease = "WHERE id = :id AND lease_token = :token AND state = 'running'"
-
-    static let insert = """
-        INSERT INTO pushprep_jobs
-            (state, source, payload, dedup_key, priority, max_attempts, timeout_seconds, run_at, created_at, updated_at,
-            callback_url, metadata, request_id)
-        VALUES ('queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (dedup_key) WHERE state IN ('queued', 'running') DO NOTHING
-        RETURNING id
-        """
-
-    static let activeWithKey = """
-        SELECT id, state FROM pushprep_jobs WHERE dedup_key = ? AND state IN ('queued', 'running')
-        """
-
-    static let claim = """
-        UPDATE pushprep_jobs
-        SET state = 'running', attempt = attempt + 1, lease_token = lease_token + 1, lease_owner = :worker,
-            lease_expires_at = :expires, updated_at = :now
-        WHERE id IN (
-            SELECT id FROM pushprep_jobs
-            WHERE state = 'queued' AND run_at <= :now
-            ORDER BY priority DESC, run_at, id
-            LIMIT :limit)
-        RETURNING id, lease_token, source, payload, attempt, max_attempts, timeout_seconds, priority, run_at,
-            request_id
-        """
-
-    static let rescue = """
-        UPDATE pushprep_jobs
-        SET state = CASE
-                WHEN cancel_requested THEN 'cancelled'
-                WHEN attempt >= max_attempts THEN 'dead'
-                ELSE 'queued' END,
-            run_at = CASE WHEN cancel_requested OR attempt >= max_attempts THEN run_at ELSE :now END,
-            finished_at = CASE WHEN cancel_requested OR attempt >= max_attempts THEN :now END,
-            error_code = CASE WHEN cancel_requested THEN 'cancelled' ELSE 'lease_expired' END,
-            error_message = CASE
-                WHEN cancel_requested THEN 'cancelled while it ran; the worker stopped without reporting'
-                ELSE 'the lease expired on attempt ' || attempt || ' of ' || max_attempts
-                    || ': the worker died or stalled' END,
-            \(clearLease)
-        WHERE state = 'running' AND lease_expires_at < :now
-        """
-
-    static let expire = """
-        UPDATE pushprep_jobs SET lease_expires_at = :past
-        WHERE id = :id AND lease_token = :token AND state = 'running'
-        """
-
-    /// Ends the attempt of an expired lease now, saying why (the rescue that follows finds it
-    /// ended and leaves it).
-    static let expireAttempt = """
-        UPDATE pushprep_job_attempts
-        SET ended_at = :now, outcome = 'expired', error_code = 'lease_expired',
-            error_message = '\(JobAttempt.holderGoneMessage)'
-        WHERE job_id = :id AND lease_token = :token AND ended_at IS NULL
-        """
-
-    static let heartbeat = """
-        UPDATE pushprep_jobs SET lease_expires_at = ?
-        WHERE id = ? AND lease_token = ? AND state = 'running'
-        RETURNING cancel_requested
-        """
-
-    static let succeeded = """
-        UPDATE pushprep_jobs
-        SET state = 'succeeded', result = :result, kind = :kind, error_code = NULL, error_message = NULL,
-            finished_at = :now, \(clearLease)
-        \(currentLease)
-        """
-
-    static let failed = """
-        UPDATE pushprep_jobs
-        SET state = 'failed', error_code = :code, error_message = :message, finished_at = :now, \(clearLease)
-        \(currentLease)
-        """
-
-    /// A retry outcome: queued again after its backoff, or dead after its last attempt.
-    static let retryOutcome = """
-        UPDATE pushprep_jobs
-        SET state = CASE WHEN attempt >= max_attempts THEN 'dead' ELSE 'queued' END,
-            run_at = CASE WHEN attempt >= max_attempts THEN run_at ELSE :runAt END,
-            finished_at = CASE WHEN attempt >= max_attempts THEN :now END,
-            error_code = :code, error_message = :message, \(clearLease)
-        \(currentLease)
-        """
-
-    static let cancelled = """
-        UPDATE pushprep_jobs
-        SET state = 'cancelled', error_code = 'cancelled', error_message = :message, finished_at = :now,
-            \(clearLease)
-        \(currentLease)
-        """
-
-    static let release = """
-        UPDATE pushprep_jobs
-        SET state = CASE WHEN cancel_requested THEN 'cancelled' ELSE 'queued' END,
-            attempt = CASE WHEN cancel_requested THEN attempt ELSE attempt - 1 END,
-            run_at = CASE WHEN cancel_requested THEN run_at ELSE :now END,
-            finished_at = CASE WHEN cancel_requested THEN :now END,
-            error_code = CASE WHEN cancel_requested THEN 'cancelled' ELSE error_code END,
-            error_message = CASE WHEN cancel_requested THEN 'cancelled while it ran' ELSE error_message END,
-            \(clearLease)
-        \(currentLease)
-        """
-
-    static let list = "SELECT \(columns) FROM pushprep_jobs WHERE id < :before ORDER BY id DESC LIMIT :limit"
-
-    static let listInState = """
-        SELECT \(columns) FROM pushprep_jobs WHERE state = :state AND id < :before ORDER BY id DESC LIMIT :limit
-        """
-
-    static let job = "SELECT \(columns) FROM pushprep_jobs WHERE id = ?"
-
-    /// `jobs retry`: a fresh set of attempts, ready now; the last error stays for reference.
-    static let retryJob = """
-        UPDATE pushprep_jobs
-        SET state = 'queued', attempt = 0, run_at = :now, finished_at = NULL, cancel_requested = 0, result = NULL,
-            kind = NULL, updated_at = :now
-        WHERE id = :id
-        RETURNING \(columns)
-        """
-
-    static let cancelQueued = """
-        UPDATE pushprep_jobs
-        SET state = 'cancelled', error_code = 'cancelled', error_message = 'cancelled before it ran',
-            finished_at = :now, updated_at = :now
-        WHERE id = :id
-        RETURNING \(columns)
-        """
-
-    static let requestCancel = """
-        UPDATE pushprep_jobs SET cancel_requested = 1, updated_at = :now WHERE id = :id RETURNING \(columns)
-        """
-
-    static let prune = """
-        DELETE FROM pushprep_jobs
-        WHERE state IN ('succeeded', 'failed', 'dead', 'cancelled') AND finished_at < ?
-        """
-
-    /// Settled deliveries by age: a delivery is written when its job ends, so this takes those
-    /// of the jobs pruned with the same date. Pending ones stay until they settle.
-    static let pruneDeliveries = """
-        DELETE FROM pushprep_webhook_deliveries WHERE state <> 'pending' AND created_at < ?
-        """
-
-    static let deliveryStats = """
-        SELECT (SELECT COUNT(*) FROM pushprep_webhook_deliveries WHERE state = 'pending'),
-            (SELECT COUNT(*) FROM pushprep_webhook_deliveries WHERE state = 'failed')
-        """
-
-    static let stats = """
-        SELECT state, COUNT(*),
-            COUNT(CASE WHEN state = 'queued' AND run_at > :now THEN 1 END),
-            COUNT(CASE WHEN state = 'running' AND lease_expires_at < :now THEN 1 END),
-            MIN(CASE WHEN state = 'queued' AND run_at <= :now THEN run_at END)
-        FROM pushprep_jobs
-        GROUP BY state
-        """
 }

@@ -46,7 +46,7 @@ public final class QueueWorker<Handler: JobHandler>: Service {
     }
 
     /// Works on an open queue until graceful shutdown or cancellation.
-    public func work(on queue: any JobQueue) async {
+    public func work(on queue: any WorkerQueue) async {
         logger.info(
             "worker started",
             metadata: [
@@ -85,7 +85,7 @@ public final class QueueWorker<Handler: JobHandler>: Service {
     // MARK: - Claiming
 
     private func claimLoop(
-        _ queue: any JobQueue, group: inout DiscardingTaskGroup, wake: AsyncStream<Void>.Continuation,
+        _ queue: any WorkerQueue, group: inout DiscardingTaskGroup, wake: AsyncStream<Void>.Continuation,
         wakeup: inout AsyncStream<Void>.Iterator
     ) async {
         while !Task.isCancelled {
@@ -118,7 +118,7 @@ public final class QueueWorker<Handler: JobHandler>: Service {
     }
 
     /// Wakes the claim loop when the queue signals new work, or every poll interval.
-    private func listen(_ queue: any JobQueue, wake: AsyncStream<Void>.Continuation) async {
+    private func listen(_ queue: any WorkerQueue, wake: AsyncStream<Void>.Continuation) async {
         while !Task.isCancelled {
             await queue.waitForWork(timeout: configuration.pollInterval)
             wake.yield()
@@ -127,7 +127,7 @@ public final class QueueWorker<Handler: JobHandler>: Service {
 
     // MARK: - Running one job
 
-    private func run(_ job: ClaimedJob, control: ProcessingControl, queue: any JobQueue) async {
+    private func run(_ job: ClaimedJob, control: ProcessingControl, queue: any WorkerQueue) async {
         var logger = self.logger
         logger[metadataKey: "job"] = "\(job.id)"
         logger[metadataKey: "attempt"] = "\(job.attempt)/\(job.maxAttempts)"
@@ -161,7 +161,7 @@ public final class QueueWorker<Handler: JobHandler>: Service {
         let report = state.withLock { state -> Bool in
             let running = state.running.removeValue(forKey: job.id)
             guard let running, !running.lost, !running.released else { return false }
-            state.outcomes.append(JobOutcome(lease: job.lease, kind: kind))
+            state.outcomes.append(JobOutcome(job: job, kind: kind))
             return true
         }
         metrics.recordFinished(kind, elapsed: elapsed, reported: report)
@@ -212,7 +212,7 @@ public final class QueueWorker<Handler: JobHandler>: Service {
     }
 
     /// Reports finished jobs in one batch; keeps them for the next try when the queue fails.
-    private func flush(_ queue: any JobQueue) async {
+    private func flush(_ queue: any WorkerQueue) async {
         let outcomes = state.withLock { state in
             defer { state.outcomes.removeAll(keepingCapacity: true) }
             return state.outcomes
@@ -237,7 +237,7 @@ public final class QueueWorker<Handler: JobHandler>: Service {
 
     /// Renews the leases, then refreshes the registration: a slow registry write never holds up
     /// a renewal.
-    private func heartbeatLoop(_ queue: any JobQueue, registration: WorkerRegistration) async {
+    private func heartbeatLoop(_ queue: any WorkerQueue, registration: WorkerRegistration) async {
         while true {
             do { try await Task.sleep(for: configuration.heartbeatInterval) } catch { return }
             await renewLeases(on: queue)
@@ -247,7 +247,7 @@ public final class QueueWorker<Handler: JobHandler>: Service {
 
     /// Heartbeats the held leases; stops the jobs whose lease is lost or whose cancellation was
     /// requested.
-    private func renewLeases(on queue: any JobQueue) async {
+    private func renewLeases(on queue: any WorkerQueue) async {
         let leases = state.withLock { state in state.running.values.filter { !$0.released }.map(\.lease) }
         guard !leases.isEmpty else { return }
         do {
@@ -282,7 +282,7 @@ public final class QueueWorker<Handler: JobHandler>: Service {
     /// Registers this worker for the console's list of workers alive, or refreshes its last-seen
     /// time (at the start and at every heartbeat, busy or idle). A failure is only logged: the
     /// registry is for people, not for the jobs.
-    private func announce(_ registration: WorkerRegistration, on queue: any JobQueue) async {
+    private func announce(_ registration: WorkerRegistration, on queue: any WorkerQueue) async {
         do {
             try await queue.recordWorker(registration)
         } catch {
@@ -293,7 +293,7 @@ public final class QueueWorker<Handler: JobHandler>: Service {
 
     /// Waits for running jobs for up to the drain timeout, then stops the rest and gives their
     /// leases back.
-    private func drain(_ queue: any JobQueue, wakeup: inout AsyncStream<Void>.Iterator) async {
+    private func drain(_ queue: any WorkerQueue, wakeup: inout AsyncStream<Void>.Iterator) async {
         let deadline = ContinuousClock.now + configuration.drainTimeout
         var running = state.withLock { $0.running.count }
         if running > 0 {
@@ -328,7 +328,7 @@ public final class QueueWorker<Handler: JobHandler>: Service {
 
     /// Rescues expired leases and those of dead workers of this host, refreshes the queue
     /// gauges, prunes old finished jobs and the idempotency keys past the API's retention.
-    private func maintenanceLoop(_ queue: any JobQueue) async {
+    private func maintenanceLoop(_ queue: any WorkerQueue) async {
         var lastPrune: ContinuousClock.Instant?
         while true {
             do {
@@ -351,7 +351,7 @@ extension QueueWorker {
     /// Prunes the finished jobs past the retention (unless jobs are kept) and the idempotency
     /// keys past ``IdempotencyKey/defaultRetention``, the retention the HTTP API records them
     /// with (keys are pruned even when jobs are kept: they only guard against a retried request).
-    func prune(_ queue: any JobQueue) async throws(PushPrepError) {
+    func prune(_ queue: any WorkerQueue) async throws(PushPrepError) {
         if let retention = configuration.retention {
             let pruned = try await queue.prune(finishedBefore: Date().addingTimeInterval(-retention.seconds))
             if pruned > 0 { logger.info("pruned finished jobs", metadata: ["jobs": "\(pruned)"]) }
@@ -364,7 +364,7 @@ extension QueueWorker {
     /// Ends the leases of running jobs whose holder is a worker of this host whose process is
     /// gone (SIGKILL, a crash, the OOM killer), so that the rescue that follows takes them at
     /// once instead of after their lease.
-    func expireDeadHolders(_ queue: any JobQueue) async throws(PushPrepError) {
+    func expireDeadHolders(_ queue: any WorkerQueue) async throws(PushPrepError) {
         let running = try await queue.list(state: .running, limit: WorkerHost.holderScanLimit)
         let dead = running.filter { job in job.leaseOwner.map(WorkerHost.isGoneHolder) ?? false }
         guard !dead.isEmpty else { return }

@@ -23,7 +23,7 @@ struct ConsoleJobView {
         record.errorCode ?? entry(of: record)?.failure?.error.code.rawValue
     }
 
-    var retryable: Bool { ConsoleJobFilter.retryable.contains(record.state) }
+    var retryable: Bool { record.state.isRetryable }
     var cancellable: Bool { !record.state.isFinished && !record.cancelRequested }
 
     /// The job as a table row (and the job page's header), as of `now`. `state` is the queue's

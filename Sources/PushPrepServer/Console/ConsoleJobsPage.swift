@@ -17,7 +17,7 @@ extension ConsoleRoutes {
         let view = ConsoleJobsView(
             filter: filter.fields,
             // A filter on a state that cannot be retried offers no bulk retry.
-            canBulkRetry: visit.canWrite && (filter.state.map { ConsoleJobFilter.retryable.contains($0) } ?? true),
+            canBulkRetry: visit.canWrite && (filter.state.map(\.isRetryable) ?? true),
             states: JobState.allCases.map { .init(value: $0.rawValue, selected: $0 == filter.state) },
             kinds: MediaKind.allCases.map { .init(value: $0.rawValue, selected: $0 == filter.kind) },
             rows: page.jobs.map { record in
@@ -42,10 +42,8 @@ extension ConsoleRoutes {
     /// fails again meanwhile are not chased round and round.
     func bulkRetry(_ form: ConsoleJobFilter.Fields) async throws -> Response {
         let filter = try ConsoleJobFilter(fields: form)
-        let retryable = ConsoleJobFilter.retryable
-        var matching = filter.queueFilter
-        matching.states = Set(filter.state.map { retryable.contains($0) ? [$0] : [] } ?? retryable)
-        let total = matching.states.isEmpty ? 0 : try await queue.count(filter: matching)
+        var total = 0
+        if let matching = filter.queueFilter.retryable { total = try await queue.count(filter: matching) }
         var retried = 0
         while retried < total {
             let batch = try await queue.retry(matching: filter.queueFilter)
@@ -80,9 +78,6 @@ struct ConsoleJobFilter {
 
     /// Jobs a page shows.
     static let pageSize = 50
-
-    /// The states a bulk retry queues again.
-    static let retryable: [JobState] = [.failed, .dead, .cancelled]
 
     /// The filter's form fields as sent (an empty one is no filter), and as shown back.
     struct Fields: Decodable {
@@ -168,7 +163,7 @@ struct ConsoleJobFilter {
 
     /// Up to `limit` matching jobs older than `before`, newest first (one more is asked for, to
     /// know whether a next page exists).
-    func page(_ queue: any JobQueue, limit: Int = pageSize, before: JobID?) async throws -> Page {
+    func page(_ queue: any ConsoleQueries, limit: Int = pageSize, before: JobID?) async throws -> Page {
         let records = try await queue.list(filter: queueFilter, limit: limit + 1, before: before)
         let page = Array(records.prefix(limit))
         return Page(jobs: page, nextBefore: records.count > limit ? page.last?.id : nil)

@@ -25,7 +25,7 @@ struct ConsoleRoutes: Sendable {
     /// The pages' CSP: ``contentSecurityPolicy`` with ``pictureOrigin`` among the image sources.
     /// Both are worked out once here, not on every page.
     let pagePolicy: String
-    let queue: any JobQueue
+    let queue: any JobQueueAdmin & WebhookOutbox & ConsoleQueries
     let renderer: JobRenderer
     let publicURL: PublicURL
     /// The names this server answers to, for the same-origin check of forms.
@@ -35,7 +35,7 @@ struct ConsoleRoutes: Sendable {
 
     /// The console over `queue`; its CSP and picture origin are worked out here from `--base-url`.
     init(
-        queue: any JobQueue, configuration: ServerConfiguration, renderer: JobRenderer, publicURL: PublicURL,
+        queue: any JobQueueAdmin & WebhookOutbox & ConsoleQueries, configuration: ServerConfiguration, renderer: JobRenderer, publicURL: PublicURL,
         sessions: ConsoleSessions, names: ServerNames, failures: AuthFailureLimiter
     ) {
         self.names = names

@@ -25,7 +25,7 @@ import Synchronization
 /// dies instead leaves its claims to expire; another one sends them again after the lease
 /// (delivery is at least once, and receivers drop duplicates by `webhook-id`).
 public final class WebhookDispatcher: Service {
-    let queue: any JobQueue
+    let queue: any WebhookOutbox
     let settings: WebhookSettings
     let sender: WebhookSender
     let logger: Logger
@@ -49,7 +49,7 @@ public final class WebhookDispatcher: Service {
     /// A dispatcher for `queue`'s webhook deliveries, signing with `signer`. The queue stays the
     /// caller's to close; the sender is this dispatcher's and is shut down when ``run()`` ends.
     public convenience init(
-        queue: any JobQueue, settings: WebhookSettings, signer: StandardWebhook, logger: Logger
+        queue: any WebhookOutbox, settings: WebhookSettings, signer: StandardWebhook, logger: Logger
     ) {
         self.init(
             queue: queue, settings: settings,
@@ -57,7 +57,7 @@ public final class WebhookDispatcher: Service {
     }
 
     /// A dispatcher sending with `sender`.
-    package init(queue: any JobQueue, settings: WebhookSettings, sender: WebhookSender, logger: Logger) {
+    package init(queue: any WebhookOutbox, settings: WebhookSettings, sender: WebhookSender, logger: Logger) {
         self.queue = queue
         self.settings = settings
         self.sender = sender

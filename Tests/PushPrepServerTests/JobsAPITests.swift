@@ -14,7 +14,7 @@ struct JobsAPITests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(1)]) { files in
-            let server = try await ServeProcess.start(in: dir)
+            let server = try await RunningServe.start(in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let created = try await api.post(
                 "/v1/jobs", json: #"{"sources": ["\#(files.url("/files/a.bmp"))"], "settings": {"width": 320}}"#,
@@ -51,7 +51,7 @@ struct JobsAPITests {
     @Test func listingPagesWithACursor() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(["--workers", "0"], in: dir)
+        let server = try await RunningServe.start(["--workers", "0"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let sources = (1...7).map { "\"https://media.example.com/\($0).jpg\"" }.joined(separator: ",")
         let created = try await api.post("/v1/jobs", json: #"{"sources": [\#(sources)]}"#)
@@ -88,7 +88,7 @@ struct JobsAPITests {
     @Test func cancelRetryAndStats() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(["--workers", "0"], in: dir)
+        let server = try await RunningServe.start(["--workers", "0"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let created = try await api.post("/v1/jobs", json: #"{"sources": ["https://media.example.com/a.jpg"]}"#)
         let id = try #require((try created.json()["jobs"] as? [[String: Any]])?.first?["id"] as? Int)
@@ -113,7 +113,7 @@ struct JobsAPITests {
     @Test func refusedRequestsAreProblems() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(["--workers", "0", "--max-body-bytes", "2000"], in: dir)
+        let server = try await RunningServe.start(["--workers", "0", "--max-body-bytes", "2000"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let cases: [(String, Int, String)] = [
             (#"{"sources": ["/etc/passwd"]}"#, 400, "invalid_request"),
@@ -149,7 +149,7 @@ struct JobsAPITests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(2)]) { files in
-            let server = try await ServeProcess.start(in: dir)
+            let server = try await RunningServe.start(in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let done = try await api.post(
                 "/v1/process?timeout=60s", json: #"{"sources": ["\#(files.url("/files/a.bmp"))"]}"#)
@@ -180,7 +180,7 @@ struct JobsAPITests {
     @Test func idempotencyMetadataAndCallback() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(
+        let server = try await RunningServe.start(
             ["--workers", "0", "--webhook-secret-file", try ServeWebhookTests.secretFile(in: dir)], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let body = #"""
@@ -230,7 +230,7 @@ struct JobsAPITests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(9)]) { files in
-            let server = try await ServeProcess.start(["--read-timeout", "60", "--fetch-timeout", "60"], in: dir)
+            let server = try await RunningServe.start(["--read-timeout", "60", "--fetch-timeout", "60"], in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let created = try await api.post(
                 "/v1/jobs", json: #"{"sources": ["\#(files.url("/hold-first/20000/cancel/a.bmp"))"]}"#)
@@ -253,7 +253,7 @@ struct JobsAPITests {
     @Test func metricsByRouteAndStatus() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(in: dir)
+        let server = try await RunningServe.start(in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         _ = try await api.get("/v1/stats")
         _ = try await api.get("/v1/jobs/12345")
@@ -270,7 +270,7 @@ struct JobsAPITests {
     @Test func oversizedHeadersAreRefused() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(["--workers", "0"], in: dir)
+        let server = try await RunningServe.start(["--workers", "0"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let huge = try? await api.get("/healthz", headers: [("X-Padding", String(repeating: "p", count: 40_000))])
         #expect(huge.map { $0.status >= 400 } ?? true, "a 40 KB header is refused or the connection closed")

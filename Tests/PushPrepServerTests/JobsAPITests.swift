@@ -225,15 +225,17 @@ struct JobsAPITests {
     }
 
     /// Cancelling a running job asks its worker to stop: the answer says so, and the job ends
-    /// `cancelled` at the worker's next step.
+    /// `cancelled` at the worker's next step. The source is held until the worker has seen the
+    /// request (a 3 s lease: a heartbeat every second), so the job is running throughout.
     @Test func cancelARunningJob() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(9)]) { files in
-            let server = try await RunningServe.start(["--read-timeout", "60", "--fetch-timeout", "60"], in: dir)
+            let server = try await RunningServe.start(
+                ["--read-timeout", "60", "--fetch-timeout", "60", "--lease", "3"], in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let created = try await api.post(
-                "/v1/jobs", json: #"{"sources": ["\#(files.url("/hold-first/20000/cancel/a.bmp"))"]}"#)
+                "/v1/jobs", json: #"{"sources": ["\#(files.url("/held/cancel/a.bmp"))"]}"#)
             let id = try #require((try created.json()["jobs"] as? [[String: Any]])?.first?["id"] as? Int)
             _ = try await Poll.value("the job to run", within: .seconds(30)) { () -> Bool? in
                 try await api.get("/v1/jobs/\(id)").json()["state"] as? String == "running" ? true : nil
@@ -242,6 +244,10 @@ struct JobsAPITests {
             #expect(cancelling.status == 200)
             let asked = try cancelling.json()
             #expect(asked["state"] as? String == "running" && asked["cancel_requested"] as? Bool == true)
+            try await Poll.until(
+                "the worker sees the cancellation", within: .seconds(30), diagnostics: { server.process.logTail() }
+            ) { server.process.stderrText.contains("cancellation requested") }
+            files.release("cancel")
             let done = try await api.get("/v1/jobs/\(id)?wait=30s").json()
             #expect(done["state"] as? String == "cancelled", "\(done)")
             #expect((done["error"] as? [String: Any])?["code"] as? String == "cancelled")

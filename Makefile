@@ -97,28 +97,79 @@ build: deps
 release: deps
 	$(SWIFT) build -c release --product pushprep
 
-## test: install, build, run every test; then the end-to-end suites again against the release build
-# One test at a time: many tests wait synchronously for vips, ffmpeg or a worker process, and on a
-# 2-core machine two such waits fill Swift's cooperative pool, stalling every other test for tens of
-# seconds (a worker test then misses what it watches for). In parallel the suite saved only ~90 s.
+## test: install, build, run every test; the end-to-end suites again against the release build
+# Inside a `swift test` process one test at a time: many tests wait synchronously for vips, ffmpeg
+# or a worker process, and on a 2-core machine two such waits fill Swift's cooperative pool,
+# stalling every other test for tens of seconds (a worker test then misses what it watches for).
+# Measured with `swift test` in parallel, the suite saved only ~90 s. Processes do not share a
+# pool, so the passes run side by side instead, each a process of its own: the first pass in two
+# halves (TEST_SECOND_HALF's suites, and every other suite but TEST_ALONE's, which run after
+# them) and the second pass beside them; then scripts/first-hour.sh, alone too (it takes a free
+# port and binds it a moment later, which a test beside it may take in between). Much of a test's time is a wait (a
+# process starting, a heartbeat, a server answering), which the other processes fill. Every line
+# is prefixed with its pass. They run the
+# test binary itself (what `swift test --skip-build` runs): `swift test` holds a lock on .build
+# for as long as it runs, so three of them would run one after the other.
 # The second pass runs the suites that start `pushprep` processes (the CLI, publishing, workers,
 # serve) with PUSHPREP_BINARY naming the release build: a defect only the optimiser shows (issue 26
 # §0: `process --store s3://` wrote a corrupt manifest in release builds only) fails `make test`.
-# The logs are kept in .build/test.log and .build/test-release.log; on failure the failing tests'
-# lines are repeated at the end, where a CI log's tail shows them. `make test TEST_ARGS="--filter
-# Preflight"` runs a subset of the first pass; `make test-release` runs the second pass alone.
+# The logs are kept in .build/test.log, .build/test-2.log, .build/test-alone.log,
+# .build/test-release.log and .build/first-hour.log; on failure the failing tests' lines are repeated at the end, where a CI
+# log's tail shows them. `make test TEST_ARGS="--filter Preflight"` runs a subset of the first
+# pass (in one process); `make test-release` runs the second pass alone.
 E2E_SUITES := CLITests|ObjectStoreCLITests|ObjectStorePayloadCLITests|PayloadPlatformCLITests|PreflightCLITests|ReportCLITests|CorpusProcessTests|HostileMediaTests|WorkerProcessTests|WorkerStoreTests|QueueHardeningTests|ServeWebhookTests|PostgresServeTests|UploadAndPayloadTests|JobsAPITests|AuthAndLimitsTests|ServeMemoryTests|SoakTests
+# The first pass's second half: about half its time (by the suites' times in a CI log).
+TEST_SECOND_HALF := WorkerProcessTests|QueueConformanceTests|SchemathesisTests|ObjectStoreCLITests|WebhookDispatcherTests|ObjectStorePayloadCLITests
+# Suites of the first pass that run alone, after the others: WorkerMemoryBudgetTests' jobs must
+# finish processing within a 1 s --job-timeout, which a debug build beside two other passes may
+# not (on a loaded machine, attempts 2 to 4 of `memoryWaitIsNotJobTime`'s jobs were timeouts);
+# MemoryEstimateTests measures peaks, which contention raises (beside the other passes, the
+# corpus's animated-loop-3.gif measured 8.1 MiB for an estimate of 4.0; alone it passes).
+TEST_ALONE := WorkerMemoryBudgetTests|MemoryEstimateTests
+# The failing tests' lines of the log $(1).
+FAILURES = awk '/recorded an issue/ { print; more = 1; next } more && /^↳/ { print; next } { more = 0 } \
+	(/^✘ Test / && !/^✘ Test run with/) || /^error:|Fatal error/' $(1) | head -80
 RUN_TESTS = set -o pipefail; $(SWIFT) test --skip-build --no-parallel $(1) 2>&1 | tee $(2); status=$$?; \
 	if [ $$status -ne 0 ]; then \
 		echo; echo "Failing tests (whole log: $(2)):"; \
-		awk '/recorded an issue/ { print; more = 1; next } more && /^↳/ { print; next } { more = 0 } \
-			(/^✘ Test / && !/^✘ Test run with/) || /^error:|Fatal error/' $(2) | head -80; \
+		$(call FAILURES,$(2)); \
 	fi; \
 	exit $$status
+# In the background: COMMAND $(2), its lines into the log $(3) and, prefixed [$(1)], to the
+# terminal; its exit status into $(3).status. The terminal's copy follows the log until the command
+# ends (not through a pipe: a process a failed script leaves behind would hold it open).
+SIDE_BY_SIDE = { $(2) > $(3) 2>&1; echo $$? > $(3).status; } & \
+	tail -n +1 -s 0.2 -F --pid=$$! $(3) 2>/dev/null | sed -u 's|^|[$(1)] |' &
+# The status of each log of $(1) written by SIDE_BY_SIDE; a failed one's failing tests.
+SIDE_BY_SIDE_STATUS = status=0; for log in $(1); do \
+		[ "$$(cat $$log.status 2>/dev/null)" = 0 ] && continue; status=1; \
+		echo; echo "Failing tests (whole log: $$log):"; $(call FAILURES,$$log); \
+	done; exit $$status
+TEST_LOGS := .build/test.log .build/test-2.log .build/test-release.log .build/first-hour.log .build/test-alone.log
+# The tests as `swift test --skip-build --no-parallel` runs them (without colours: the logs are read).
+TEST_BINARY = env NO_COLOR=1 $$debug/PushPrepPackageTests.xctest \
+	--testing-library swift-testing --no-parallel
 test: build release pyenv browser-deps
-	@$(call RUN_TESTS,$(TEST_ARGS),.build/test.log)
-	@$(MAKE) --no-print-directory test-release-pass
-	@$(MAKE) --no-print-directory first-hour-pass
+	@rm -f $(TEST_LOGS) $(addsuffix .status,$(TEST_LOGS)); \
+	debug=$$($(SWIFT) build --show-bin-path); release=$$($(SWIFT) build -c release --show-bin-path)/pushprep; \
+	logs=".build/test.log"; \
+	if [ -n "$(TEST_ARGS)" ]; then \
+		$(call SIDE_BY_SIDE,debug,$(TEST_BINARY) $(TEST_ARGS),.build/test.log) \
+	else \
+		logs="$$logs .build/test-2.log"; \
+		$(call SIDE_BY_SIDE,debug 1/2,$(TEST_BINARY) --skip '$(TEST_SECOND_HALF)|$(TEST_ALONE)',.build/test.log) \
+		$(call SIDE_BY_SIDE,debug 2/2,$(TEST_BINARY) --filter '$(TEST_SECOND_HALF)',.build/test-2.log) \
+	fi; \
+	$(call SIDE_BY_SIDE,release,env PUSHPREP_BINARY=$$release $(TEST_BINARY) --filter '$(E2E_SUITES)',.build/test-release.log) \
+	wait; \
+	if [ -z "$(TEST_ARGS)" ]; then \
+		logs="$$logs .build/test-alone.log"; \
+		$(call SIDE_BY_SIDE,debug alone,$(TEST_BINARY) --filter '$(TEST_ALONE)',.build/test-alone.log) \
+		wait; \
+	fi; \
+	$(call SIDE_BY_SIDE,first hour,scripts/first-hour.sh $$release,.build/first-hour.log) \
+	wait; \
+	$(call SIDE_BY_SIDE_STATUS,$$logs .build/test-release.log .build/first-hour.log)
 
 ## first-hour: scripts/first-hour.sh against the release build: the path a new user walks (process,
 # payload and pre-flight per dialect, the queue, serve by URL and upload, the console and reports in

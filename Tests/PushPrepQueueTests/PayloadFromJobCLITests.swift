@@ -81,7 +81,7 @@ struct PayloadFromJobCLITests {
             let manifest = try JSONDecoder().decode(Manifest.self, from: shown.stdout)
             #expect(manifest.version == Manifest.currentVersion && manifest.attachments == [entry])
             let document = shown.stdout
-            let violations = try await ServerProcess.blocking { try ManifestSchema.violations(of: document) }
+            let violations = try await ChildProcessTools.blocking { try ManifestSchema.violations(of: document) }
             #expect(violations.isEmpty, "the schema of process's manifest.json: \(violations)")
             let piped = try await pushprep(["payload", "-"] + content, stdin: shown.stdout)
             #expect(piped.status == 0, "\(piped.stderrText)")

@@ -63,10 +63,10 @@ import Testing
         }
         // The first four finished ten days ago.
         let backdate = "UPDATE pushprep_jobs SET finished_at = finished_at - 864000 WHERE id <= 4"
-        let sqlite = try await ServerProcess.blocking { try TestTools.run("sqlite3", [database, backdate]) }
+        let sqlite = try await ChildProcessTools.blocking { try TestTools.run("sqlite3", [database, backdate]) }
         #expect(sqlite.status == 0)
 
-        let run = try await ServerProcess.blocking {
+        let run = try await ChildProcessTools.blocking {
             try PushPrepCLI.run(
                 [
                     "jobs", "prune", "--older-than", "1", "--delete-files", "--uploads", uploads, "--out", out,
@@ -85,7 +85,7 @@ import Testing
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: "\(out)/link.jpg")) == outsideOutput)
 
         // Without --delete-files nothing on disk changes.
-        let plain = try await ServerProcess.blocking {
+        let plain = try await ChildProcessTools.blocking {
             try PushPrepCLI.run(["jobs", "prune", "--older-than", "0", "--queue", "sqlite:\(database)"], in: dir)
         }
         #expect(plain.status == 0 && plain.stdoutText.contains("pruned 1 finished job"), "\(plain.stdoutText)")

@@ -36,7 +36,7 @@ struct AuthAndLimitsTests {
     @Test func keysAndScopes() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(
+        let server = try await RunningServe.start(
             ["--workers", "0", "--api-keys-file", try Self.keysFile(in: dir)], in: dir)
         let anonymous = APITestClient(baseURL: server.baseURL)
         let body = #"{"sources": ["https://media.example.com/a.jpg"]}"#
@@ -93,7 +93,7 @@ struct AuthAndLimitsTests {
         #expect(refused.status == 2)
         #expect(refused.stderrText.contains("--allowed-host"), "\(refused.stderrText)")
 
-        let server = try await ServeProcess.start(
+        let server = try await RunningServe.start(
             [
                 "--workers", "0", "--api-keys-file", try Self.keysFile(in: dir), "--allowed-host", "push.example.com",
                 "--auth-failure-limit", "2",
@@ -122,7 +122,7 @@ struct AuthAndLimitsTests {
     @Test func rateLimitPerKey() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(
+        let server = try await RunningServe.start(
             [
                 "--workers", "0", "--api-keys-file", try Self.keysFile(in: dir), "--rate-limit", "0.5",
                 "--rate-burst", "3",
@@ -144,7 +144,7 @@ struct AuthAndLimitsTests {
     @Test func backpressureUnderLoad() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(["--workers", "0", "--max-queued", "20"], in: dir)
+        let server = try await RunningServe.start(["--workers", "0", "--max-queued", "20"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<60 {
@@ -170,7 +170,7 @@ struct AuthAndLimitsTests {
     @Test func urlCapAndRequestIDs() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(["--workers", "0"], in: dir)
+        let server = try await RunningServe.start(["--workers", "0"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let long = try await api.get("/v1/jobs?state=" + String(repeating: "q", count: 9000))
         #expect(long.status == 414)
@@ -187,7 +187,7 @@ struct AuthAndLimitsTests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(3)]) { files in
-            let server = try await ServeProcess.start(in: dir)
+            let server = try await RunningServe.start(in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let created = try await api.post(
                 "/v1/jobs", json: #"{"sources": ["\#(files.url("/hold-first/2500/drain/a.bmp"))"]}"#)
@@ -213,7 +213,7 @@ struct AuthAndLimitsTests {
     @Test func readinessFollowsTheStore() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(["--workers", "0"], in: dir)
+        let server = try await RunningServe.start(["--workers", "0"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         #expect(try await api.get("/readyz").status == 200)
         let out = dir.appendingPathComponent("out")
@@ -231,7 +231,7 @@ struct AuthAndLimitsTests {
     @Test func aTricklingUploadTimesOut() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(
+        let server = try await RunningServe.start(
             ["--workers", "0", "--request-timeout", "2", "--max-wait", "1"], in: dir)
         let port = try #require(server.baseURL.split(separator: ":").last.map(String.init))
         // One byte every 200 ms of a body that claims 100000: never done within 2 s.

@@ -20,7 +20,7 @@ struct ConsoleTests {
     @Test func pagesShowTheQueue() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(["--workers", "0"], in: dir)
+        let server = try await RunningServe.start(["--workers", "0"], in: dir)
         let browser = ConsoleBrowser(baseURL: server.baseURL)
         defer { Task { try? await browser.shutdown() } }
         let failed = try await ConsoleQueue.failed(dir, ["https://media.example.com/broken.jpg"])[0]
@@ -119,7 +119,7 @@ struct ConsoleTests {
     @Test func paging() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(["--workers", "0"], in: dir)
+        let server = try await RunningServe.start(["--workers", "0"], in: dir)
         let browser = ConsoleBrowser(baseURL: server.baseURL)
         defer { Task { try? await browser.shutdown() } }
         let ids = try await ConsoleQueue.enqueue(dir, (0..<60).map { "https://media.example.com/\($0).jpg" })
@@ -141,7 +141,7 @@ struct ConsoleTests {
     @Test func formsChangeTheQueue() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(["--workers", "0"], in: dir)
+        let server = try await RunningServe.start(["--workers", "0"], in: dir)
         let browser = ConsoleBrowser(baseURL: server.baseURL)
         defer { Task { try? await browser.shutdown() } }
         let failed = try await ConsoleQueue.failed(
@@ -210,7 +210,7 @@ struct ConsoleTests {
         defer { TestTools.removeDirectory(dir) }
         let keys = dir.appendingPathComponent("keys").path
         try "\(Self.writer)\n\(Self.reader) read\n".write(toFile: keys, atomically: true, encoding: .utf8)
-        let server = try await ServeProcess.start(["--workers", "0", "--api-keys-file", keys], in: dir)
+        let server = try await RunningServe.start(["--workers", "0", "--api-keys-file", keys], in: dir)
         let browser = ConsoleBrowser(baseURL: server.baseURL)
         defer { Task { try? await browser.shutdown() } }
         let queued = try await ConsoleQueue.enqueue(dir, ["https://media.example.com/fine.jpg"])[0]
@@ -300,9 +300,9 @@ struct ConsoleTests {
         let secret = dir.appendingPathComponent("console.secret").path
         try "s3cr3t-0123456789abcdef-0123456789abcdef\n".write(toFile: secret, atomically: true, encoding: .utf8)
         let shared = ["--workers", "0", "--api-keys-file", keys, "--console-secret-file", secret]
-        let first = try await ServeProcess.start(shared, in: dir)
-        let second = try await ServeProcess.start(shared + ["--public-url", "https://console.example.com"], in: dir)
-        let other = try await ServeProcess.start(["--workers", "0", "--api-keys-file", keys], in: dir)
+        let first = try await RunningServe.start(shared, in: dir)
+        let second = try await RunningServe.start(shared + ["--public-url", "https://console.example.com"], in: dir)
+        let other = try await RunningServe.start(["--workers", "0", "--api-keys-file", keys], in: dir)
 
         let browser = ConsoleBrowser(baseURL: first.baseURL)
         defer { Task { try? await browser.shutdown() } }
@@ -328,7 +328,7 @@ struct ConsoleTests {
 
         // Published files on another origin (`--base-url`, a CDN): the pages may load pictures
         // from that origin, and from nowhere else outside the server.
-        let withCDN = try await ServeProcess.start(
+        let withCDN = try await RunningServe.start(
             ["--workers", "0", "--base-url", "https://cdn.example.com/push"], in: dir)
         let cdnBrowser = ConsoleBrowser(baseURL: withCDN.baseURL)
         let cdnPage = try await cdnBrowser.get("/jobs")
@@ -354,7 +354,7 @@ struct ConsoleTests {
     @Test func preflightForm() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(["--workers", "0"], in: dir)
+        let server = try await RunningServe.start(["--workers", "0"], in: dir)
         let browser = ConsoleBrowser(baseURL: server.baseURL)
         defer { Task { try? await browser.shutdown() } }
 
@@ -394,7 +394,7 @@ struct ConsoleTests {
     @Test func jobPageShowsThePreview() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(in: dir)
+        let server = try await RunningServe.start(in: dir)
         let browser = ConsoleBrowser(baseURL: server.baseURL)
         defer { Task { try? await browser.shutdown() } }
         let api = APITestClient(baseURL: server.baseURL)

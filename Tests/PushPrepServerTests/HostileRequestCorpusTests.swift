@@ -197,7 +197,7 @@ struct HostileRequestCorpusTests {
             apiKeys: setup.keys
                 ? try APIKeyStore(parsing: "\(AuthAndLimitsTests.writer)\n\(AuthAndLimitsTests.reader) read") : nil,
             uploadsDirectory: uploads.path)
-        // As ServeProcess starts `pushprep serve`: sources on the test's own server are allowed.
+        // As RunningServe starts `pushprep serve`: sources on the test's own server are allowed.
         configuration.remote.allowPrivateNetworks = true
         setup.apply(to: &configuration)
         try configuration.validate()

@@ -23,7 +23,7 @@ struct HostileTextAPITests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await QueueFixture.withQueue(backend) { queue, url in
-            let server = try await ServeProcess.start(["--queue", url.commandLineArgument, "--workers", "0"], in: dir)
+            let server = try await RunningServe.start(["--queue", url.commandLineArgument, "--workers", "0"], in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             var bodies = Self.escapes.map { #"{"sources": ["https://media.example.com/a\#($0).jpg"]}"# }
             bodies += Self.escapes.map {

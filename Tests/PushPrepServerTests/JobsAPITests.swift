@@ -14,7 +14,7 @@ struct JobsAPITests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(1)]) { files in
-            let server = try await ServeProcess.start(in: dir)
+            let server = try await RunningServe.start(in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let created = try await api.post(
                 "/v1/jobs", json: #"{"sources": ["\#(files.url("/files/a.bmp"))"], "settings": {"width": 320}}"#,
@@ -51,7 +51,7 @@ struct JobsAPITests {
     @Test func listingPagesWithACursor() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(["--workers", "0"], in: dir)
+        let server = try await RunningServe.start(["--workers", "0"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let sources = (1...7).map { "\"https://media.example.com/\($0).jpg\"" }.joined(separator: ",")
         let created = try await api.post("/v1/jobs", json: #"{"sources": [\#(sources)]}"#)
@@ -88,7 +88,7 @@ struct JobsAPITests {
     @Test func cancelRetryAndStats() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(["--workers", "0"], in: dir)
+        let server = try await RunningServe.start(["--workers", "0"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let created = try await api.post("/v1/jobs", json: #"{"sources": ["https://media.example.com/a.jpg"]}"#)
         let id = try #require((try created.json()["jobs"] as? [[String: Any]])?.first?["id"] as? Int)
@@ -113,7 +113,7 @@ struct JobsAPITests {
     @Test func refusedRequestsAreProblems() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(["--workers", "0", "--max-body-bytes", "2000"], in: dir)
+        let server = try await RunningServe.start(["--workers", "0", "--max-body-bytes", "2000"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let cases: [(String, Int, String)] = [
             (#"{"sources": ["/etc/passwd"]}"#, 400, "invalid_request"),
@@ -149,7 +149,7 @@ struct JobsAPITests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(2)]) { files in
-            let server = try await ServeProcess.start(in: dir)
+            let server = try await RunningServe.start(in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let done = try await api.post(
                 "/v1/process?timeout=60s", json: #"{"sources": ["\#(files.url("/files/a.bmp"))"]}"#)
@@ -180,7 +180,7 @@ struct JobsAPITests {
     @Test func idempotencyMetadataAndCallback() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(
+        let server = try await RunningServe.start(
             ["--workers", "0", "--webhook-secret-file", try ServeWebhookTests.secretFile(in: dir)], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let body = #"""
@@ -225,15 +225,17 @@ struct JobsAPITests {
     }
 
     /// Cancelling a running job asks its worker to stop: the answer says so, and the job ends
-    /// `cancelled` at the worker's next step.
+    /// `cancelled` at the worker's next step. The source is held until the worker has seen the
+    /// request (a 3 s lease: a heartbeat every second), so the job is running throughout.
     @Test func cancelARunningJob() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(9)]) { files in
-            let server = try await ServeProcess.start(["--read-timeout", "60", "--fetch-timeout", "60"], in: dir)
+            let server = try await RunningServe.start(
+                ["--read-timeout", "60", "--fetch-timeout", "60", "--lease", "3"], in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let created = try await api.post(
-                "/v1/jobs", json: #"{"sources": ["\#(files.url("/hold-first/20000/cancel/a.bmp"))"]}"#)
+                "/v1/jobs", json: #"{"sources": ["\#(files.url("/held/cancel/a.bmp"))"]}"#)
             let id = try #require((try created.json()["jobs"] as? [[String: Any]])?.first?["id"] as? Int)
             _ = try await Poll.value("the job to run", within: .seconds(30)) { () -> Bool? in
                 try await api.get("/v1/jobs/\(id)").json()["state"] as? String == "running" ? true : nil
@@ -242,6 +244,10 @@ struct JobsAPITests {
             #expect(cancelling.status == 200)
             let asked = try cancelling.json()
             #expect(asked["state"] as? String == "running" && asked["cancel_requested"] as? Bool == true)
+            try await Poll.until(
+                "the worker sees the cancellation", within: .seconds(30), diagnostics: { server.process.logTail() }
+            ) { server.process.stderrText.contains("cancellation requested") }
+            files.release("cancel")
             let done = try await api.get("/v1/jobs/\(id)?wait=30s").json()
             #expect(done["state"] as? String == "cancelled", "\(done)")
             #expect((done["error"] as? [String: Any])?["code"] as? String == "cancelled")
@@ -253,7 +259,7 @@ struct JobsAPITests {
     @Test func metricsByRouteAndStatus() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(in: dir)
+        let server = try await RunningServe.start(in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         _ = try await api.get("/v1/stats")
         _ = try await api.get("/v1/jobs/12345")
@@ -270,7 +276,7 @@ struct JobsAPITests {
     @Test func oversizedHeadersAreRefused() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(["--workers", "0"], in: dir)
+        let server = try await RunningServe.start(["--workers", "0"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let huge = try? await api.get("/healthz", headers: [("X-Padding", String(repeating: "p", count: 40_000))])
         #expect(huge.map { $0.status >= 400 } ?? true, "a 40 KB header is refused or the connection closed")

@@ -19,7 +19,7 @@ struct LongPollTests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         let count = 400
-        let server = try await ServeProcess.start(
+        let server = try await RunningServe.start(
             ["--workers", "0", "--max-waits", "\(count + 50)", "--max-waits-per-client", "\(count + 50)"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let created = try await api.post("/v1/jobs", json: #"{"sources": ["https://media.example.com/a.jpg"]}"#)
@@ -94,7 +94,7 @@ struct LongPollTests {
     @Test func waitsAreBoundedPerKeyAndInAll() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(
+        let server = try await RunningServe.start(
             [
                 "--workers", "0", "--api-keys-file", try AuthAndLimitsTests.keysFile(in: dir), "--max-waits", "3",
                 "--max-waits-per-client", "2",
@@ -148,7 +148,7 @@ struct LongPollTests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(31)]) { files in
-            let server = try await ServeProcess.start(in: dir)
+            let server = try await RunningServe.start(in: dir)
             let client = HTTPClient(
                 eventLoopGroupProvider: .singleton,
                 configuration: .init(
@@ -185,7 +185,7 @@ struct LongPollTests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(32)]) { files in
-            let server = try await ServeProcess.start(["--workers", "2"], in: dir)
+            let server = try await RunningServe.start(["--workers", "2"], in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let answer = try await api.post(
                 "/v1/process?timeout=60s",
@@ -221,7 +221,7 @@ struct LongPollTests {
 
     private static func checkReplayWhenFull(queue: String?, in dir: URL) async throws {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let server = try await ServeProcess.start(
+        let server = try await RunningServe.start(
             ["--workers", "0", "--max-queued", "2"] + (queue.map { ["--queue", $0] } ?? []), in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let body = #"{"sources": ["https://media.example.com/a.jpg", "https://media.example.com/b.jpg"]}"#
@@ -284,7 +284,7 @@ struct PreflightCeilingTests {
         try await TestHTTPServer.with(files: files) { host in
             let payload = Self.payload(names.map { host.url("/files/\($0)") })
             func hits() -> Int { names.map { host.hits("/files/\($0)") }.reduce(0, +) }
-            let server = try await ServeProcess.start(
+            let server = try await RunningServe.start(
                 ["--workers", "0", "--api-keys-file", try AuthAndLimitsTests.keysFile(in: dir)], in: dir)
             let reader = APITestClient(baseURL: server.baseURL, apiKey: AuthAndLimitsTests.reader)
             for (field, value) in [("fetch_max_urls", "1000"), ("fetch_max_bytes", "10000000000")] {
@@ -309,7 +309,7 @@ struct PreflightCeilingTests {
             // A lower ceiling is the budget of a request that names none.
             let cappedDir = try TestTools.temporaryDirectory()
             defer { TestTools.removeDirectory(cappedDir) }
-            let capped = try await ServeProcess.start(["--workers", "0", "--max-preflight-urls", "3"], in: cappedDir)
+            let capped = try await RunningServe.start(["--workers", "0", "--max-preflight-urls", "3"], in: cappedDir)
             let api = APITestClient(baseURL: capped.baseURL)
             let answer = try await api.post(
                 "/v1/preflight", json: #"{"payload": \#(payload), "fetch": true, "allow_http": true}"#)

@@ -18,7 +18,7 @@ struct PostgresServeTests {
             try await PostgresTestServer.shared.withFreshDatabase { url in
                 let queue = url.commandLineArgument
                 let out = dir.appendingPathComponent("shared-out")
-                let server = try await ServeProcess.start(
+                let server = try await RunningServe.start(
                     [
                         "--queue", queue, "--workers", "0", "--out", out.path, "--webhook-secret-file",
                         try ServeWebhookTests.secretFile(in: dir),

@@ -25,7 +25,7 @@ struct SchemathesisTests {
             "schemathesis is not installed: run make pyenv (make test does)")
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(["--workers", "0", "--max-wait", "1"], in: dir)
+        let server = try await RunningServe.start(["--workers", "0", "--max-wait", "1"], in: dir)
         let document = "\(server.baseURL)/openapi.json"
         let common = [
             "run", document, "--checks", "all", "--no-color", "--workers", "2", "--seed", "1", "-n", "25",

@@ -35,7 +35,7 @@ struct ServeMemoryTests {
     func memoryStaysFlatUnderSteadyRequests() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(
+        let server = try await RunningServe.start(
             [
                 "--workers", "0", "--store", "file:\(dir.appendingPathComponent("out").path)", "--log-level",
                 "warning",

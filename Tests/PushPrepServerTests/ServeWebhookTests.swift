@@ -23,7 +23,7 @@ struct ServeWebhookTests {
         let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret)
         defer { receiver.stop() }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(5)]) { files in
-            let server = try await ServeProcess.start(
+            let server = try await RunningServe.start(
                 ["--webhook-secret-file", try Self.secretFile(in: dir)], in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let created = try await api.post(
@@ -65,7 +65,7 @@ struct ServeWebhookTests {
         let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret, status: 410)
         defer { receiver.stop() }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(7)]) { files in
-            let server = try await ServeProcess.start(
+            let server = try await RunningServe.start(
                 ["--webhook-secret-file", try Self.secretFile(in: dir)], in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let created = try await api.post(
@@ -88,7 +88,7 @@ struct ServeWebhookTests {
     @Test func callbacksNeedASecret() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(["--workers", "0"], in: dir)
+        let server = try await RunningServe.start(["--workers", "0"], in: dir)
         let answer = try await APITestClient(baseURL: server.baseURL).post(
             "/v1/jobs",
             json: #"{"sources": ["https://a.example/x.jpg"], "callback_url": "https://hooks.example.com/x"}"#)
@@ -105,7 +105,7 @@ struct ServeWebhookTests {
         defer { receiver.stop() }
         let secret = try Self.secretFile(in: dir)
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(6)]) { files in
-            let first = try await ServeProcess.start(["--webhook-secret-file", secret], in: dir)
+            let first = try await RunningServe.start(["--webhook-secret-file", secret], in: dir)
             let created = try await APITestClient(baseURL: first.baseURL).post(
                 "/v1/jobs",
                 json: #"{"sources": ["\#(files.url("/files/a.bmp"))"], "callback_url": "\#(receiver.url())"}"#)
@@ -113,7 +113,7 @@ struct ServeWebhookTests {
             _ = try await Poll.value("the first attempt", within: .seconds(60)) { try receiver.requests.first }
             try await first.process.kill()
 
-            let second = try await ServeProcess.start(["--webhook-secret-file", secret], in: dir)
+            let second = try await RunningServe.start(["--webhook-secret-file", secret], in: dir)
             // The standard schedule retries 5 s (±10%) after the first failure.
             let requests = try await Poll.value(
                 "the retry from the next server", within: .seconds(60), diagnostics: { second.process.logTail() }
@@ -136,7 +136,7 @@ struct ServeWebhookTests {
         let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret)
         defer { receiver.stop() }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(8)]) { files in
-            let server = try await ServeProcess.start(
+            let server = try await RunningServe.start(
                 [
                     "--webhook-secret-file", try Self.secretFile(in: dir), "--sign-attachments",
                     "--attachment-key-file", keyFile.path,

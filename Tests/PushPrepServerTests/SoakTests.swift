@@ -96,7 +96,7 @@ struct SoakTests {
             // build can be soaked too (and fails on its uploads directory).
             if try await Self.serveOptions().contains("--keep-uploads") { arguments += ["--keep-uploads", "1"] }
             if let queue { arguments += ["--queue", queue] }
-            let server = try await ServeProcess.start(arguments, in: dir)
+            let server = try await RunningServe.start(arguments, in: dir)
             defer { server.process.send(SIGKILL) }
             let pid = server.process.pid
             let serverPort = try #require(URL(string: server.baseURL)?.port)
@@ -223,7 +223,7 @@ struct SoakTests {
 
     /// Runs `body` with an API client of its own, whose connections are closed when it returns.
     static func withClient<T: Sendable>(
-        _ server: ServeProcess, _ body: (APITestClient) async throws -> T
+        _ server: RunningServe, _ body: (APITestClient) async throws -> T
     ) async throws -> T {
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
@@ -242,7 +242,7 @@ struct SoakTests {
     }
 
     /// Waits (bounded) until every job `tally` accepted has ended, and checks each one's state.
-    static func drain(_ tally: Tally, api: APITestClient, server: ServeProcess) async throws {
+    static func drain(_ tally: Tally, api: APITestClient, server: RunningServe) async throws {
         let ids = tally.allJobs
         var unfinished = ids
         try await Poll.until(
@@ -616,7 +616,7 @@ struct SoakTests {
     /// The mix of clients, each a loop of its own kind until the time is up or its count is
     /// reached.
     struct Load {
-        let server: ServeProcess
+        let server: RunningServe
         /// The phase's client (its keep-alive connections are closed when the phase ends).
         let api: APITestClient
         let sources: TestHTTPServer

@@ -13,7 +13,7 @@ struct SourceStatusAPITests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await TestHTTPServer.with(files: [:]) { files in
-            let server = try await ServeProcess.start(["--retry-base", "600", "--retry-max", "600"], in: dir)
+            let server = try await RunningServe.start(["--retry-base", "600", "--retry-max", "600"], in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let answer = try await api.post(
                 "/v1/process?timeout=60s", json: #"{"sources": ["\#(files.url("/status/404"))"], "max_attempts": 4}"#)

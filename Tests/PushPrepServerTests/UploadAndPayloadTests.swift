@@ -38,7 +38,7 @@ struct UploadAndPayloadTests {
     @Test func rawUploadBecomesASucceededJob() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(in: dir)
+        let server = try await RunningServe.start(in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let image = TinyBMP.bytes(11)
         let created = try await api.send(
@@ -72,7 +72,7 @@ struct UploadAndPayloadTests {
         defer { TestTools.removeDirectory(dir) }
         let jpeg = dir.appendingPathComponent("photo.jpg").path
         try TestTools.vips("gaussnoise", jpeg, "640", "480")
-        let server = try await ServeProcess.start(in: dir)
+        let server = try await RunningServe.start(in: dir)
         let api = APITestClient(baseURL: server.baseURL)
 
         let curl = try TestTools.run(
@@ -116,7 +116,7 @@ struct UploadAndPayloadTests {
     @Test func refusedUploadsAndPayloads() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(["--workers", "0"], in: dir)
+        let server = try await RunningServe.start(["--workers", "0"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let text = Array(String(repeating: "just some text\n", count: 1000).utf8)
         func form(_ parts: [(String, String)], close: Bool = true) -> [UInt8] {
@@ -163,7 +163,7 @@ struct UploadAndPayloadTests {
     @Test func uploadsOverTheCapAreRefusedWithoutBuffering() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(["--workers", "0", "--max-upload-bytes", "100000000"], in: dir)
+        let server = try await RunningServe.start(["--workers", "0", "--max-upload-bytes", "100000000"], in: dir)
         // A JPEG header, then zeros: detected as a JPEG, so only the cap stops it.
         func zerosJPEG(_ size: Int, name: String) throws -> String {
             let path = dir.appendingPathComponent(name).path
@@ -212,7 +212,7 @@ struct UploadAndPayloadTests {
     @Test func payloadAndPreflightMatchTheCLI() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await ServeProcess.start(in: dir)
+        let server = try await RunningServe.start(in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         var ids: [Int] = []
         var entries: [Any] = []
@@ -354,7 +354,7 @@ extension UploadAndPayloadTests {
     static func uploadsReturnToBaseline(queue: String?, in dir: URL) async throws {
         var arguments = ["--keep-uploads", "0"]
         if let queue { arguments += ["--queue", queue] }
-        let server = try await ServeProcess.start(arguments, in: dir)
+        let server = try await RunningServe.start(arguments, in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let baseline = Self.uploadsUsage(dir)
         var ids: [Int] = []

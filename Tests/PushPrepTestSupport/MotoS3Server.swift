@@ -39,7 +39,7 @@ package final class MotoS3Server: Sendable {
     }
 
     private static let availability = Task<Bool, Never> {
-        let check = try? await ServerProcess.blocking {
+        let check = try? await ChildProcessTools.blocking {
             guard FileManager.default.isExecutableFile(atPath: python) else { return false }
             return try TestTools.run(python, ["-c", "import boto3, moto.server"], timeout: .seconds(60)).status == 0
         }
@@ -214,8 +214,8 @@ package final class MotoS3Server: Sendable {
         guard await isAvailable else {
             throw TestTools.Failure(description: "moto's server is not in .build/pyenv: run `make pyenv`")
         }
-        ServerProcess.removeStaleDirectories(under: parentDirectory) { stopServer(in: $0) }
-        let directory = try ServerProcess.makeDirectory(under: parentDirectory)
+        ChildProcessTools.removeStaleDirectories(under: parentDirectory) { stopServer(in: $0) }
+        let directory = try ChildProcessTools.makeDirectory(under: parentDirectory)
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AWS_") }
         environment["INITIAL_NO_AUTH_ACTION_COUNT"] = iamAuth ? "3" : nil
         environment["PYTHONUNBUFFERED"] = "1"
@@ -223,7 +223,7 @@ package final class MotoS3Server: Sendable {
         var lastFailure: (any Error)?
         for _ in 0..<3 {
             let port = try PostgresTestServer.freePort()
-            let pid = try ServerProcess.spawn(
+            let pid = try ChildProcessTools.spawn(
                 [python, "-m", "moto.server", "-H", "127.0.0.1", "-p", "\(port)"], in: directory, output: log,
                 environment: environment)
             register(pid, directory: directory)
@@ -251,7 +251,7 @@ package final class MotoS3Server: Sendable {
             } catch {
                 stop(pid)
                 throw TestTools.Failure(
-                    description: "moto_setup.py failed: \(error)\nserver.log:\n\(ServerProcess.tail(of: log))")
+                    description: "moto_setup.py failed: \(error)\nserver.log:\n\(ChildProcessTools.tail(of: log))")
             }
         }
         throw lastFailure ?? TestTools.Failure(description: "moto's S3 server did not start")
@@ -264,17 +264,17 @@ package final class MotoS3Server: Sendable {
         let deadline = ContinuousClock.now + .seconds(60)
         let listening = "Running on http://127.0.0.1:\(port)"
         while true {
-            if let status = ServerProcess.exitStatus(of: pid) {
+            if let status = ChildProcessTools.exitStatus(of: pid) {
                 throw TestTools.Failure(
                     description: "moto's S3 server exited with \(status) before listening on \(port):\n"
-                        + ServerProcess.tail(of: log))
+                        + ChildProcessTools.tail(of: log))
             }
             let logged = (try? String(contentsOf: log, encoding: .utf8))?.contains(listening) ?? false
-            if logged, ServerProcess.acceptsConnections(port: port) { return }
+            if logged, ChildProcessTools.acceptsConnections(port: port) { return }
             guard ContinuousClock.now < deadline else {
                 throw TestTools.Failure(
                     description: "moto's S3 server did not listen on \(port) within a minute:\n"
-                        + ServerProcess.tail(of: log))
+                        + ChildProcessTools.tail(of: log))
             }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -296,7 +296,7 @@ package final class MotoS3Server: Sendable {
     private static func runScript(_ name: String, _ request: [String: Any]) async throws -> Data {
         let script = TestTools.packageRoot.appendingPathComponent("scripts/\(name)").path
         let input = try JSONSerialization.data(withJSONObject: request)
-        return try await ServerProcess.blocking {
+        return try await ChildProcessTools.blocking {
             let result = try TestTools.run(python, [script], stdin: input, timeout: .seconds(120))
             guard result.status == 0 else {
                 throw TestTools.Failure(
@@ -323,14 +323,14 @@ package final class MotoS3Server: Sendable {
         guard first else { return }
         atexit {
             let servers = MotoS3Server.servers.withLock { $0 }
-            for pid in servers.keys { ServerProcess.killAndReap(pid) }
+            for pid in servers.keys { ChildProcessTools.killAndReap(pid) }
             for directory in Set(servers.values) { try? FileManager.default.removeItem(at: directory) }
         }
     }
 
     /// Kills a server this process started that failed to start or to be prepared.
     private static func stop(_ pid: pid_t) {
-        ServerProcess.killAndReap(pid)
+        ChildProcessTools.killAndReap(pid)
         _ = servers.withLock { $0.removeValue(forKey: pid) }
     }
 
@@ -338,7 +338,8 @@ package final class MotoS3Server: Sendable {
     /// pid may have been reused).
     private static func stopServer(in directory: URL) {
         guard let text = try? String(contentsOf: directory.appendingPathComponent("server.pid"), encoding: .utf8),
-            let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 0, ServerProcess.isAlive(pid)
+            let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 0,
+            ChildProcessTools.isAlive(pid)
         else { return }
         let commandLine = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))) ?? Data()
         guard String(decoding: commandLine, as: UTF8.self).contains("moto.server") else { return }

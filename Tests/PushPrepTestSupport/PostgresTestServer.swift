@@ -35,7 +35,7 @@ package final class PostgresTestServer: Sendable {
     private let instance: Task<Instance, any Error>
 
     private init() {
-        instance = Task { try await ServerProcess.blocking(Self.start) }
+        instance = Task { try await ChildProcessTools.blocking(Self.start) }
     }
 
     /// The server's TCP port on 127.0.0.1 (starts the server).
@@ -83,7 +83,7 @@ package final class PostgresTestServer: Sendable {
             "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(instance.port)", "-U", "postgres",
             "-d", database, "-c", sql,
         ]
-        let output = try await ServerProcess.blocking { try TestTools.runChecked(psql, arguments) }
+        let output = try await ChildProcessTools.blocking { try TestTools.runChecked(psql, arguments) }
         return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
@@ -92,7 +92,7 @@ package final class PostgresTestServer: Sendable {
     /// Finds the programs, cleans up after killed runs, creates the cluster and starts it.
     private static func start() throws -> Instance {
         let binDirectory = try findBinDirectory()
-        ServerProcess.removeStaleDirectories(under: parentDirectory) { stopServer(in: $0) }
+        ChildProcessTools.removeStaleDirectories(under: parentDirectory) { stopServer(in: $0) }
         let directory = try makeServerDirectory()
         do {
             try initializeCluster(in: directory, binDirectory: binDirectory)
@@ -129,7 +129,7 @@ package final class PostgresTestServer: Sendable {
 
     /// A new server directory owned by the user the server runs as, recorded as this process's.
     private static func makeServerDirectory() throws -> URL {
-        let directory = try ServerProcess.makeDirectory(under: parentDirectory)
+        let directory = try ChildProcessTools.makeDirectory(under: parentDirectory)
         registerCleanup(of: directory)
         if let user = try serverUser() {
             guard chown(directory.path, user.uid, user.gid) == 0 else {
@@ -247,8 +247,8 @@ package final class PostgresTestServer: Sendable {
     private static func spawnAndWait(
         _ command: [String], in directory: URL, output: URL, timeout: Duration
     ) throws -> Int32 {
-        let pid = try ServerProcess.spawn(command, in: directory, output: output)
-        return try ServerProcess.wait(for: pid, timeout: timeout, command: command)
+        let pid = try ChildProcessTools.spawn(command, in: directory, output: output)
+        return try ChildProcessTools.wait(for: pid, timeout: timeout, command: command)
     }
 
     // MARK: - Stopping
@@ -272,7 +272,7 @@ package final class PostgresTestServer: Sendable {
     private static func stopServer(in directory: URL) {
         guard let pid = postmasterPID(in: directory) else { return }
         kill(pid, SIGQUIT)
-        for _ in 0..<1000 where ServerProcess.isAlive(pid) {
+        for _ in 0..<1000 where ChildProcessTools.isAlive(pid) {
             usleep(10_000)
         }
     }
@@ -283,7 +283,7 @@ package final class PostgresTestServer: Sendable {
         let file = directory.appendingPathComponent("data/postmaster.pid")
         guard let text = try? String(contentsOf: file, encoding: .utf8),
             let line = text.split(separator: "\n").first, let pid = pid_t(line.trimmingCharacters(in: .whitespaces)),
-            pid > 0, ServerProcess.isAlive(pid)
+            pid > 0, ChildProcessTools.isAlive(pid)
         else { return nil }
         let command = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? ""
         return command.hasPrefix("postgres") ? pid : nil

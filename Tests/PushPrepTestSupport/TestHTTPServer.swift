@@ -14,6 +14,8 @@ import Synchronization
 /// - `/slow-first-byte/<ms>/<name>`: waits before the response head.
 /// - `/hold-first/<ms>/<key>/<name>`: holds the first request `<ms>` before answering; later
 ///   requests are answered at once (a source that is slow only for the first worker to try it).
+/// - `/held/<key>/<name>`: holds every request until the test calls ``release(_:)`` with `<key>`
+///   (a source that answers when the test has seen what it waits for, not after a fixed time).
 /// - `/trickle/<name>`: a chunked body, one byte every 100 ms (at most 600 bytes).
 /// - `/lying-length/<declared>/<name>`: says `Content-Length: <declared>`, then sends the whole fixture.
 /// - `/short-body/<name>`: says the fixture's length, sends half and closes.
@@ -37,6 +39,10 @@ package final class TestHTTPServer: Sendable {
         package var hits: [String: Int] = [:]
         package var conditionalHits: [String: Int] = [:]
         var etag = "\"v1\""
+        /// The answers `/held/<key>/` requests wait for, by key.
+        var held: [String: [@Sendable () -> Void]] = [:]
+        /// The keys ``release(_:)`` has released: their requests are answered at once.
+        var released: Set<String> = []
     }
 
     private init(channel: any Channel, box: StateBox) {
@@ -90,6 +96,15 @@ package final class TestHTTPServer: Sendable {
 
     /// Changes the ETag every `/files/` response carries (the content "changed").
     package func setETag(_ etag: String) { box.state.withLock { $0.etag = etag } }
+
+    /// Answers the `/held/<key>/` requests waiting, and from now on every such request at once.
+    package func release(_ key: String) {
+        let answers = box.state.withLock { state in
+            state.released.insert(key)
+            return state.held.removeValue(forKey: key) ?? []
+        }
+        for answer in answers { answer() }
+    }
 
     /// Stops listening and closes the listening socket.
     package func shutdown() async {
@@ -188,6 +203,24 @@ private final class Handler: ChannelInboundHandler, @unchecked Sendable {
                 guard context.channel.isActive else { return }
                 handler.respond(context, status: .ok, headers: headers, body: bytes)
             }
+        case "held" where parts.count == 3:
+            guard let bytes = fixture(last) else { return respond(context, status: .notFound) }
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            let eventLoop = context.eventLoop
+            let answer: @Sendable () -> Void = {
+                eventLoop.execute {
+                    let (handler, context) = loopBound.value
+                    guard context.channel.isActive else { return }
+                    handler.respond(
+                        context, status: .ok, headers: [("Content-Type", Self.contentType(last))], body: bytes)
+                }
+            }
+            let now = box.state.withLock { state -> Bool in
+                guard !state.released.contains(parts[1]) else { return true }
+                state.held[parts[1], default: []].append(answer)
+                return false
+            }
+            if now { answer() }
         case "trickle" where parts.count == 2:
             guard let bytes = fixture(last) else { return respond(context, status: .notFound) }
             var head = HTTPResponseHead(version: .http1_1, status: .ok)

@@ -141,7 +141,7 @@ package enum TestTools {
     package static func runAsync(
         _ program: String, _ arguments: [String], timeout: Duration = .seconds(120)
     ) async throws -> (status: Int32, stdout: Data, stderr: Data) {
-        try await ServerProcess.blocking { try run(program, arguments, timeout: timeout) }
+        try await ChildProcessTools.blocking { try run(program, arguments, timeout: timeout) }
     }
 
     /// Runs a program and throws, with its standard error, unless it exits with status 0.

@@ -144,7 +144,7 @@ package enum PushPrepCLI {
     /// thread of its own, never on one of Swift concurrency's few threads.
     package static func runAsync(_ arguments: [String], in directory: URL, stdin: Data? = nil) async throws -> Result {
         let binary = try binary().path
-        return try await ServerProcess.blocking {
+        return try await ChildProcessTools.blocking {
             let result = try TestTools.run(binary, arguments, stdin: stdin, currentDirectory: directory)
             return Result(status: result.status, stdout: result.stdout, stderr: result.stderr)
         }

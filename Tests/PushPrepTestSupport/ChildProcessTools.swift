@@ -4,11 +4,12 @@ import Foundation
     import Glibc
 #endif
 
-/// What the servers the tests start themselves (PostgreSQL, moto's S3) share: a directory per
-/// server recorded as this process's, so the next run stops and deletes what a killed run left
-/// behind; spawning a program with no descriptor of this process; and running blocking work off
-/// Swift concurrency's pool.
-package enum ServerProcess {
+/// Tools for the child processes the tests start (the servers they run themselves, PostgreSQL
+/// and moto's S3; the programs and workers they wait for): a directory per server recorded as
+/// this process's, so the next run stops and deletes what a killed run left behind; spawning a
+/// program with no descriptor of this process; and running blocking work off Swift concurrency's
+/// pool. (Not to be confused with ``RunningServe``, a `pushprep serve` under test.)
+package enum ChildProcessTools {
     // MARK: - Server directories
 
     /// A new directory `<pid>-<random>/` under `parent` (made, shared like /tmp, when missing),

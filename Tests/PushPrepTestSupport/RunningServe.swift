@@ -3,9 +3,10 @@ package import Foundation
 import NIOCore
 package import NIOHTTP1
 
-/// A `pushprep serve` started by a test: the process (for signals and its log) and the URL it
-/// listens on, read from the line it prints once bound (`--port 0` picks a free port).
-package struct ServeProcess: Sendable {
+/// A `pushprep serve` running for a test, started by it: the process (for signals and its log)
+/// and the URL it listens on, read from the line it prints once bound (`--port 0` picks a free
+/// port).
+package struct RunningServe: Sendable {
     package let process: PushPrepProcess
     /// `http://127.0.0.1:PORT`.
     package let baseURL: String
@@ -19,7 +20,7 @@ package struct ServeProcess: Sendable {
     /// embedded workers to one; loopback sources are allowed; logs at debug level.
     package static func start(
         _ arguments: [String] = [], in directory: URL, environment: [String: String] = [:]
-    ) async throws -> ServeProcess {
+    ) async throws -> RunningServe {
         var defaults: [String] = ["serve", "--port", "0", "--allow-private-networks", "--log-level", "debug"]
         if !arguments.contains("--queue") { defaults += ["--queue", "sqlite:\(directory.path)/queue.db"] }
         if !arguments.contains("--out") && !arguments.contains("--store") {
@@ -40,7 +41,7 @@ package struct ServeProcess: Sendable {
             return process.stdoutText.split(separator: "\n").lazy
                 .compactMap { line in line.range(of: "listening on ").map { String(line[$0.upperBound...]) } }.first
         }
-        return ServeProcess(process: process, baseURL: url)
+        return RunningServe(process: process, baseURL: url)
     }
 
     /// SIGTERM, then waits for a graceful exit (the drain), up to `timeout`.

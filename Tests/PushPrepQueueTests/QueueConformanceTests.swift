@@ -843,7 +843,7 @@ struct QueueConformanceTests {
     }
 
     func failed(_ job: ClaimedJob) -> JobOutcome {
-        JobOutcome(lease: job.lease, kind: .failed(code: "corrupt_input", message: "truncated JPEG"))
+        JobOutcome(lease: job.lease, kind: .failed(code: .corruptInput, message: "truncated JPEG"))
     }
 
     func retry(_ job: ClaimedJob, delay: Duration) -> JobOutcome {

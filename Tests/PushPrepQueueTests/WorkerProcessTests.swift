@@ -83,7 +83,7 @@ struct WorkerProcessTests {
                 let lateSuccess = try await queue.finish([JobOutcome(lease: stale, kind: .succeeded(result: "{}"))])
                 #expect(lateSuccess.isEmpty, "a finish with the old token is refused")
                 let lateFailure = try await queue.finish([
-                    JobOutcome(lease: stale, kind: .failed(code: "io_error", message: "late"))
+                    JobOutcome(lease: stale, kind: .failed(code: .ioError, message: "late"))
                 ])
                 #expect(lateFailure.isEmpty, "a failure with the old token is refused")
                 let heartbeat = try await queue.heartbeat([stale], lease: .seconds(60))

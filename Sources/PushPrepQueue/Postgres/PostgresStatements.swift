@@ -273,7 +273,7 @@ struct FinishStatement: PostgresPreparedStatement {
             case .failed(let code, let message):
                 failed.ids.append(id)
                 failed.tokens.append(token)
-                failed.codes.append(code)
+                failed.codes.append(code.rawValue)
                 failed.messages.append(message)
             case .retry(let code, let message, let delay):
                 retried.ids.append(id)

@@ -377,7 +377,7 @@ public final class SQLiteJobQueue: JobQueue {
             arguments += ["result": result, "kind": JobKind(result: result).stored]
             return (SQL.succeeded, arguments)
         case .failed(let code, let message):
-            arguments += ["code": code, "message": message]
+            arguments += ["code": code.rawValue, "message": message]
             return (SQL.failed, arguments)
         case .retry(let code, let message, let delay):
             arguments += ["code": code, "message": message, "runAt": now + delay.seconds]

@@ -112,7 +112,7 @@ enum VideoTranscodeStep {
         var lastVideoTime: Double? = nil
         var damaged = 0
         var reachedEnd = false
-        let work = MediaWork.current
+        let work = MediaInstrumentation.observer
 
         func onVideo(_ frame: UnsafeMutablePointer<AVFrame>) throws(PushPrepError) {
             let ts = frame.pointee.best_effort_timestamp

@@ -207,9 +207,9 @@ struct ConsoleJobView {
 
     /// A manifest's warning as the job page lists it: with its code and advice when it is a kind
     /// this version writes, as it is otherwise (an older PushPrep's text).
-    static func warningRow(_ message: String) -> [String: Any] {
-        var row: [String: Any] = ["message": message]
-        if let code = ProcessingWarning.Code(message: message) {
+    static func warningRow(_ warning: AttachmentWarning) -> [String: Any] {
+        var row: [String: Any] = ["message": warning.message]
+        if let code = warning.code {
             row["warningCode"] = code.rawValue
             row["warningAdvice"] = ConsoleAdvice.text(for: code)
         }

@@ -79,8 +79,8 @@ public struct JobOutcome: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
         /// Done; `result` is the job's result as JSON text (for PushPrep jobs: the manifest entry).
         case succeeded(result: String)
-        /// Failed for good: the job ends `failed` without retries.
-        case failed(code: String, message: String)
+        /// Failed for good: the job ends `failed` without retries, with the error's stable code.
+        case failed(code: PushPrepError.Code, message: String)
         /// Failed for now: queued again after `delay`, or `dead` when this was the last attempt.
         case retry(code: String, message: String, delay: Duration)
         /// Stopped because it was cancelled: the job ends `cancelled`.

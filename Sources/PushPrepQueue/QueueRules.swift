@@ -31,7 +31,7 @@ package enum QueueRules {
         case .succeeded(let result):
             return .succeeded(result: result, kind: JobKind(result: result))
         case .failed(let code, let message):
-            return .ended(state: .failed, code: code, message: message)
+            return .ended(state: .failed, code: code.rawValue, message: message)
         case .retry(let code, let message, let delay):
             guard !isLastAttempt(outcome.attempt, of: outcome.maxAttempts) else {
                 return .ended(state: .dead, code: code, message: message)

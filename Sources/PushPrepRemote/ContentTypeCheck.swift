@@ -34,8 +34,8 @@ package enum ContentTypeCheck {
         }
 
         /// The manifest's warning: what disagrees and what processing did about it.
-        package var processingWarning: String {
-            ProcessingWarning.contentTypeMismatch(contentType: contentType, detected: detected).message
+        package var processingWarning: ProcessingWarning {
+            ProcessingWarning.contentTypeMismatch(contentType: contentType, detected: detected)
         }
     }
 

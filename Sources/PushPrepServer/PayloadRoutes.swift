@@ -30,7 +30,7 @@ struct PayloadRoutes {
     /// jobs) and what `pushprep payload` takes as options: `ids` as `--id`, `all` as `--all`
     /// (without either, the first ready attachment). `merge` is read from the parsed document,
     /// so its numbers keep their spelling.
-    struct PayloadRequest: Decodable {
+    struct PayloadRequest: KeyedRequestBody {
         var entries: [ManifestEntry]?
         var jobIDs: [JobID]?
         var dialect: String?
@@ -44,13 +44,10 @@ struct PayloadRoutes {
         var sound: String?
         var baseURL: String?
 
-        static let keys: Set<String> = [
-            "entries", "job_ids", "dialect", "ids", "all", "title", "subtitle", "body", "category", "thread_id",
-            "sound",
-            "base_url", "merge",
-        ]
+        /// `merge` (any JSON object, laid over the payload) is read from the document.
+        static let documentKeys: Set<String> = ["merge"]
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case entries, dialect, ids, all, title, subtitle, body, category, sound
             case jobIDs = "job_ids"
             case threadID = "thread_id"
@@ -172,7 +169,7 @@ struct PayloadRoutes {
     /// `POST /v1/preflight`'s body besides `payload`: what `pushprep preflight` takes as
     /// options. `payload` is the payload as a JSON object, or its text as a string (checked
     /// byte for byte as sent, duplicate keys included, as the CLI checks a file).
-    struct PreflightRequest: Decodable {
+    struct PreflightRequest: KeyedRequestBody {
         var dialect: String?
         var pushType: String?
         var fetch: Bool?
@@ -182,12 +179,11 @@ struct PayloadRoutes {
         var fetchMaxURLs: Int?
         var fetchMaxBytes: Int?
 
-        static let keys: Set<String> = [
-            "payload", "dialect", "push_type", "fetch", "allow_http", "time_budget", "slow_link_kbps",
-            "fetch_max_urls", "fetch_max_bytes", "assume_bandwidth",
-        ]
+        /// `payload` (the payload to check, any JSON) and `assume_bandwidth` (a number or a text
+        /// such as `3g`) are read from the document.
+        static let documentKeys: Set<String> = ["payload", "assume_bandwidth"]
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case dialect, fetch
             case pushType = "push_type"
             case allowHTTP = "allow_http"

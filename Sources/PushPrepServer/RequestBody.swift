@@ -11,6 +11,23 @@ protocol DescribedFields {
     static var fieldTypes: [String: String] { get }
 }
 
+/// A JSON request body whose members are its `CodingKeys`, and those it reads from the parsed
+/// document apart from decoding: the keys it takes (``keys``, what ``RequestBody/decode(_:from:allowedKeys:)``
+/// refuses others by) follow from the type, so a field added to it is taken without a second list.
+protocol KeyedRequestBody: Decodable {
+    /// The body's decoded members.
+    associatedtype CodingKeys: CodingKey & CaseIterable
+    /// Members read from the parsed document rather than decoded; none unless said.
+    static var documentKeys: Set<String> { get }
+}
+
+extension KeyedRequestBody {
+    static var documentKeys: Set<String> { [] }
+
+    /// Every member the body may have.
+    static var keys: Set<String> { Set(CodingKeys.allCases.map(\.stringValue)).union(documentKeys) }
+}
+
 /// Reading a JSON request body: capped, strict, and with errors that say what to fix.
 enum RequestBody {
     /// The body's bytes, refused with 413 beyond `maxBytes` (read no further than that).

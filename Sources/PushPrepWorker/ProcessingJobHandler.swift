@@ -39,7 +39,7 @@ public struct ProcessingJobHandler: JobHandler {
         do {
             settings = try JSONDecoder().decode(ProcessingSettings.self, from: Data(job.payload.utf8)).validated()
         } catch {
-            return .failed(code: PushPrepError.Code.invalidSettings.rawValue, message: "the job's settings: \(error)")
+            return .failed(code: .invalidSettings, message: "the job's settings: \(error)")
         }
         let staging = Staging.directory(in: store.stagingRoot, worker: context.workerID, lease: job.lease)
         defer { Staging.remove(staging) }
@@ -55,7 +55,7 @@ public struct ProcessingJobHandler: JobHandler {
             // A source's 404 or 403 is as final as a corrupt file: retrying would only delay the
             // same failure (the error says so; its code alone may not).
             if failure.error.isPermanent {
-                return .failed(code: code.rawValue, message: failure.error.message)
+                return .failed(code: code, message: failure.error.message)
             }
             return .retry(code: code.rawValue, message: failure.error.message, delay: context.retryDelay)
         case .ok(let attachment):
@@ -71,7 +71,7 @@ public struct ProcessingJobHandler: JobHandler {
             } catch {
                 // storage_denied is permanent (the job fails); storage_unavailable and I/O errors are retried.
                 if error.isPermanent {
-                    return .failed(code: error.code.rawValue, message: error.message)
+                    return .failed(code: error.code, message: error.message)
                 }
                 return .retry(code: error.code.rawValue, message: error.message, delay: context.retryDelay)
             }
@@ -82,7 +82,7 @@ public struct ProcessingJobHandler: JobHandler {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             guard let data = try? encoder.encode(ManifestEntry.ok(published)) else {
-                return .failed(code: PushPrepError.Code.ioError.rawValue, message: "cannot encode the manifest entry")
+                return .failed(code: .ioError, message: "cannot encode the manifest entry")
             }
             return .succeeded(result: String(decoding: data, as: UTF8.self))
         }

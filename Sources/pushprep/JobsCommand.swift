@@ -71,10 +71,13 @@ struct JobsCommand: AsyncParsableCommand {
                 """)
         var manifest = false
 
+        @OptionGroup var manifestVersion: ManifestVersionOption
+
         @OptionGroup var common: Common
 
         func validate() throws {
             if manifest && common.output.json { throw ValidationError("give --manifest or --json, not both") }
+            if manifestVersion.isGiven && !manifest { throw ValidationError("--manifest-version takes --manifest") }
         }
 
         func run() async throws {
@@ -87,7 +90,8 @@ struct JobsCommand: AsyncParsableCommand {
                 } catch {
                     throw CommandFailure(message: error.description)
                 }
-                let document = Manifest(settings: finished.settings, attachments: [finished.entry])
+                let document = Manifest(
+                    settings: finished.settings, attachments: [finished.entry], version: manifestVersion.version)
                 FileHandle.standardOutput.write(try document.jsonData())
                 return
             }

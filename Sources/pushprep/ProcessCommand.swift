@@ -52,6 +52,8 @@ struct ProcessCommand: AsyncParsableCommand {
                 + "with an s3:// store (the manifest names local sources: keep it out of the bucket)."))
     var manifest: String?
 
+    @OptionGroup var manifestVersion: ManifestVersionOption
+
     @Option(name: ProcessingSettings.Declared.jobs.name, help: ProcessingSettings.Declared.jobs.argumentHelp)
     var jobs: Int = ProcessingSettings.Declared.jobs.defaultValue
 
@@ -146,6 +148,7 @@ struct ProcessCommand: AsyncParsableCommand {
         }
 
         let manifestPath = manifest ?? (bucket == nil ? "\(outputDirectory)/manifest.json" : "-")
+        result.version = manifestVersion.version
         let data = try result.jsonData()
         if manifestPath == "-" {
             FileHandle.standardOutput.write(data)

@@ -461,8 +461,8 @@ extension MediaDetectorTests {
                 let warnings = ExtensionCheck.warnings(path: file.path, detected: detected)
                 #expect(warnings.count == 1)
                 let warning = try #require(warnings.first)
-                #expect(warning.contains(".png"))
-                #expect(warning.contains("jpeg"))
+                #expect(warning.message.contains(".png"))
+                #expect(warning.message.contains("jpeg"))
             }
         }
 

@@ -97,7 +97,7 @@ final class VideoPipelineTests {
         // Copy path: the poster's keyframe is decoded from the packets being copied; the
         // preview is not opened again (its probing alone would decode frames).
         let copyWork = MediaWork()
-        let (copied, _) = try MediaWork.$current.withValue(copyWork) { try process(input) }
+        let (copied, _) = try MediaInstrumentation.$observer.withValue(copyWork) { try process(input) }
         #expect(copied.operations.first == "remux", "\(copied.operations)")
         #expect(copyWork.inputsOpened == 1, "inputs opened: \(copyWork.inputsOpened)")
         #expect(copyWork.videoDecodersOpened == 1, "video decoders: \(copyWork.videoDecodersOpened)")
@@ -106,7 +106,9 @@ final class VideoPipelineTests {
 
         // Transcode: the poster is a frame the transcode decoded and scaled anyway.
         let work = MediaWork()
-        let (scaled, _) = try MediaWork.$current.withValue(work) { try process(input) { $0.videoWidth = 320 } }
+        let (scaled, _) = try MediaInstrumentation.$observer.withValue(work) {
+            try process(input) { $0.videoWidth = 320 }
+        }
         #expect(scaled.operations.first == "transcode", "\(scaled.operations)")
         #expect(scaled.poster?.width == 320 && scaled.poster?.height == 180)
         #expect(work.inputsOpened == 1, "inputs opened: \(work.inputsOpened)")
@@ -119,7 +121,7 @@ final class VideoPipelineTests {
             "once-sparse.mp4", size: "640x360", seconds: 6, "-c:v", "libx264", "-profile:v", "main", "-pix_fmt",
             "yuv420p", "-g", "1000")
         let sparseWork = MediaWork()
-        let (one, _) = try MediaWork.$current.withValue(sparseWork) { try process(sparse) }
+        let (one, _) = try MediaInstrumentation.$observer.withValue(sparseWork) { try process(sparse) }
         #expect(one.operations.first == "remux", "\(one.operations)")
         #expect(sparseWork.inputsOpened == 1 && sparseWork.videoDecodersOpened == 1)
         #expect(sparseWork.videoFramesDecoded == PosterStep.maxFramesPerCandidate, "\(sparseWork.videoFramesDecoded)")

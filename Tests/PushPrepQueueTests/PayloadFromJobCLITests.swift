@@ -86,6 +86,20 @@ struct PayloadFromJobCLITests {
             let piped = try await pushprep(["payload", "-"] + content, stdin: shown.stdout)
             #expect(piped.status == 0, "\(piped.stderrText)")
             #expect(piped.stdout == fromJob.stdout)
+            // --manifest-version 3: the same entry, its warnings structured; payload reads it alike.
+            let three = try await pushprep([
+                "jobs", "show", "\(a)", "--manifest", "--manifest-version", "3", "--queue", q,
+            ])
+            #expect(three.status == 0, "\(three.stderrText)")
+            let structured = try JSONDecoder().decode(Manifest.self, from: three.stdout)
+            #expect(structured.version == 3 && structured.attachments == [entry])
+            let threeDocument = three.stdout
+            let threeViolations = try await ChildProcessTools.blocking { try ManifestSchema.violations(of: threeDocument) }
+            #expect(threeViolations.isEmpty, "\(threeViolations)")
+            let pipedThree = try await pushprep(["payload", "-"] + content, stdin: three.stdout)
+            #expect(pipedThree.status == 0 && pipedThree.stdout == fromJob.stdout, "\(pipedThree.stderrText)")
+            let alone = try await pushprep(["jobs", "show", "\(a)", "--manifest-version", "3", "--queue", q])
+            #expect(alone.status == 2 && alone.stderrText.contains("--manifest-version takes --manifest"))
 
             // Two jobs: the first by default, saying which it took; both with --all.
             let two = try await pushprep(["payload", "--queue", q, "--job", "\(a)", "--job", "\(b)"] + content)
@@ -176,8 +190,8 @@ struct PayloadFromJobCLITests {
             name: "another object", text: #"{"name": "x", "files": []}"#,
             says: #"got a JSON object with the keys "files", "name" and no "attachments"; expected a manifest"#),
         NotAManifest(
-            name: "a newer manifest", text: #"{"version": 3, "attachments": []}"#,
-            says: "a manifest of version 3; this PushPrep reads versions 1 to 2"),
+            name: "a newer manifest", text: #"{"version": 4, "attachments": []}"#,
+            says: "a manifest of version 4; this PushPrep reads versions 1 to 3"),
         NotAManifest(
             name: "a manifest without its generator", text: #"{"version": 2, "attachments": []}"#,
             says: #"the document has no "generator"; expected a manifest"#),

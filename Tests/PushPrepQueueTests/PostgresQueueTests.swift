@@ -75,7 +75,7 @@ struct PostgresQueueTests {
             #expect(afterRelease < .seconds(45), "the release did not wake the waiter (\(afterRelease))")
 
             let again = try #require(try await producer.claim(worker: "worker-a", limit: 1, lease: lease).first)
-            _ = try await producer.finish([JobOutcome(job: again, kind: .failed(code: "x", message: "no"))])
+            _ = try await producer.finish([JobOutcome(job: again, kind: .failed(code: .corruptInput, message: "no"))])
             await listener.waitForWork(timeout: .milliseconds(200))
             let afterRetry = try await measureWait(listener, timeout: .seconds(90)) {
                 try await Task.sleep(for: .milliseconds(200))

@@ -51,7 +51,7 @@ import Testing
             #expect(claimed.map(\.id) == ids)
             let outcomes: [JobOutcome.Kind] = [
                 .succeeded(result: #"{"file":"img-1.jpg","poster":{"file":"img-1-poster.jpg"}}"#),
-                .failed(code: "corrupt_input", message: "cut short"),
+                .failed(code: .corruptInput, message: "cut short"),
                 .succeeded(result: #"{"file":"img-2.jpg"}"#),
                 .succeeded(result: #"{"file":"../secret.jpg","poster":{"file":"link.jpg"}}"#),
                 // Finished later: not pruned, and it names img-2.jpg.

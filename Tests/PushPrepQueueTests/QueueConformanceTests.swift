@@ -843,7 +843,7 @@ struct QueueConformanceTests {
     }
 
     func failed(_ job: ClaimedJob) -> JobOutcome {
-        JobOutcome(job: job, kind: .failed(code: "corrupt_input", message: "truncated JPEG"))
+        JobOutcome(job: job, kind: .failed(code: .corruptInput, message: "truncated JPEG"))
     }
 
     func retry(_ job: ClaimedJob, delay: Duration) -> JobOutcome {

@@ -86,7 +86,7 @@ struct WorkerProcessTests {
                 #expect(lateSuccess.isEmpty, "a finish with the old token is refused")
                 let lateFailure = try await queue.finish([
                     JobOutcome(
-                        lease: stale, attempt: 1, maxAttempts: 5, kind: .failed(code: "io_error", message: "late"))
+                        lease: stale, attempt: 1, maxAttempts: 5, kind: .failed(code: .ioError, message: "late"))
                 ])
                 #expect(lateFailure.isEmpty, "a failure with the old token is refused")
                 let heartbeat = try await queue.heartbeat([stale], lease: .seconds(60))

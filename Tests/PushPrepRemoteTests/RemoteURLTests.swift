@@ -118,7 +118,7 @@ import Testing
         let mismatch = try #require(ContentTypeCheck.mismatch(contentType: "Image/PNG; x=1", detected: .jpeg))
         #expect(mismatch.contentType == "image/png" && mismatch.detected == .jpeg)
         #expect(mismatch.description == "the Content-Type image/png does not match the content, which is jpeg")
-        #expect(mismatch.processingWarning == mismatch.description + "; processed as jpeg")
+        #expect(mismatch.processingWarning.message == mismatch.description + "; processed as jpeg")
         #expect(ContentTypeCheck.mismatch(contentType: "text/html", detected: .gif) != nil)
     }
 

@@ -16,7 +16,7 @@ import Testing
                 mime: "image/jpeg", bytes: bytes, sha256: "00", width: 1200, height: 800, frames: 1,
                 options: AttachmentOptions(typeHint: "public.jpeg"),
                 input: InputInfo(type: "png", bytes: bytes * 5, width: 2400, height: 1600, duration: nil),
-                operations: ["resized"], warnings: ["a warning with <b>markup</b>"]))
+                operations: ["resized"], warnings: [AttachmentWarning(message: "a warning with <b>markup</b>")]))
     }
 
     static func failed(_ source: String, message: String) -> ManifestEntry {

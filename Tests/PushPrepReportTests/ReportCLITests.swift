@@ -138,7 +138,7 @@ final class ReportCLITests {
         let run = try pushprep(["process", "logo.jpg", "--out", "out", "--report", "report.html"])
         #expect(run.status == 0, "\(run.stderr)")
         let attachment = try #require(try manifest().attachments.first?.attachment)
-        let warning = try #require(attachment.warnings.first)
+        let warning = try #require(attachment.warnings.first?.message)
         #expect(attachment.warnings.count == 1 && warning.hasPrefix("the extension .jpg does not match"), "\(warning)")
 
         let page = try ParsedHTML.parse(String(contentsOfFile: path("report.html"), encoding: .utf8))

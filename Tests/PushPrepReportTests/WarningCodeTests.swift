@@ -92,7 +92,7 @@ import Testing
         for text in ["", "skipped", "resized because it was large", "the extension .jpg", "sent as a silent GIF: x"] {
             #expect(ProcessingWarning.Code(message: text) == nil, "\(text)")
         }
-        let old = ReportPageView.Problem(warning: "a warning from an older PushPrep")
+        let old = ReportPageView.Problem(warning: AttachmentWarning(message: "a warning from an older PushPrep"))
         #expect(old.code == nil && old.meaning == nil && old.action == nil)
         #expect(old.message == "a warning from an older PushPrep")
     }
@@ -101,7 +101,7 @@ import Testing
         let words = ProcessingWarning.Code.allCases.map { Explanation($0) }
         #expect(words.allSatisfy { !$0.meaning.isEmpty && !$0.action.isEmpty })
         #expect(Set(words.map(\.meaning)).count == words.count, "each kind says what it means in its own words")
-        let known = ReportPageView.Problem(warning: Self.sample(.audioDropped).message)
+        let known = ReportPageView.Problem(warning: AttachmentWarning(message: Self.sample(.audioDropped).message))
         #expect(known.code == "audio_dropped" && known.meaning == Explanation(.audioDropped).meaning)
         #expect(known.action == Explanation(.audioDropped).action)
     }

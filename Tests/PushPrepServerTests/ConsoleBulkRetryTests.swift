@@ -1,4 +1,5 @@
 import Foundation
+import PushPrepCore
 import PushPrepQueue
 import PushPrepTestSupport
 import Testing
@@ -20,7 +21,7 @@ struct ConsoleBulkRetryTests {
                 let ids = try await queue.enqueue(specs).map(\.id)
                 let claimed = try await queue.claim(worker: "bulk-test", limit: specs.count, lease: .seconds(60))
                 _ = try await queue.finish(
-                    claimed.map { JobOutcome(job: $0, kind: .failed(code: "fetch_failed", message: "gone")) })
+                    claimed.map { JobOutcome(job: $0, kind: .failed(code: .fetchFailed, message: "gone")) })
                 return ids
             }
             _ = try await fail(

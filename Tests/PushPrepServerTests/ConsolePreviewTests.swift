@@ -157,11 +157,11 @@ struct AttachmentSigningTests {
 struct ConsoleWarningTests {
     @Test func aKnownWarningHasItsCodeAndAdvice() {
         let message = ProcessingWarning.audioDropped(reason: "no decoder").message
-        let row = ConsoleJobView.warningRow(message)
+        let row = ConsoleJobView.warningRow(AttachmentWarning(message: message))
         #expect(row.message == message)
         #expect(row.warningCode == "audio_dropped")
         #expect(row.warningAdvice == ConsoleAdvice.text(for: ProcessingWarning.Code.audioDropped))
-        let old = ConsoleJobView.warningRow("an older PushPrep's warning")
+        let old = ConsoleJobView.warningRow(AttachmentWarning(message: "an older PushPrep's warning"))
         #expect(old.warningCode == nil && old.warningAdvice == nil)
         #expect(old.message == "an older PushPrep's warning")
     }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import PushPrepCore
 import PushPrepQueue
 import PushPrepTestSupport
 import Testing
@@ -91,7 +92,9 @@ enum ConsoleQueue {
     }
 
     /// Enqueues `sources` and fails them with `code` (one attempt each).
-    static func failed(_ directory: URL, _ sources: [String], code: String = "fetch_failed") async throws -> [JobID] {
+    static func failed(_ directory: URL, _ sources: [String], code: PushPrepError.Code = .fetchFailed) async throws
+        -> [JobID]
+    {
         let ids = try await enqueue(directory, sources)
         try await JobQueues.withQueue(url(directory), logger: .quiet) { queue in
             let claimed = try await queue.claim(worker: "console-test-worker", limit: 1000, lease: .seconds(60))

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import NIOHTTP1
+import PushPrepCore
 import PushPrepQueue
 import PushPrepTestSupport
 import Testing
@@ -145,7 +146,7 @@ struct ConsoleTests {
         let browser = ConsoleBrowser(baseURL: server.baseURL)
         defer { Task { try? await browser.shutdown() } }
         let failed = try await ConsoleQueue.failed(
-            dir, (0..<3).map { "https://media.example.com/broken-\($0).jpg" }, code: "fetch_failed")
+            dir, (0..<3).map { "https://media.example.com/broken-\($0).jpg" }, code: .fetchFailed)
         let queued = try await ConsoleQueue.enqueue(dir, ["https://media.example.com/fine.jpg"])[0]
 
         let page = try await browser.get("/jobs")

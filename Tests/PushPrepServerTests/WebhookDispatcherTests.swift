@@ -61,7 +61,7 @@ struct WebhookDispatcherTests {
             JobOutcome(
                 job: job,
                 kind: ids.firstIndex(of: job.id).map { $0 % 2 == 1 } == true
-                    ? .failed(code: "corrupt_input", message: "truncated") : .succeeded(result: "{}"))
+                    ? .failed(code: .corruptInput, message: "truncated") : .succeeded(result: "{}"))
         }
         #expect(try await queue.finish(outcomes) == Set(ids))
         return ids

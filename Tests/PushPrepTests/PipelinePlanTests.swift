@@ -126,7 +126,8 @@ final class PipelinePlanTests {
         #expect(video.plan == planned)
         #expect(video.operations.first == "transcode", "\(video.operations)")
         #expect(
-            video.warnings.contains { $0.hasPrefix("copying the streams as they are gives") }, "\(video.warnings)")
+            video.warnings.contains { $0.message.hasPrefix("copying the streams as they are gives") },
+            "\(video.warnings)")
         #expect(video.bytes <= size / 3)
         #expect(video.width == planned.transcode.displayWidth && video.height == planned.transcode.displayHeight)
     }
@@ -178,7 +179,9 @@ final class PipelinePlanTests {
 
         let video = try processVideo(input, settings)
         #expect(video.plan == planned)
-        #expect(video.warnings.contains("--video-start 30.0 s is past the end of the 2.0 s video; started at 0"))
+        #expect(
+            video.warnings.map(\.message).contains(
+                "--video-start 30.0 s is past the end of the 2.0 s video; started at 0"))
         #expect(abs(video.duration - 2) < 0.2, "\(video.duration)")
     }
 

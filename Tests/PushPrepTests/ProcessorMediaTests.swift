@@ -49,7 +49,7 @@ final class ProcessorMediaTests {
 
         let animation = try #require(manifest.attachments[2].attachment)
         #expect(animation.kind == .video && animation.file.hasSuffix(".mp4"))
-        #expect(animation.warnings.contains { $0.contains("MP4") })
+        #expect(animation.warnings.contains { $0.message.contains("MP4") })
 
         for attachment in [movie, audio, animation] {
             let path = out.appendingPathComponent(attachment.file).path

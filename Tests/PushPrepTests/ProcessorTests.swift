@@ -180,7 +180,7 @@ final class ProcessorTests {
         #expect(fallback.frames == 1)
         #expect(fallback.uti != "com.compuserve.gif")
         #expect(fallback.bytes <= 10_000)
-        #expect(fallback.warnings.contains { $0.contains("first frame") })
+        #expect(fallback.warnings.contains { $0.message.contains("first frame") })
     }
 
     @Test("an input over the byte limit that can be brought under it is")
@@ -349,7 +349,7 @@ final class ProcessorTests {
         let attachment = try #require(manifest.attachments.first?.attachment)
         #expect(attachment.input.type == "jpeg")
         #expect(attachment.warnings.count == 1)
-        #expect(attachment.warnings.first?.contains(".png") == true)
+        #expect(attachment.warnings.first?.message.contains(".png") == true)
     }
 
     @Test("unsupported, blocked and missing inputs fail with their documented codes")

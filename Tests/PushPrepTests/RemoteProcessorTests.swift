@@ -105,10 +105,10 @@ final class RemoteProcessorTests {
             #expect(noExtension.file.hasSuffix(".jpg"))
             let wrongType = try #require(manifest.attachments[1].attachment)
             #expect(wrongType.warnings.count == 1)
-            #expect(wrongType.warnings.first?.contains("Content-Type image/png") == true)
+            #expect(wrongType.warnings.first?.message.contains("Content-Type image/png") == true)
             let wrongExtension = try #require(manifest.attachments[2].attachment)
             #expect(wrongExtension.warnings.count == 2, "\(wrongExtension.warnings)")
-            #expect(wrongExtension.warnings.contains { $0.contains("extension .png") })
+            #expect(wrongExtension.warnings.contains { $0.message.contains("extension .png") })
         }
     }
 

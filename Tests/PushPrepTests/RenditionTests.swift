@@ -210,7 +210,7 @@ final class RenditionTests {
         #expect(abs(reduced.width - 2 * reduced.height) <= 1)
         #expect(impossible.rendered.isEmpty)
         #expect(impossible.warnings.count == 1)
-        #expect(ProcessingWarning.code(of: impossible.warnings[0]) == .renditionNotMade)
+        #expect(ProcessingWarning.code(of: impossible.warnings[0].message) == .renditionNotMade)
     }
 
     @Test("a picture the renditions cannot be decoded from is a warning for each, not an error")
@@ -223,7 +223,8 @@ final class RenditionTests {
         #expect(outcome.rendered.isEmpty)
         #expect(outcome.warnings.count == 3)
         #expect(
-            outcome.warnings.allSatisfy { ProcessingWarning.code(of: $0) == .renditionNotMade }, "\(outcome.warnings)")
+            outcome.warnings.allSatisfy { ProcessingWarning.code(of: $0.message) == .renditionNotMade },
+            "\(outcome.warnings)")
     }
 
     private func imageInput(_ url: URL) throws -> ImageInput {

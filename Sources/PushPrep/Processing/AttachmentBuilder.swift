@@ -116,7 +116,7 @@ struct AttachmentBuilder {
 
     /// The manifest entry for `output`.
     func attachment(
-        _ output: Output, picture: Picture, duration: Double?, input: InputInfo, warnings: [String],
+        _ output: Output, picture: Picture, duration: Double?, input: InputInfo, warnings: [ProcessingWarning],
         thumbnailTime: Double? = nil, poster: Attachment.Poster? = nil, renditions: Renditions = Renditions()
     ) -> Attachment {
         var attachment = Attachment(
@@ -135,7 +135,7 @@ struct AttachmentBuilder {
             options: AttachmentOptions(typeHint: output.type.uti, thumbnailTime: thumbnailTime),
             input: input,
             operations: operations,
-            warnings: warnings,
+            warnings: warnings.map(AttachmentWarning.init),
             poster: poster
         )
         attachment.renditions = renditions

@@ -10,7 +10,7 @@ import PushPrepRemote
 /// interrupts libav within a packet or a blocking call.
 extension InputProcessor {
     func processVideo(
-        _ item: InputItem, file: InputFile, type: MediaType, warnings: [String], admission: InputAdmission
+        _ item: InputItem, file: InputFile, type: MediaType, warnings: [ProcessingWarning], admission: InputAdmission
     ) throws(PushPrepError) -> Attachment {
         let (builder, video, temporary) = try produce(
             .video, fingerprint: settings.videoFingerprint, item: item, file: file
@@ -33,7 +33,7 @@ extension InputProcessor {
 
     func processAnimationAsVideo(
         _ item: InputItem, file: InputFile, image: ImageInput, header: ImageHeader, reason: String,
-        warnings: [String]
+        warnings: [ProcessingWarning]
     ) throws(PushPrepError) -> Attachment {
         let (builder, video, temporary) = try produce(
             .video, fingerprint: settings.animationVideoFingerprint, item: item, file: file
@@ -52,13 +52,13 @@ extension InputProcessor {
             "decoded \(image.type.rawValue) \(header.uprightWidth)x\(header.uprightHeight), \(header.frames) frames"
         return try movieAttachment(
             builder, temporary: temporary, video: video, input: input, operations: [decoded] + video.operations,
-            warnings: warnings + [ProcessingWarning.animationSentAsMovie(reason: reason).message],
+            warnings: warnings + [ProcessingWarning.animationSentAsMovie(reason: reason)],
             sourceSHA256: file.sha256, fingerprint: settings.animationVideoFingerprint)
     }
 
     private func movieAttachment(
         _ builder: AttachmentBuilder, temporary: String, video: ProcessedVideo, input: InputInfo,
-        operations: [String], warnings: [String], sourceSHA256: String, fingerprint: String
+        operations: [String], warnings: [ProcessingWarning], sourceSHA256: String, fingerprint: String
     ) throws(PushPrepError) -> Attachment {
         var builder = builder
         builder.operations = operations
@@ -67,7 +67,7 @@ extension InputProcessor {
             try builder.writePoster(frame.jpeg, width: frame.width, height: frame.height)
         }
         var renditions = Renditions()
-        var renditionWarnings: [String] = []
+        var renditionWarnings: [ProcessingWarning] = []
         let specs = RenditionSpec.specs(for: settings)
         if let poster, !specs.isEmpty {
             // The platforms see the frame iOS shows as the thumbnail: the poster, cropped.
@@ -95,7 +95,7 @@ extension InputProcessor {
     }
 
     func processAudio(
-        _ item: InputItem, file: InputFile, type: MediaType, warnings: [String], admission: InputAdmission
+        _ item: InputItem, file: InputFile, type: MediaType, warnings: [ProcessingWarning], admission: InputAdmission
     ) throws(PushPrepError) -> Attachment {
         // The extension depends on the path taken (an MP3 may be copied): the output's type is
         // known once the pipeline is done.

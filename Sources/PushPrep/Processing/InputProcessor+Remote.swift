@@ -50,7 +50,7 @@ extension InputProcessor {
                 if let detected = MediaType(rawValue: attachment.input.type),
                     let mismatch = ContentTypeCheck.mismatch(contentType: download.contentType, detected: detected)
                 {
-                    attachment.warnings.append(mismatch.processingWarning)
+                    attachment.warnings.append(AttachmentWarning(mismatch.processingWarning))
                 }
                 cache.store(
                     .init(

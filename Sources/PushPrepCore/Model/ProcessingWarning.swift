@@ -1,12 +1,12 @@
 import Foundation
 
-/// A warning processing gives an attachment. The manifest keeps warnings as text
-/// (``Attachment/warnings`` stays `[String]`, so its JSON and the API do not change); each kind
-/// has a stable ``Code`` that is recognised from the text again, so the report and the console can
-/// say what it means and what to do about it.
+/// A warning processing gives an attachment. The pipeline carries it typed to the manifest,
+/// where it becomes an ``AttachmentWarning``: its stable ``Code`` and its text. A version 3
+/// manifest writes both; earlier versions (and the HTTP API) write the text alone, from which a
+/// reader of such a manifest recognises the code again (``WarningCode/init(message:)``).
 ///
-/// A message is its code's ``Code/fixedParts`` with the case's values between them: the text is
-/// built from the same parts it is recognised by, so the two cannot drift apart.
+/// A message is its code's ``WarningCode/fixedParts`` with the case's values between them: the
+/// text is built from the same parts it is recognised by, so the two cannot drift apart.
 package enum ProcessingWarning: Sendable, Equatable {
     /// The file's extension names another type than its bytes.
     case extensionMismatch(extension: String, detected: MediaType)
@@ -38,71 +38,8 @@ package enum ProcessingWarning: Sendable, Equatable {
     /// `reason`: that platform's push carries no picture, the attachment itself is fine.
     case renditionNotMade(rendition: String, reason: String)
 
-    /// The kind of a warning, stable across versions: the report and the console show it, and
-    /// explain it by it.
-    package enum Code: String, CaseIterable, Sendable {
-        case extensionMismatch = "extension_mismatch"
-        case contentTypeMismatch = "content_type_mismatch"
-        case animationSentAsStill = "animation_sent_as_still"
-        case animationSentAsMovie = "animation_sent_as_movie"
-        case damagedInput = "damaged_input"
-        case inputShorterThanDeclared = "input_shorter_than_declared"
-        case damagedAudioPacketsSkipped = "damaged_audio_packets_skipped"
-        case damagedPacketsSkipped = "damaged_packets_skipped"
-        case audioDropped = "audio_dropped"
-        case copyTooLarge = "copy_too_large"
-        case copyFailed = "copy_failed"
-        case startMovedToKeyframe = "start_moved_to_keyframe"
-        case videoStartPastEnd = "video_start_past_end"
-        case renditionNotMade = "rendition_not_made"
-
-        /// The text of a message of this kind outside its values, in order: the message starts
-        /// with the first part, ends with the last, and holds the others in between.
-        package var fixedParts: [String] {
-            switch self {
-            case .extensionMismatch:
-                ["the extension .", " does not match the content, which is ", "; processed as ", ""]
-            case .contentTypeMismatch:
-                ["the Content-Type ", " does not match the content, which is ", "; processed as ", ""]
-            case .animationSentAsStill:
-                ["the animation does not fit in ", " even reduced; sent its first frame as a still image"]
-            case .animationSentAsMovie: ["sent as a silent MP4 movie: ", ""]
-            case .damagedInput: ["the input is damaged or cut off after ", " s (", ")"]
-            case .inputShorterThanDeclared:
-                ["the input ends at ", " s although its header declares ", " s (truncated?)"]
-            case .damagedAudioPacketsSkipped: ["skipped ", " damaged audio packets of ", ""]
-            case .damagedPacketsSkipped: ["skipped ", " damaged packets"]
-            case .audioDropped: ["dropped the audio track: ", ""]
-            case .copyTooLarge:
-                ["copying the streams as they are gives ", " bytes, more than ", ": transcoded instead"]
-            case .copyFailed: ["could not copy the streams (", "): transcoded instead"]
-            case .startMovedToKeyframe:
-                ["the preview starts at the keyframe at ", " s, ", " s before --video-start"]
-            case .videoStartPastEnd: ["--video-start ", " s is past the end", "; started at 0"]
-            case .renditionNotMade: ["no ", " rendition: ", ""]
-            }
-        }
-
-        /// The code of a warning's text; nil for a text no kind writes (a manifest from an
-        /// older PushPrep).
-        package init?(message: String) {
-            guard let code = Self.allCases.first(where: { $0.matches(message) }) else { return nil }
-            self = code
-        }
-
-        /// Whether `message` starts with the first fixed part, ends with the last and holds the
-        /// others in order between them.
-        package func matches(_ message: String) -> Bool {
-            let parts = fixedParts
-            guard let first = parts.first, let last = parts.last, message.hasPrefix(first) else { return false }
-            var rest = message.dropFirst(first.count)
-            for part in parts.dropFirst().dropLast() {
-                guard let found = rest.range(of: part) else { return false }
-                rest = rest[found.upperBound...]
-            }
-            return parts.count == 1 ? true : rest.hasSuffix(last)
-        }
-    }
+    /// The kind of a warning.
+    package typealias Code = WarningCode
 
     /// The warning's kind.
     package var code: Code {
@@ -154,4 +91,71 @@ package enum ProcessingWarning: Sendable, Equatable {
 
     /// The code of a manifest's warning text; nil for a text this version does not write.
     package static func code(of message: String) -> Code? { Code(message: message) }
+}
+
+/// The kind of a warning, stable across versions: a version 3 manifest writes it beside the
+/// warning's text, and the report and the console show it and explain it by it.
+public enum WarningCode: String, CaseIterable, Sendable, Codable {
+    case extensionMismatch = "extension_mismatch"
+    case contentTypeMismatch = "content_type_mismatch"
+    case animationSentAsStill = "animation_sent_as_still"
+    case animationSentAsMovie = "animation_sent_as_movie"
+    case damagedInput = "damaged_input"
+    case inputShorterThanDeclared = "input_shorter_than_declared"
+    case damagedAudioPacketsSkipped = "damaged_audio_packets_skipped"
+    case damagedPacketsSkipped = "damaged_packets_skipped"
+    case audioDropped = "audio_dropped"
+    case copyTooLarge = "copy_too_large"
+    case copyFailed = "copy_failed"
+    case startMovedToKeyframe = "start_moved_to_keyframe"
+    case videoStartPastEnd = "video_start_past_end"
+    case renditionNotMade = "rendition_not_made"
+
+    /// The text of a message of this kind outside its values, in order: the message starts
+    /// with the first part, ends with the last, and holds the others in between.
+    package var fixedParts: [String] {
+        switch self {
+        case .extensionMismatch:
+            ["the extension .", " does not match the content, which is ", "; processed as ", ""]
+        case .contentTypeMismatch:
+            ["the Content-Type ", " does not match the content, which is ", "; processed as ", ""]
+        case .animationSentAsStill:
+            ["the animation does not fit in ", " even reduced; sent its first frame as a still image"]
+        case .animationSentAsMovie: ["sent as a silent MP4 movie: ", ""]
+        case .damagedInput: ["the input is damaged or cut off after ", " s (", ")"]
+        case .inputShorterThanDeclared:
+            ["the input ends at ", " s although its header declares ", " s (truncated?)"]
+        case .damagedAudioPacketsSkipped: ["skipped ", " damaged audio packets of ", ""]
+        case .damagedPacketsSkipped: ["skipped ", " damaged packets"]
+        case .audioDropped: ["dropped the audio track: ", ""]
+        case .copyTooLarge:
+            ["copying the streams as they are gives ", " bytes, more than ", ": transcoded instead"]
+        case .copyFailed: ["could not copy the streams (", "): transcoded instead"]
+        case .startMovedToKeyframe:
+            ["the preview starts at the keyframe at ", " s, ", " s before --video-start"]
+        case .videoStartPastEnd: ["--video-start ", " s is past the end", "; started at 0"]
+        case .renditionNotMade: ["no ", " rendition: ", ""]
+        }
+    }
+
+    /// The code of a warning's text; nil for a text no kind writes (a manifest from an older
+    /// PushPrep). Only for reading warnings written as text (manifests before version 3); a
+    /// warning made now carries its code.
+    package init?(message: String) {
+        guard let code = Self.allCases.first(where: { $0.matches(message) }) else { return nil }
+        self = code
+    }
+
+    /// Whether `message` starts with the first fixed part, ends with the last and holds the
+    /// others in order between them.
+    package func matches(_ message: String) -> Bool {
+        let parts = fixedParts
+        guard let first = parts.first, let last = parts.last, message.hasPrefix(first) else { return false }
+        var rest = message.dropFirst(first.count)
+        for part in parts.dropFirst().dropLast() {
+            guard let found = rest.range(of: part) else { return false }
+            rest = rest[found.upperBound...]
+        }
+        return parts.count == 1 ? true : rest.hasSuffix(last)
+    }
 }

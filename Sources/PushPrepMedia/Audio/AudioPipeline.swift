@@ -14,7 +14,7 @@ package struct ProcessedAudio {
     package let input: MediaProbe
     /// `remux` or `transcode` first, then what changed.
     package let operations: [String]
-    package let warnings: [String]
+    package let warnings: [ProcessingWarning]
     /// The plan the pipeline ran (the one `inspect` prints).
     package let plan: AudioPlan
 }
@@ -83,7 +83,7 @@ package enum AudioPipeline {
         let seconds = plan.seconds
         let limit = plan.limit
         var operations: [String] = []
-        var warnings: [String] = []
+        var warnings: [ProcessingWarning] = []
 
         if plan.copiesMP3 {
             let copy = try AudioRemuxStep.run(

@@ -27,7 +27,7 @@ enum AudioTranscodeStep {
         let channels: Int
         let bitRate: Int
         /// Problems that did not stop the attempt (truncation, damaged packets).
-        let warnings: [String]
+        let warnings: [ProcessingWarning]
     }
 
     static func run(
@@ -85,20 +85,20 @@ enum AudioTranscodeStep {
         try transcoder.push(nil, emit: emit)
         try output.finish()
 
-        var warnings: [String] = []
+        var warnings: [ProcessingWarning] = []
         let duration = transcoder.duration
         if let damage = reader.damage {
             warnings.append(
-                ProcessingWarning.damagedInput(after: AudioPipeline.seconds(duration), damage: "\(damage)").message)
+                ProcessingWarning.damagedInput(after: AudioPipeline.seconds(duration), damage: "\(damage)"))
         } else if let declared = input.duration, duration + 0.5 < min(declared, seconds) {
             warnings.append(
                 ProcessingWarning.inputShorterThanDeclared(
                     ends: AudioPipeline.seconds(duration), declared: AudioPipeline.seconds(declared)
-                ).message)
+                ))
         }
         if decoding.damaged > 0 {
             warnings.append(
-                ProcessingWarning.damagedAudioPacketsSkipped(skipped: decoding.damaged, sent: decoding.sent).message)
+                ProcessingWarning.damagedAudioPacketsSkipped(skipped: decoding.damaged, sent: decoding.sent))
         }
         // Decoding stops at the frame that crosses the cut: more decoded than kept means cut.
         let decodedSeconds = inputRate > 0 ? Double(decoding.samples) / Double(inputRate) : 0

@@ -9,7 +9,7 @@ package struct ProcessedImage {
     package let frames: Int
     package let header: ImageHeader
     package let operations: [String]
-    package let warnings: [String]
+    package let warnings: [ProcessingWarning]
     /// The plan the pipeline ran (the one `inspect` prints).
     package let plan: ImagePlan
     /// The platforms' renditions, from the same decode where it is large enough.
@@ -84,7 +84,7 @@ package enum ImagePipeline {
         var keepEvery = 1
         var asStill = !header.isAnimated
         var reductions: [String] = []
-        var warnings: [String] = []
+        var warnings: [ProcessingWarning] = []
 
         while true {
             // The goal this size missed: an animation's memory budget (worked out from the header,
@@ -126,7 +126,7 @@ package enum ImagePipeline {
                     keepEvery = 1
                     width = startWidth
                     reductions = []
-                    warnings.append(ProcessingWarning.animationSentAsStill(goal: missed.goal).message)
+                    warnings.append(ProcessingWarning.animationSentAsStill(goal: missed.goal))
                 }
             } else if smaller >= plan.minimumWidth {
                 width = smaller
@@ -145,7 +145,7 @@ package enum ImagePipeline {
     /// limit, or the smallest size reached and its format.
     private static func encode(
         _ input: ImageInput, plan: ImagePlan, header: ImageHeader, width: Int, keepEvery: Int, asStill: Bool,
-        control: ProcessingControl?, reductions: [String], warnings: [String]
+        control: ProcessingControl?, reductions: [String], warnings: [ProcessingWarning]
     ) throws(PushPrepError) -> (fitted: ProcessedImage?, smallest: Int, format: ImageOutputFormat) {
         // A still is read once when its first encoding fits, as nearly every photo's does: it
         // then streams from the decoder into the encoder. Frames are picked from an animation,

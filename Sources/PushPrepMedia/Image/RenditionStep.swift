@@ -84,7 +84,7 @@ package struct RenderedRendition: Sendable {
 /// The renditions of one source: those made, and a warning for each that could not be.
 package struct RenditionOutcome: Sendable {
     package var rendered: [RenderedRendition] = []
-    package var warnings: [String] = []
+    package var warnings: [ProcessingWarning] = []
 
     package init() {}
 }
@@ -121,7 +121,7 @@ package enum RenditionStep {
             // frame over the pixel cap) costs the renditions, never the attachment.
             var outcome = RenditionOutcome()
             outcome.warnings = specs.map {
-                ProcessingWarning.renditionNotMade(rendition: $0.key.rawValue, reason: error.message).message
+                ProcessingWarning.renditionNotMade(rendition: $0.key.rawValue, reason: error.message)
             }
             return outcome
         }
@@ -159,7 +159,7 @@ package enum RenditionStep {
                 // Too large for its cap at any size, or a crop or encoding libvips refused: that
                 // platform goes without a picture; the attachment is not affected.
                 outcome.warnings.append(
-                    ProcessingWarning.renditionNotMade(rendition: spec.key.rawValue, reason: error.message).message)
+                    ProcessingWarning.renditionNotMade(rendition: spec.key.rawValue, reason: error.message))
             }
         }
         return outcome

@@ -81,7 +81,7 @@ package final class MediaInput {
         guard context.pointee.nb_streams <= UInt32(Self.maxStreams) else {
             throw PushPrepError(.unsupportedType, "\(context.pointee.nb_streams) streams, more than \(Self.maxStreams)")
         }
-        MediaWork.current?.openedInput()
+        MediaInstrumentation.observer?.openedInput()
     }
 
     deinit {
@@ -187,7 +187,7 @@ package final class MediaDecoder {
         try avCall("cannot open the \(codecName) decoder", deadline: deadline) {
             avcodec_open2(context, codec, nil)
         }
-        if context.pointee.codec_type == AVMEDIA_TYPE_VIDEO { MediaWork.current?.openedVideoDecoder() }
+        if context.pointee.codec_type == AVMEDIA_TYPE_VIDEO { MediaInstrumentation.observer?.openedVideoDecoder() }
     }
 
     deinit {

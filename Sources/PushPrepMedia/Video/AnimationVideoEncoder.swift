@@ -84,7 +84,7 @@ package enum AnimationVideoEncoder {
             limit: settings.videoMaxBytes, duration: duration, hasAudio: false, maxRate: maxRate)
         var fitted = try VideoPipeline.encodeToFit(
             ladder, operations: &operations, outputPath: outputPath, deadline: deadline
-        ) { (rate) throws(PushPrepError) -> (Int, Double, Int, PosterStep.Picker, [String]) in
+        ) { (rate) throws(PushPrepError) -> (Int, Double, Int, PosterStep.Picker, [ProcessingWarning]) in
             let encoder = try VideoEncoder(
                 width: size.width, height: size.height, timeBase: av_inv_q(frameRate),
                 frameRate: AVRational(num: Int32(min(30, averageRate) * 1000), den: 1000), rate: rate,

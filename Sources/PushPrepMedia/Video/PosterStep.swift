@@ -235,7 +235,7 @@ enum PosterStep {
         /// The pts of the copy's first keyframe: time 0 of the preview.
         private let offset: Int64
         private let deadline: MediaDeadline
-        private let work = MediaWork.current
+        private let work = MediaInstrumentation.observer
         private let picker = Picker(times: [])
         /// Candidates not settled by a keyframe yet.
         private var schedule: Schedule

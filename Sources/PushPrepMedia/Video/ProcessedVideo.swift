@@ -1,4 +1,4 @@
-import PushPrepCore
+package import PushPrepCore
 
 /// A video preview made ready for a notification (written to the path the caller gave).
 package struct ProcessedVideo {
@@ -19,7 +19,7 @@ package struct ProcessedVideo {
     package let thumbnailTime: Double
     /// "remux" or "transcode" first, then what changed.
     package let operations: [String]
-    package let warnings: [String]
+    package let warnings: [ProcessingWarning]
     /// The plan the pipeline ran (the one `inspect` prints); nil for an animation turned into a
     /// movie, which has no headers to plan from.
     package let plan: VideoPlan?

@@ -66,7 +66,7 @@ package enum RemuxStep {
         /// Seconds of the source at which the copy starts (the keyframe).
         let start: Double
         let operations: [String]
-        let warnings: [String]
+        let warnings: [ProcessingWarning]
         /// The poster's candidate frames, decoded from the packets the copy read.
         let poster: PosterStep.Picker
     }
@@ -193,12 +193,12 @@ package enum RemuxStep {
                 "the video stops at \(secondsText(lastVideoSeen)) s but its header says \(secondsText(expectedEnd)) s: the file is truncated"
             )
         }
-        var warnings: [String] = []
+        var warnings: [ProcessingWarning] = []
         if start - keyTime > 1 {
             warnings.append(
                 ProcessingWarning.startMovedToKeyframe(
                     keyframe: secondsText(keyTime), early: secondsText(start - keyTime)
-                ).message)
+                ))
         }
         if keyTime > 0.001 || (expectedEnd.map { $0 > keyTime + duration + 0.5 } ?? false) {
             operations.insert("trimmed \(secondsText(keyTime))-\(secondsText(keyTime + duration)) s", at: 0)

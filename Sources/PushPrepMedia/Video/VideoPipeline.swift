@@ -78,12 +78,12 @@ package enum VideoPipeline {
                         poster: poster.map { ($0.jpeg, $0.width, $0.height) }, thumbnailTime: poster?.time ?? 0,
                         operations: ["remux"] + copied.operations, warnings: warnings + copied.warnings, plan: plan)
                 }
-                warnings.append(ProcessingWarning.copyTooLarge(bytes: bytes, limit: limit).message)
+                warnings.append(ProcessingWarning.copyTooLarge(bytes: bytes, limit: limit))
             } catch {
                 // A damaged or hostile file fails the same way when transcoded; anything else
                 // (a seek the demuxer refuses, a stream the muxer cannot copy) is worth a transcode.
                 if error.stopsProcessing || [.corruptInput, .tooManyPixels].contains(error.code) { throw error }
-                warnings.append(ProcessingWarning.copyFailed(reason: error.message).message)
+                warnings.append(ProcessingWarning.copyFailed(reason: error.message))
             }
             try? FileManager.default.removeItem(atPath: outputPath)
         }
@@ -93,7 +93,7 @@ package enum VideoPipeline {
         var operations = ["transcode"] + transcode.operations
         var fitted = try encodeToFit(
             plan.ladder, operations: &operations, outputPath: outputPath, deadline: deadline
-        ) { (rate) throws(PushPrepError) -> (Int, Double, Int, PosterStep.Picker, [String]) in
+        ) { (rate) throws(PushPrepError) -> (Int, Double, Int, PosterStep.Picker, [ProcessingWarning]) in
             let step = VideoTranscodeStep.Plan(
                 start: window.start, seconds: window.seconds, origin: window.origin,
                 expectedEnd: window.sourceDuration, width: transcode.width, height: transcode.height,
@@ -123,7 +123,7 @@ package enum VideoPipeline {
         let duration: Double
         let bytes: Int
         var poster: PosterStep.Picker
-        let warnings: [String]
+        let warnings: [ProcessingWarning]
     }
 
     /// Walks `ladder`: encodes at constant quality, then, while the file is over the limit,
@@ -131,7 +131,9 @@ package enum VideoPipeline {
     /// missed), until it fits or the bitrate is too low to be worth it (`cannot_fit`).
     static func encodeToFit(
         _ ladder: VideoFitLadder, operations: inout [String], outputPath: String, deadline: MediaDeadline,
-        encode: (VideoEncoder.RateControl) throws(PushPrepError) -> (Int, Double, Int, PosterStep.Picker, [String])
+        encode: (VideoEncoder.RateControl) throws(PushPrepError) -> (
+            Int, Double, Int, PosterStep.Picker, [ProcessingWarning]
+        )
     ) throws(PushPrepError) -> Fitted {
         let limit = ladder.limit
         var rate = ladder.first

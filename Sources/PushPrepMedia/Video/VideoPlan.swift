@@ -76,12 +76,12 @@ package struct VideoPlan: Equatable {
     package let memory: MemoryEstimate
 
     /// What the settings asked that the source does not allow, for the output's warnings.
-    package var warnings: [String] {
+    package var warnings: [ProcessingWarning] {
         guard let ignoredStart else { return [] }
         return [
             ProcessingWarning.videoStartPastEnd(
                 start: secondsText(ignoredStart), duration: window.sourceDuration.map(secondsText)
-            ).message
+            )
         ]
     }
 

@@ -34,7 +34,7 @@ enum VideoTranscodeStep {
         let frames: Int
         let duration: Double
         let hasAudio: Bool
-        let warnings: [String]
+        let warnings: [ProcessingWarning]
         let poster: PosterStep.Picker
     }
 
@@ -66,7 +66,7 @@ enum VideoTranscodeStep {
             throw PushPrepError(.unsupportedType, "no video stream")
         }
         let videoDecoder = try MediaDecoder(stream: videoIn, maxPixels: plan.maxPixels, deadline: deadline)
-        var warnings: [String] = []
+        var warnings: [ProcessingWarning] = []
         var audioDecoder: MediaDecoder? = nil
         var transcoder: AudioTranscoder? = nil
         if let audioIn = input.bestStream(AVMEDIA_TYPE_AUDIO) {
@@ -79,7 +79,7 @@ enum VideoTranscodeStep {
                 transcoder = audio
             } catch {
                 if error.stopsProcessing { throw error }
-                warnings.append(ProcessingWarning.audioDropped(reason: error.message).message)
+                warnings.append(ProcessingWarning.audioDropped(reason: error.message))
             }
         }
         let parameters = videoIn.pointee.codecpar.pointee
@@ -112,7 +112,7 @@ enum VideoTranscodeStep {
         var lastVideoTime: Double? = nil
         var damaged = 0
         var reachedEnd = false
-        let work = MediaWork.current
+        let work = MediaInstrumentation.observer
 
         func onVideo(_ frame: UnsafeMutablePointer<AVFrame>) throws(PushPrepError) {
             let ts = frame.pointee.best_effort_timestamp
@@ -219,7 +219,7 @@ enum VideoTranscodeStep {
                 "the video stops at \(secondsText(lastVideoTime)) s but its header says \(secondsText(expectedEnd)) s: the file is truncated"
             )
         }
-        if damaged > 0 { warnings.append(ProcessingWarning.damagedPacketsSkipped(skipped: damaged).message) }
+        if damaged > 0 { warnings.append(ProcessingWarning.damagedPacketsSkipped(skipped: damaged)) }
         let result = try writer.finish()
         return Output(
             frames: result.frames, duration: result.duration, hasAudio: transcoder != nil, warnings: warnings,

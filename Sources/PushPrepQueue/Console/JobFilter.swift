@@ -11,12 +11,21 @@ public enum JobKind: String, Sendable, Codable, CaseIterable {
     /// `unknown`. Both backends and the webhook snapshots take the kind from here, so they agree.
     package init(result: String?) {
         guard let result, let head = try? JSONDecoder().decode(KindField.self, from: Data(result.utf8)),
-            let kind = head.kind.flatMap(JobKind.init(rawValue:)), kind != .unknown
+            let kind = head.kind
         else {
             self = .unknown
             return
         }
-        self = kind
+        self.init(kind)
+    }
+
+    /// The kind of a job whose attachment is of `kind`.
+    package init(_ kind: MediaKind) {
+        switch kind {
+        case .image: self = .image
+        case .video: self = .video
+        case .audio: self = .audio
+        }
     }
 
     /// The text stored in the `kind` column: nil for `unknown`.
@@ -27,13 +36,13 @@ public enum JobKind: String, Sendable, Codable, CaseIterable {
         self = text.flatMap(JobKind.init(rawValue:)) ?? .unknown
     }
 
-    /// Only the `kind` of a result; a `kind` that is not a string reads as none.
+    /// Only the `kind` of a result; a `kind` that is not one of the media kinds reads as none.
     private struct KindField: Decodable {
-        let kind: String?
+        let kind: MediaKind?
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            kind = try? container.decodeIfPresent(String.self, forKey: .kind)
+            kind = try? container.decodeIfPresent(MediaKind.self, forKey: .kind)
         }
 
         private enum CodingKeys: String, CodingKey { case kind }

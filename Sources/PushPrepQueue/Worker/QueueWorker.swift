@@ -153,7 +153,7 @@ public final class QueueWorker<Handler: JobHandler>: Service {
         let kind: JobOutcome.Kind
         if let problem = job.invalidSettings {
             // Stored wrong (a row written by hand): no attempt could run it, so none is retried.
-            kind = .failed(code: PushPrepError.Code.invalidSettings.rawValue, message: problem)
+            kind = .failed(code: .invalidSettings, message: problem)
         } else {
             kind = await attempt(job, context: context, control: control, timeout: timeout)
         }
@@ -167,7 +167,9 @@ public final class QueueWorker<Handler: JobHandler>: Service {
         metrics.recordFinished(kind, elapsed: elapsed, reported: report)
         switch kind {
         case .succeeded: logger.info("job succeeded", metadata: ["seconds": "\(elapsed.seconds)"])
-        case .failed(let code, let message), .retry(let code, let message, _):
+        case .failed(let code, let message):
+            logger.info("job failed", metadata: ["code": "\(code)", "error": "\(message)"])
+        case .retry(let code, let message, _):
             logger.info("job failed", metadata: ["code": "\(code)", "error": "\(message)"])
         case .cancelled(let message): logger.info("job cancelled", metadata: ["reason": "\(message)"])
         }

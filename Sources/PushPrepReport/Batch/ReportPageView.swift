@@ -207,12 +207,12 @@ struct ReportPageView {
 extension ReportPageView.Problem {
     /// A manifest's warning, with its code and words when it is a kind this version writes; a
     /// text it does not know (an older PushPrep's) as it is, without them.
-    init(warning: String) {
-        guard let code = ProcessingWarning.Code(message: warning) else {
-            self.init(code: nil, message: warning, meaning: nil, action: nil)
+    init(warning: AttachmentWarning) {
+        guard let code = warning.code else {
+            self.init(code: nil, message: warning.message, meaning: nil, action: nil)
             return
         }
         let words = Explanation(code)
-        self.init(code: code.rawValue, message: warning, meaning: words.meaning, action: words.action)
+        self.init(code: code.rawValue, message: warning.message, meaning: words.meaning, action: words.action)
     }
 }

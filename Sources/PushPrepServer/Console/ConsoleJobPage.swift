@@ -105,10 +105,10 @@ extension ConsoleJobView {
 
     /// A manifest's warning as the job page lists it: with its code and advice when it is a kind
     /// this version writes, as it is otherwise (an older PushPrep's text).
-    static func warningRow(_ message: String) -> ConsoleJobPageView.Warning {
-        let code = ProcessingWarning.Code(message: message)
-        return .init(
-            message: message, warningCode: code?.rawValue, warningAdvice: code.map { ConsoleAdvice.text(for: $0) })
+    static func warningRow(_ warning: AttachmentWarning) -> ConsoleJobPageView.Warning {
+        .init(
+            message: warning.message, warningCode: warning.code?.rawValue,
+            warningAdvice: warning.code.map { ConsoleAdvice.text(for: $0) })
     }
 
     /// The attempts the queue recorded, oldest first.

@@ -131,7 +131,7 @@ struct ConsoleJobFilter {
     /// The queue's filter.
     var queueFilter: JobFilter {
         JobFilter(
-            states: state.map { [$0] } ?? [], kind: kind.flatMap { JobKind(rawValue: $0.rawValue) }, source: source,
+            states: state.map { [$0] } ?? [], kind: kind.map(JobKind.init), source: source,
             errorCode: code)
     }
 

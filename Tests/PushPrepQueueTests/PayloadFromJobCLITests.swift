@@ -94,7 +94,9 @@ struct PayloadFromJobCLITests {
             let structured = try JSONDecoder().decode(Manifest.self, from: three.stdout)
             #expect(structured.version == 3 && structured.attachments == [entry])
             let threeDocument = three.stdout
-            let threeViolations = try await ChildProcessTools.blocking { try ManifestSchema.violations(of: threeDocument) }
+            let threeViolations = try await ChildProcessTools.blocking {
+                try ManifestSchema.violations(of: threeDocument)
+            }
             #expect(threeViolations.isEmpty, "\(threeViolations)")
             let pipedThree = try await pushprep(["payload", "-"] + content, stdin: three.stdout)
             #expect(pipedThree.status == 0 && pipedThree.stdout == fromJob.stdout, "\(pipedThree.stderrText)")

@@ -74,7 +74,9 @@ extension QueueConformanceTests {
         #expect(
             resolved(1, of: 5, .retry(code: "c", message: "m", delay: .seconds(-3)))
                 == .requeued(code: "c", message: "m", delay: .zero))
-        #expect(resolved(1, of: 5, .failed(code: .corruptInput, message: "m")) == .ended(state: .failed, code: "corrupt_input", message: "m"))
+        #expect(
+            resolved(1, of: 5, .failed(code: .corruptInput, message: "m"))
+                == .ended(state: .failed, code: "corrupt_input", message: "m"))
         #expect(resolved(5, of: 5, .cancelled(message: "m")) == .cancelled(message: "m"))
         #expect(
             resolved(5, of: 5, .succeeded(result: #"{"kind":"video"}"#))

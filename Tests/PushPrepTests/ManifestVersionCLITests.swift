@@ -1,8 +1,8 @@
 import Foundation
+import PushPrepCore
 import PushPrepTestSupport
 import Testing
 
-import PushPrepCore
 @testable import PushPrep
 
 /// `process --manifest-version 3`: the same run's manifest with each warning as

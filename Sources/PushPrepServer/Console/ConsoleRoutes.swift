@@ -35,7 +35,8 @@ struct ConsoleRoutes: Sendable {
 
     /// The console over `queue`; its CSP and picture origin are worked out here from `--base-url`.
     init(
-        queue: any JobQueueAdmin & WebhookOutbox & ConsoleQueries, configuration: ServerConfiguration, renderer: JobRenderer, publicURL: PublicURL,
+        queue: any JobQueueAdmin & WebhookOutbox & ConsoleQueries, configuration: ServerConfiguration,
+        renderer: JobRenderer, publicURL: PublicURL,
         sessions: ConsoleSessions, names: ServerNames, failures: AuthFailureLimiter
     ) {
         self.names = names

@@ -68,34 +68,12 @@ struct MemoryEstimateTests {
 
     /// Peak resident bytes of `pushprep process input --jobs 1`, and whether it succeeded.
     static func peak(_ input: URL, platforms: String = "ios", runs: Int) async throws -> (bytes: Int, succeeded: Bool) {
-        try await peaks(of: [input], platforms: platforms, runs: runs)[0]
-    }
-
-    /// Each input's peak, the smallest of `runs` runs (succeeded when every run did). Two runs go
-    /// at a time, one per core: a peak is one process's own resident set, and the smallest of
-    /// several runs drops what contention adds. More beside them (the other passes of `make
-    /// test`) did raise a small peak past its tolerance, so the Makefile runs this suite alone.
-    static func peaks(of inputs: [URL], platforms: String, runs: Int) async throws -> [(bytes: Int, succeeded: Bool)] {
-        let work = inputs.indices.flatMap { index in Array(repeating: index, count: max(1, runs)) }
-        var lowest = [(bytes: Int, succeeded: Bool)?](repeating: nil, count: inputs.count)
-        try await withThrowingTaskGroup(of: (Int, (bytes: Int, succeeded: Bool)).self) { group in
-            var pending = work[...]
-            func startNext() {
-                guard let index = pending.popFirst() else { return }
-                group.addTask {
-                    let measured = try await peak(inputs[index], platforms: platforms)
-                    return (index, measured)
-                }
-            }
-            startNext()
-            startNext()
-            while let (index, next) = try await group.next() {
-                lowest[index] =
-                    lowest[index].map { (min($0.bytes, next.bytes), $0.succeeded && next.succeeded) } ?? next
-                startNext()
-            }
+        var lowest = try await peak(input, platforms: platforms)
+        for _ in 1..<max(1, runs) {
+            let next = try await peak(input, platforms: platforms)
+            lowest = (min(lowest.bytes, next.bytes), lowest.succeeded && next.succeeded)
         }
-        return lowest.compactMap { $0 }
+        return lowest
     }
 
     /// One run's peak (see ``peak(_:platforms:runs:)``).
@@ -140,14 +118,11 @@ struct MemoryEstimateTests {
         var samples: [Sample] = []
         var settings = ProcessingSettings()
         settings.platforms = platforms
-        let estimated = inputs.compactMap { input -> (input: URL, estimate: Int)? in
+        for input in inputs {
             let report = Inspector.inspect(
                 InputItem(source: input.lastPathComponent, path: input.path), settings: settings)
-            return report.memoryEstimate.map { (input, $0) }
-        }
-        let lowest = try await peaks(of: estimated.map(\.input), platforms: platforms.description, runs: 3)
-        for ((input, estimate), first) in zip(estimated, lowest) {
-            var measured = first
+            guard let estimate = report.memoryEstimate else { continue }
+            var measured = try await peak(input, platforms: platforms.description, runs: 3)
             var sample = Sample(
                 name: input.lastPathComponent, measured: max(0, measured.bytes - baseline), estimate: estimate,
                 succeeded: measured.succeeded)

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import PushPrepCore
 
 /// The answer to one enqueued spec.
@@ -8,7 +8,7 @@ public struct EnqueueResult: Sendable, Equatable, Codable {
     public var created: Bool
     public var state: JobState
 
-    public init(id: JobID, created: Bool, state: JobState) {
+    package init(id: JobID, created: Bool, state: JobState) {
         self.id = id
         self.created = created
         self.state = state
@@ -47,7 +47,7 @@ public struct ClaimedJob: Sendable, Equatable {
 
     public var id: JobID { lease.id }
 
-    public init(lease: Lease, source: String, payload: String, attempt: Int, maxAttempts: Int, timeout: Duration?) {
+    package init(lease: Lease, source: String, payload: String, attempt: Int, maxAttempts: Int, timeout: Duration?) {
         self.lease = lease
         self.source = source
         self.payload = payload
@@ -58,7 +58,7 @@ public struct ClaimedJob: Sendable, Equatable {
 
     /// A job as a queue row stores it: `timeoutSeconds` is checked (a row written by hand or by
     /// another program may hold `Infinity`, `NaN` or `1e300`), never trusted.
-    public init(
+    package init(
         lease: Lease, source: String, payload: String, attempt: Int, maxAttempts: Int, timeoutSeconds: Double?,
         requestID: String? = nil
     ) {
@@ -117,7 +117,7 @@ public struct HeartbeatResult: Sendable, Equatable {
     /// Held leases whose job was asked to stop (`jobs cancel`).
     public var cancelRequested: Set<Lease>
 
-    public init(held: Set<Lease>, cancelRequested: Set<Lease>) {
+    package init(held: Set<Lease>, cancelRequested: Set<Lease>) {
         self.held = held
         self.cancelRequested = cancelRequested
     }

@@ -1,5 +1,5 @@
-public import Foundation
-public import PushPrepCore
+package import Foundation
+import PushPrepCore
 import PushPrepJSON
 
 /// A job row read column by column, whatever holds it: a SQLite row, a PostgreSQL row, or the

@@ -37,7 +37,7 @@ public struct JobRecord: Sendable, Equatable, Codable {
     /// What a succeeded job produced (from its result), else `unknown`.
     public var kind: JobKind
 
-    public init(
+    package init(
         id: JobID, state: JobState, source: String, payload: String, dedupKey: String?, priority: Int, attempt: Int,
         maxAttempts: Int, timeoutSeconds: Double?, runAt: Date, createdAt: Date, updatedAt: Date, finishedAt: Date?,
         leaseOwner: String?, leaseToken: Int64, leaseExpiresAt: Date?, cancelRequested: Bool, errorCode: String?,
@@ -86,7 +86,7 @@ public struct QueueStats: Sendable, Equatable, Codable {
     /// Webhook deliveries that gave up, or nil when not counted.
     public var failedDeliveries: Int?
 
-    public init(
+    package init(
         byState: [JobState: Int], scheduled: Int, expiredLeases: Int, oldestReadyAge: Double?,
         pendingDeliveries: Int? = nil, failedDeliveries: Int? = nil
     ) {
@@ -109,7 +109,7 @@ public struct PrunedJob: Sendable, Equatable {
     /// Its result as JSON text (the manifest entry naming its output files), when it succeeded.
     public var result: String?
 
-    public init(source: String, result: String?) {
+    package init(source: String, result: String?) {
         self.source = source
         self.result = result
     }

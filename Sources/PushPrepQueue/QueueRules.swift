@@ -1,6 +1,6 @@
 import Foundation
 package import Logging
-public import PushPrepCore
+package import PushPrepCore
 
 /// The rules both backends follow, decided here in Swift so that each backend's SQL only stores
 /// what they decide: how an attempt's outcome ends the job, the refusals of requests about one

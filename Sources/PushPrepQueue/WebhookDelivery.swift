@@ -84,7 +84,7 @@ public struct WebhookDelivery: Sendable, Equatable {
     public var createdAt: Date
     public var deliveredAt: Date?
 
-    public init(
+    package init(
         id: Int64, webhookID: String, jobID: JobID, url: String, receiverHost: String, event: String, job: JobRecord,
         state: DeliveryState, attempts: Int, nextAttemptAt: Date?, lastStatus: Int?, lastError: String?,
         createdAt: Date, deliveredAt: Date?

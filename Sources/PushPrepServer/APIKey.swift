@@ -1,26 +1,26 @@
 import Crypto
 import Foundation
-public import PushPrepCore
+package import PushPrepCore
 
 /// One API key the server accepts, as it keeps it: the SHA-256 of the key, never the key.
 /// Described by its id and scopes only.
-public struct APIKey: Sendable, Equatable, CustomStringConvertible {
+package struct APIKey: Sendable, Equatable, CustomStringConvertible {
     /// What a key may do: `read` (GET, HEAD, and the computing endpoints `payload` and
     /// `preflight`), `write` (everything that creates or changes a job).
-    public enum Scope: String, Sendable, CaseIterable, Comparable {
+    package enum Scope: String, Sendable, CaseIterable, Comparable {
         case read, write
 
-        public static func < (a: Scope, b: Scope) -> Bool { a.rawValue < b.rawValue }
+        package static func < (a: Scope, b: Scope) -> Bool { a.rawValue < b.rawValue }
     }
 
     /// The first 12 hex digits of the key's SHA-256: a name for logs, metrics and the owner of
     /// idempotency keys that says nothing usable about the key.
-    public var id: String
+    package var id: String
     /// SHA-256 of the key's UTF-8 bytes.
     var digest: [UInt8]
-    public var scopes: Set<Scope>
+    package var scopes: Set<Scope>
 
-    public var description: String { "APIKey(\(id), \(scopes.sorted().map(\.rawValue).joined(separator: ",")))" }
+    package var description: String { "APIKey(\(id), \(scopes.sorted().map(\.rawValue).joined(separator: ",")))" }
 }
 
 /// The keys of `--api-keys-file`.
@@ -30,26 +30,26 @@ public struct APIKey: Sendable, Equatable, CustomStringConvertible {
 /// be written as `sha256:<64 hex digits>` (the hash of the key, so the file need not hold the
 /// key itself; `printf %s KEY | sha256sum`); otherwise it is hashed when read and only the hash
 /// is kept.
-public struct APIKeyStore: Sendable {
-    public let keys: [APIKey]
+package struct APIKeyStore: Sendable {
+    package let keys: [APIKey]
 
     /// The longest keys file read (a few thousand keys).
     static let maxFileBytes = 1 << 20
     /// Keys shorter than this are refused: a key must not be guessable.
     static let minimumKeyLength = 16
 
-    public init(keys: [APIKey]) {
+    package init(keys: [APIKey]) {
         self.keys = keys
     }
 
     /// Reads and parses `path`; `invalid_settings` names the line at fault (never its key).
-    public init(path: String) throws(PushPrepError) {
+    package init(path: String) throws(PushPrepError) {
         let contents = try InputFile.read(path: path, maxBytes: Self.maxFileBytes) { _ in true }.contents ?? []
         try self.init(parsing: String(decoding: contents, as: UTF8.self), source: path)
     }
 
     /// Parses a keys file's text.
-    public init(parsing text: String, source: String = "the API keys file") throws(PushPrepError) {
+    package init(parsing text: String, source: String = "the API keys file") throws(PushPrepError) {
         var keys: [APIKey] = []
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespaces.union(.init(charactersIn: "\r")))
@@ -102,7 +102,7 @@ public struct APIKeyStore: Sendable {
 
     /// The key whose hash is the hash of `presented`, compared in constant time against every
     /// key (no early exit), so the time taken tells nothing about how close a guess was.
-    public func authenticate(_ presented: some StringProtocol) -> APIKey? {
+    package func authenticate(_ presented: some StringProtocol) -> APIKey? {
         let digest = Array(SHA256.hash(data: Array(presented.utf8)))
         var match: APIKey?
         for key in keys where Self.constantTimeEqual(key.digest, digest) {

@@ -1,19 +1,19 @@
-public import Foundation
-public import Hummingbird
+package import Foundation
+package import Hummingbird
 import Logging
-public import NIOCore
+package import NIOCore
 import PushPrepQueue
 import Synchronization
 
 /// What one request carries through the middleware to its handler: the request id (which
 /// follows a job into the worker's logs) and the API key that authenticated it.
-public struct APIRequestContext: RequestContext {
-    public var coreContext: CoreRequestContextStorage
+package struct APIRequestContext: RequestContext {
+    package var coreContext: CoreRequestContextStorage
     /// `X-Request-Id` as sent (when it is a sane token), else one generated here.
-    public var requestID: String = ""
+    package var requestID: String = ""
     /// The key the request authenticated with, or nil when the server has no keys. Recorded in
     /// ``notes`` too, for the access log written by the middleware outside the one that sets it.
-    public var apiKey: APIKey? {
+    package var apiKey: APIKey? {
         didSet { notes.keyID.withLock { $0 = apiKey?.id } }
     }
     /// What inner steps tell outer ones about this request (middleware pass the context down
@@ -21,28 +21,28 @@ public struct APIRequestContext: RequestContext {
     let notes = RequestNotes()
     /// The address of the connection's peer (the client, or the proxy in front), which failed
     /// authentications are counted by.
-    public let remoteAddress: SocketAddress?
+    package let remoteAddress: SocketAddress?
 
     /// The client's IP address (the TCP peer), nil when the connection has none (a Unix socket):
     /// long polls are bounded per client by it when no key is presented.
-    public var clientAddress: String? { remoteAddress?.ipAddress }
+    package var clientAddress: String? { remoteAddress?.ipAddress }
 
-    public init(source: Source) {
+    package init(source: Source) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
     }
 
     /// Request bodies are read with explicit caps by each endpoint; this is the cap of
     /// Hummingbird's own `decode` (unused by the API).
-    public var maxUploadSize: Int { 1 << 20 }
+    package var maxUploadSize: Int { 1 << 20 }
 
-    public var requestDecoder: JSONDecoder { JSONDecoder() }
+    package var requestDecoder: JSONDecoder { JSONDecoder() }
 
-    public var responseEncoder: JSONEncoder { APICoding.encoder() }
+    package var responseEncoder: JSONEncoder { APICoding.encoder() }
 
     /// The scope of whoever made the request: the key's, or both when the server has no keys
     /// (it then listens on loopback only).
-    public var scopes: Set<APIKey.Scope> { apiKey?.scopes ?? Set(APIKey.Scope.allCases) }
+    package var scopes: Set<APIKey.Scope> { apiKey?.scopes ?? Set(APIKey.Scope.allCases) }
 
     /// The idempotency keys' owner: the key's id, so two clients never share a key space.
     var idempotencyScope: String { apiKey?.id ?? "anonymous" }

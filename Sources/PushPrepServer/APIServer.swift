@@ -1,20 +1,20 @@
-public import Foundation
+package import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
-public import Logging
+package import Logging
 import Metrics
-public import Prometheus
+package import Prometheus
 import PushPrepCore
-public import PushPrepQueue
+package import PushPrepQueue
 import PushPrepRemote
-public import ServiceLifecycle
+import ServiceLifecycle
 import Synchronization
 
 /// `pushprep serve`'s HTTP side: the `/v1` API, health, readiness and metrics, as a service of
 /// the command's service group (beside the embedded workers and the webhook dispatcher). On
 /// graceful shutdown it stops accepting connections and finishes the requests in flight.
-public struct APIServer: Service {
+package struct APIServer: Service {
     let configuration: ServerConfiguration
     let queueURL: QueueURL
     let registry: PrometheusCollectorRegistry?
@@ -27,7 +27,7 @@ public struct APIServer: Service {
     /// stops). `registry` is the Prometheus registry the metrics system was bootstrapped with
     /// (served at `/metrics`); `readiness` checks what else `/readyz` needs (the store);
     /// `onListening` reports the URL the server is bound to.
-    public init(
+    package init(
         configuration: ServerConfiguration, queueURL: QueueURL, registry: PrometheusCollectorRegistry?,
         publicURL: PublicURL? = nil, readiness: @escaping @Sendable () async throws -> Void = {}, logger: Logger,
         onListening: (@Sendable (String) async -> Void)? = nil
@@ -43,7 +43,7 @@ public struct APIServer: Service {
         self.onListening = onListening
     }
 
-    public func run() async throws {
+    package func run() async throws {
         try await JobQueues.withQueue(queueURL, logger: logger) { queue in
             let sweeper = Self.uploadSweeper(configuration: configuration, queue: queue, logger: logger)
             let application = Self.application(
@@ -205,16 +205,16 @@ public struct APIServer: Service {
 
 extension APIServer: CustomStringConvertible {
     /// What the service group logs: where it listens, never the keys' hashes or other settings.
-    public var description: String { "APIServer(\(configuration.host):\(configuration.port))" }
+    package var description: String { "APIServer(\(configuration.host):\(configuration.port))" }
 }
 
 /// The URL clients reach this server at: `--public-url`, else the address it bound (known only
 /// once listening, when the port was 0). Shared by the API and the webhook dispatcher, which
 /// both write attachment URLs.
-public final class PublicURL: Sendable {
+package final class PublicURL: Sendable {
     private let value: Mutex<String?>
 
-    public init(configured: String?) {
+    package init(configured: String?) {
         value = Mutex(configured.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
     }
 
@@ -223,17 +223,17 @@ public final class PublicURL: Sendable {
         value.withLock { if $0 == nil { $0 = url } }
     }
 
-    public var url: String? { value.withLock { $0 } }
+    package var url: String? { value.withLock { $0 } }
 }
 
 /// How a job is shown to clients, the same in API answers, payloads and webhooks: its
 /// ``JobResource``, with the attachment URLs this server publishes signed when
 /// `--sign-attachments` is on (the stored manifest entry never holds a signature).
-public struct JobRenderer: Sendable {
+package struct JobRenderer: Sendable {
     let configuration: ServerConfiguration
     let publicURL: PublicURL
 
-    public init(configuration: ServerConfiguration, publicURL: PublicURL) {
+    package init(configuration: ServerConfiguration, publicURL: PublicURL) {
         self.configuration = configuration
         self.publicURL = publicURL
     }
@@ -248,7 +248,7 @@ public struct JobRenderer: Sendable {
 
     /// `record` as clients see it; signatures expire `--attachment-url-ttl` after `now` (a
     /// webhook passes the job's end, so that every retry sends the same bytes).
-    public func resource(_ record: JobRecord, now: Date = Date()) -> JobResource {
+    package func resource(_ record: JobRecord, now: Date = Date()) -> JobResource {
         let resource = JobResource(record)
         guard let signer = configuration.attachmentSigner, let base = attachmentBaseURL else { return resource }
         return resource.transformingAttachment { signer.sign(&$0, under: base, now: now) }

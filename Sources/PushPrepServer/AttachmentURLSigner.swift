@@ -1,6 +1,6 @@
 import Crypto
-public import Foundation
-public import PushPrepCore
+package import Foundation
+package import PushPrepCore
 
 /// Signs and checks the URLs of published attachments (`--sign-attachments`), the way imgproxy
 /// signs its URLs: `…/v1/attachments/<file>?expires=<unix>&signature=<sig>`, where `sig` is
@@ -11,25 +11,25 @@ public import PushPrepCore
 /// job, so an expiry counts from when a client asked, and rotating the key only needs a
 /// restart. A phone cannot send an API key, so the signature is what keeps the out directory
 /// from being an open file server to anyone who guesses (or once saw) a name.
-public struct AttachmentURLSigner: Sendable {
+package struct AttachmentURLSigner: Sendable {
     /// The shortest key accepted: HMAC-SHA256's block of security, 256 bits.
-    public static let minimumKeyBytes = 32
+    package static let minimumKeyBytes = 32
     /// The largest key file read: a key is a secret, not a document.
     static let maximumKeyBytes = 4096
     /// `--attachment-url-ttl`'s range: a minute to a year.
-    public static let ttlSeconds: ClosedRange<Int> = 60...31_536_000
+    package static let ttlSeconds: ClosedRange<Int> = 60...31_536_000
     /// `--attachment-url-ttl`'s default: 7 days, longer than APNs keeps a push for an offline
     /// phone (the phone downloads the attachment only when the push arrives).
-    public static let defaultTTLSeconds = 604_800
+    package static let defaultTTLSeconds = 604_800
 
     /// The secret's bytes (`SymmetricKey` is not `Sendable` in the swift-crypto this builds
     /// with, so one is made for each use).
     private let keyBytes: [UInt8]
     /// How long a rendered URL works.
-    public let ttlSeconds: Int
+    package let ttlSeconds: Int
 
     /// A signer with `key` (at least ``minimumKeyBytes``) whose URLs work for `ttlSeconds`.
-    public init(key: [UInt8], ttlSeconds: Int) throws(PushPrepError) {
+    package init(key: [UInt8], ttlSeconds: Int) throws(PushPrepError) {
         guard key.count >= Self.minimumKeyBytes else {
             throw PushPrepError(
                 .invalidSettings,
@@ -47,7 +47,7 @@ public struct AttachmentURLSigner: Sendable {
     /// A signer with the key in the file at `path` (`--attachment-key-file`), read through the
     /// input reader (a regular file, bounded). The bytes are the key, except a final line break,
     /// so that `openssl rand -hex 32 > key` gives a working 64-byte key.
-    public init(keyFile path: String, ttlSeconds: Int) throws(PushPrepError) {
+    package init(keyFile path: String, ttlSeconds: Int) throws(PushPrepError) {
         let file: InputFile
         do {
             file = try InputFile.read(path: path, maxBytes: Self.maximumKeyBytes, keepContents: { _ in true })
@@ -61,7 +61,7 @@ public struct AttachmentURLSigner: Sendable {
     }
 
     /// The signature of `file` expiring at `expires` (Unix seconds), base64url without padding.
-    public func signature(file: String, expires: Int64) -> String {
+    package func signature(file: String, expires: Int64) -> String {
         let mac = HMAC<SHA256>.authenticationCode(
             for: Data("\(file):\(expires)".utf8), using: SymmetricKey(data: keyBytes))
         return Data(mac).base64EncodedString().replacingOccurrences(of: "+", with: "-")
@@ -70,7 +70,7 @@ public struct AttachmentURLSigner: Sendable {
 
     /// `url` (a published file's URL under this server's attachments, without a query) with an
     /// expiry `ttlSeconds` from `now` and its signature. The file is the URL's last component.
-    public func sign(_ url: String, now: Date = Date()) -> String {
+    package func sign(_ url: String, now: Date = Date()) -> String {
         let expires = Self.expiry(now: now, ttlSeconds: ttlSeconds)
         let file = url.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? ""
         return "\(url)?expires=\(expires)&signature=\(signature(file: file, expires: expires))"
@@ -85,7 +85,7 @@ public struct AttachmentURLSigner: Sendable {
     /// values) are a signature of ours that has not expired. The HMAC is compared in constant
     /// time (swift-crypto's `isValidAuthenticationCode`), so timing tells nothing of the
     /// expected signature.
-    public func refusal(file: String, expires: String?, signature: String?, now: Date = Date()) -> String? {
+    package func refusal(file: String, expires: String?, signature: String?, now: Date = Date()) -> String? {
         guard let expires, let signature else {
             return "this server only serves attachments by signed URL (expires and signature)"
         }
@@ -118,7 +118,7 @@ extension AttachmentURLSigner {
     /// `base` + `/` + the file's name (`base` is the server's attachments URL, or `--base-url`
     /// when one fronts it), and records their expiry in `urlExpires`. Other URLs (a job's own
     /// base URL elsewhere) are left alone.
-    public func sign(_ attachment: inout Attachment, under base: String, now: Date = Date()) {
+    package func sign(_ attachment: inout Attachment, under base: String, now: Date = Date()) {
         let expires = Date(timeIntervalSince1970: TimeInterval(Self.expiry(now: now, ttlSeconds: ttlSeconds)))
         let expiry = expires.formatted(.iso8601)
         let base = base.hasSuffix("/") ? String(base.dropLast()) : base

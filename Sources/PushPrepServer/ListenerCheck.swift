@@ -1,6 +1,6 @@
 import NIOCore
 import NIOPosix
-public import PushPrepCore
+package import PushPrepCore
 import PushPrepRemote
 
 /// Whether `serve` can listen where it was told: the address and port bound (as Hummingbird
@@ -9,11 +9,11 @@ import PushPrepRemote
 /// the port (``NetworkFailure``), with no queue database, uploads directory or worker left
 /// behind. The server binds again when it starts (Hummingbird opens its own socket); a port
 /// taken in between fails there, through the same mapping (``APIServer/run()``).
-public enum ListenerCheck {
+package enum ListenerCheck {
     /// Binds `host`:`port` and releases it; throws `invalid_settings` with the mapping's
     /// sentence when the system refuses. Port 0 (any free port) cannot be taken and is not
     /// checked.
-    public static func check(host: String, port: Int) async throws(PushPrepError) {
+    package static func check(host: String, port: Int) async throws(PushPrepError) {
         guard port != 0 else { return }
         do {
             let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)

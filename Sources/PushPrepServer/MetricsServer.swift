@@ -1,20 +1,20 @@
 import Hummingbird
-public import Logging
-public import Prometheus
-public import ServiceLifecycle
+package import Logging
+package import Prometheus
+import ServiceLifecycle
 
 /// Serves the Prometheus registry as text on `GET /metrics` (and `GET /healthz`), as a
 /// service of the worker's service group.
-public struct MetricsServer: Service {
+package struct MetricsServer: Service {
     let application: Application<RouterResponder<BasicRequestContext>>
 
     /// Loopback only: the metrics are not authenticated, so exposing them is a choice
     /// (`--metrics-host 0.0.0.0`), as with Sidekiq's and Oban's dashboards.
-    public static let defaultHost = "127.0.0.1"
+    package static let defaultHost = "127.0.0.1"
 
     /// A server for `registry` on `host:port` (port 0 picks a free port; `onListening` reports
     /// the port actually bound).
-    public init(
+    package init(
         registry: PrometheusCollectorRegistry, host: String = MetricsServer.defaultHost, port: Int, logger: Logger,
         onListening: (@Sendable (Int) async -> Void)? = nil
     ) {
@@ -30,7 +30,7 @@ public struct MetricsServer: Service {
             logger: logger)
     }
 
-    public func run() async throws {
+    package func run() async throws {
         try await application.run()
     }
 }

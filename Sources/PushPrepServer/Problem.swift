@@ -1,8 +1,8 @@
 import Foundation
-public import HTTPTypes
-public import Hummingbird
-public import PushPrepCore
-public import PushPrepJSON
+package import HTTPTypes
+package import Hummingbird
+package import PushPrepCore
+package import PushPrepJSON
 
 /// An error as every endpoint answers it: RFC 9457 problem details
 /// (`application/problem+json`) with PushPrep's stable `code`, the same codes the CLI reports.
@@ -10,16 +10,16 @@ public import PushPrepJSON
 /// `type` is `urn:pushprep:problem:<code>`, so a client can branch on either; `title` is the
 /// code in words; `detail` says what happened to this request. Extra members carry what a
 /// client needs to act: the job ids of a `504` from `POST /v1/process`, for instance.
-public struct Problem: Error, Sendable, HTTPResponseError {
-    public var status: HTTPResponse.Status
-    public var code: PushPrepError.Code
-    public var detail: String
+package struct Problem: Error, Sendable, HTTPResponseError {
+    package var status: HTTPResponse.Status
+    package var code: PushPrepError.Code
+    package var detail: String
     /// Seconds, sent as `Retry-After` (429, 503).
-    public var retryAfter: Int?
+    package var retryAfter: Int?
     /// Members besides the standard ones (encoded after them).
-    public var extensions: [String: JSONValue]
+    package var extensions: [String: JSONValue]
 
-    public init(
+    package init(
         _ status: HTTPResponse.Status, _ code: PushPrepError.Code, _ detail: String, retryAfter: Int? = nil,
         extensions: [String: JSONValue] = [:]
     ) {
@@ -31,12 +31,12 @@ public struct Problem: Error, Sendable, HTTPResponseError {
     }
 
     /// The problem for a PushPrep error, with the status its code maps to.
-    public init(_ error: PushPrepError) {
+    package init(_ error: PushPrepError) {
         self.init(Self.status(for: error.code), error.code, error.message)
     }
 
     /// The HTTP status of each code: the client's mistake (4xx) or the server's trouble (5xx).
-    public static func status(for code: PushPrepError.Code) -> HTTPResponse.Status {
+    package static func status(for code: PushPrepError.Code) -> HTTPResponse.Status {
         switch code {
         case .invalidRequest: .badRequest
         case .unauthorized: .unauthorized
@@ -61,7 +61,7 @@ public struct Problem: Error, Sendable, HTTPResponseError {
         return words.prefix(1).uppercased() + words.dropFirst()
     }
 
-    public func response(from request: Request, context: some RequestContext) throws -> Response {
+    package func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers: HTTPFields = [.contentType: "application/problem+json"]
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer realm=\"pushprep\"" }
@@ -70,7 +70,7 @@ public struct Problem: Error, Sendable, HTTPResponseError {
 
     /// The JSON body: the standard members first, then the extensions by name. Built as a
     /// ``JSONValue``, so writing it cannot fail on the error path.
-    public func body() -> [UInt8] {
+    package func body() -> [UInt8] {
         var members: [(key: String, value: JSONValue)] = [
             ("type", .string("urn:pushprep:problem:\(code.rawValue)")),
             ("title", .string(Self.title(for: code))),

@@ -1,75 +1,75 @@
 import Foundation
-public import PushPrepCore
-public import PushPrepPayload
-public import PushPrepRemote
+package import PushPrepCore
+package import PushPrepPayload
+package import PushPrepRemote
 
 /// What `pushprep serve` was told: where it listens, what it accepts, and the limits that keep
 /// it standing.
-public struct ServerConfiguration: Sendable {
-    public var host: String
+package struct ServerConfiguration: Sendable {
+    package var host: String
     /// 0 picks a free port (the tests do); the bound port is reported by `onListening`.
-    public var port: Int
+    package var port: Int
     /// The keys of `--api-keys-file`; nil: no authentication, loopback only.
-    public var apiKeys: APIKeyStore?
+    package var apiKeys: APIKeyStore?
     /// Requests a second per key (token bucket), nil for no limit.
-    public var rateLimit: Double?
+    package var rateLimit: Double?
     /// The bucket's size: the burst a key may send at once.
-    public var rateBurst: Double
+    package var rateBurst: Double
     /// Refuse new jobs (429) while more than this many are queued.
-    public var maxQueued: Int
+    package var maxQueued: Int
     /// The largest JSON request body.
-    public var maxBodyBytes: Int
+    package var maxBodyBytes: Int
     /// The largest upload (`POST /v1/uploads`).
-    public var maxUploadBytes: Int
+    package var maxUploadBytes: Int
     /// The longest URL, path and query.
-    public var maxURLBytes: Int
+    package var maxURLBytes: Int
     /// Sources in one `POST /v1/jobs`.
-    public var maxSourcesPerRequest: Int
+    package var maxSourcesPerRequest: Int
     /// Sources in one `POST /v1/process`.
-    public var maxProcessSources: Int
+    package var maxProcessSources: Int
     /// The longest `?wait=` and `?timeout=`, in seconds.
-    public var maxWaitSeconds: Double
+    package var maxWaitSeconds: Double
     /// The longest a request's handler may take, reading the request's body included (`408`
     /// past it): at least the longest long poll.
-    public var requestTimeoutSeconds: Double = 300
+    package var requestTimeoutSeconds: Double = 300
     /// How long an `Idempotency-Key` is remembered.
-    public var idempotencyRetention: Duration
+    package var idempotencyRetention: Duration
     /// How clients reach this server (`--public-url`); nil: the address it binds.
-    public var publicURL: String?
+    package var publicURL: String?
     /// The URL prefix of published files for jobs whose settings name none (`--base-url`);
     /// nil: this server's `/v1/attachments` when it serves an out directory.
-    public var baseURL: String?
+    package var baseURL: String?
     /// The out directory this server publishes from (`GET /v1/attachments/{file}`), or nil
     /// when outputs go to a bucket.
-    public var attachmentsDirectory: String?
+    package var attachmentsDirectory: String?
     /// `--sign-attachments`: attachments are served only by URLs it signed, and the jobs the
     /// API renders carry such URLs; nil serves them to anyone who has the name.
-    public var attachmentSigner: AttachmentURLSigner? = nil
+    package var attachmentSigner: AttachmentURLSigner? = nil
     /// `--console-secret-file`: the key console sessions are signed with, so that several
     /// servers behind one name accept each other's logins and a restart keeps them; nil: a
     /// random key of this process's own.
-    public var consoleSecret: [UInt8]? = nil
+    package var consoleSecret: [UInt8]? = nil
     /// Where uploads are written before they become jobs (the workers read them from here).
-    public var uploadsDirectory: String?
+    package var uploadsDirectory: String?
     /// `--keep-uploads`: how long, in seconds, an upload no unfinished job refers to is kept
     /// after it was written before the sweep deletes it (see `UploadSweeper`).
-    public var keepUploadsSeconds: Double = 60
+    package var keepUploadsSeconds: Double = 60
     /// The webhook target of jobs created without a `callback_url`.
-    public var webhookURL: String?
+    package var webhookURL: String?
     /// Whether webhooks can be sent (a signing secret is configured): without one, a request
     /// naming a `callback_url` is refused.
-    public var acceptsCallbacks: Bool
+    package var acceptsCallbacks: Bool
     /// `--allowed-host`: names (`NAME` for any port, `NAME:PORT`) this server answers to besides
     /// its address, `localhost` and `--public-url`'s host (``ServerNames``).
-    public var allowedHosts: [String] = []
+    package var allowedHosts: [String] = []
     /// `--auth-failure-limit`: failed API keys and console logins one client address may make in
     /// a burst before `429` (``AuthFailureLimiter``); 0 for no limit.
-    public var authFailureLimit: Int = 20
+    package var authFailureLimit: Int = 20
     /// `--auth-failure-window`: seconds in which that many failures are forgiven again.
-    public var authFailureWindowSeconds: Double = 60
+    package var authFailureWindowSeconds: Double = 60
     /// How `POST /v1/preflight` with `fetch` downloads attachments: the address policy, caps
     /// and timeouts of remote sources (`--allow-host`, `--allow-private-networks`, ...).
-    public var remote = RemoteSettings()
+    package var remote = RemoteSettings()
 
     // MARK: Long polls and pre-flight downloads
 
@@ -77,18 +77,18 @@ public struct ServerConfiguration: Sendable {
     /// all clients (`--max-waits`); more are `429`. Each holds a connection, so a descriptor:
     /// 512 is half the usual soft descriptor limit (1024), the rest for workers, the database,
     /// uploads and ordinary requests.
-    public var maxWaits: Int = 512
+    package var maxWaits: Int = 512
     /// The most long polls waiting at once per API key, or per client address on a server
     /// without keys (`--max-waits-per-client`): 64 lets a client wait for a batch of jobs one
     /// request each, while eight clients are needed to take every slot; more is what webhooks
     /// are for.
-    public var maxWaitsPerClient: Int = 64
+    package var maxWaitsPerClient: Int = 64
     /// What one `POST /v1/preflight` may download at most (`--max-preflight-urls`,
     /// `--max-preflight-bytes`): the budget of a request that asks for none, and the ceiling of
     /// one that asks (more is `422 invalid_settings`). The CLI's defaults.
-    public var preflightFetchCeiling = PreflightSession.FetchBudget()
+    package var preflightFetchCeiling = PreflightSession.FetchBudget()
 
-    public init(
+    package init(
         host: String = "127.0.0.1", port: Int = 8080, apiKeys: APIKeyStore? = nil, rateLimit: Double? = nil,
         rateBurst: Double = 100, maxQueued: Int = 50_000, maxBodyBytes: Int = 1 << 20,
         maxUploadBytes: Int = 200 << 20, maxURLBytes: Int = 8192, maxSourcesPerRequest: Int = 100,
@@ -120,7 +120,7 @@ public struct ServerConfiguration: Sendable {
 
     /// Whether `host` is a loopback name or address: the only kind a server without API keys
     /// may listen on.
-    public static func isLoopback(_ host: String) -> Bool {
+    package static func isLoopback(_ host: String) -> Bool {
         let host = host.lowercased()
         if host == "localhost" || host == "::1" || host == "[::1]" { return true }
         let parts = host.split(separator: ".", omittingEmptySubsequences: false)
@@ -129,7 +129,7 @@ public struct ServerConfiguration: Sendable {
 
     /// Refuses a configuration that cannot be served safely. `keysConfigured` says whether
     /// keys will be there when it is not yet ``apiKeys`` (the file is read later).
-    public func validate(keysConfigured: Bool? = nil) throws(PushPrepError) {
+    package func validate(keysConfigured: Bool? = nil) throws(PushPrepError) {
         if !(keysConfigured ?? (apiKeys != nil)) && !Self.isLoopback(host) {
             throw PushPrepError(
                 .invalidSettings,

@@ -11,7 +11,7 @@ public struct ActivityBucket: Sendable, Equatable, Codable {
     public var failed: Int
     public var cancelled: Int
 
-    public init(start: Date, succeeded: Int = 0, failed: Int = 0, cancelled: Int = 0) {
+    package init(start: Date, succeeded: Int = 0, failed: Int = 0, cancelled: Int = 0) {
         self.start = start
         self.succeeded = succeeded
         self.failed = failed

@@ -41,7 +41,7 @@ public struct JobAttempt: Sendable, Equatable, Codable {
     public var errorCode: String?
     public var errorMessage: String?
 
-    public init(
+    package init(
         jobID: JobID, attempt: Int, leaseToken: Int64, worker: String, startedAt: Date, endedAt: Date?,
         outcome: Outcome?, errorCode: String?, errorMessage: String?
     ) {

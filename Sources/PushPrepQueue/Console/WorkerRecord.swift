@@ -44,7 +44,7 @@ public struct WorkerRecord: Sendable, Equatable, Codable {
     /// The running jobs whose lease it holds, by id.
     public var runningJobs: [JobID]
 
-    public init(
+    package init(
         id: String, host: String, pid: Int, concurrency: Int, startedAt: Date, lastSeenAt: Date,
         runningJobs: [JobID] = []
     ) {

@@ -1,7 +1,7 @@
-public import Foundation
-public import PushPrepCore
-public import PushPrepJSON
-public import PushPrepQueue
+package import Foundation
+package import PushPrepCore
+package import PushPrepJSON
+package import PushPrepQueue
 
 /// A job as the HTTP API and its webhooks show it: `GET /v1/jobs/{id}`, the items of
 /// `GET /v1/jobs`, and the `data` of a webhook event are this one shape.
@@ -9,55 +9,55 @@ public import PushPrepQueue
 /// Keys are snake_case, like the request bodies; the manifest entry inside `attachment` keeps
 /// the manifest's own keys (the JSON Schema in `schema/manifest.schema.json`). Times are
 /// ISO 8601 in UTC.
-public struct JobResource: Sendable, Encodable, Equatable {
-    public var id: JobID
+package struct JobResource: Sendable, Encodable, Equatable {
+    package var id: JobID
     /// `queued`, `running`, `succeeded`, `failed`, `dead` or `cancelled`.
-    public var state: JobState
+    package var state: JobState
     /// The source URL (or, for an upload, the name it was stored under).
-    public var source: String
+    package var source: String
     /// How people see the source: an upload's own file name (sanitised, ``UploadName``); nil
     /// for a URL, which is its own name.
-    public var sourceName: String?
-    public var priority: Int
+    package var sourceName: String?
+    package var priority: Int
     /// Claims so far, including a running one.
-    public var attempt: Int
-    public var maxAttempts: Int
+    package var attempt: Int
+    package var maxAttempts: Int
     /// Set when a running job was asked to stop and has not stopped yet.
-    public var cancelRequested: Bool
-    public var createdAt: Date
-    public var updatedAt: Date
+    package var cancelRequested: Bool
+    package var createdAt: Date
+    package var updatedAt: Date
     /// Not started before this time (a delay or a retry's backoff).
-    public var runAt: Date
-    public var finishedAt: Date?
+    package var runAt: Date
+    package var finishedAt: Date?
     /// The last error: why the job failed, or why its previous attempt did.
-    public var error: ErrorView?
+    package var error: ErrorView?
     /// The manifest entry, once succeeded (`status` `ok` or `failed`).
-    public var attachment: ManifestEntry?
+    package var attachment: ManifestEntry?
     /// The job's settings, as the worker runs them.
-    public var settings: ProcessingSettings?
+    package var settings: ProcessingSettings?
     /// The client's metadata, returned as it was given.
-    public var metadata: JSONValue?
+    package var metadata: JSONValue?
     /// Where the job's webhook goes when it ends.
-    public var callbackURL: String?
+    package var callbackURL: String?
     /// The `X-Request-Id` of the request that created the job.
-    public var requestID: String?
-    public var links: Links
+    package var requestID: String?
+    package var links: Links
 
-    public struct ErrorView: Sendable, Encodable, Equatable {
-        public var code: String
-        public var message: String
+    package struct ErrorView: Sendable, Encodable, Equatable {
+        package var code: String
+        package var message: String
     }
 
-    public struct Links: Sendable, Encodable, Equatable {
+    package struct Links: Sendable, Encodable, Equatable {
         /// This job: `/v1/jobs/{id}` (the member `self`).
-        public var job: String
+        package var job: String
 
         enum CodingKeys: String, CodingKey {
             case job = "self"
         }
 
         /// The links of job `id`.
-        public init(job id: JobID) {
+        package init(job id: JobID) {
             job = "/v1/jobs/\(id)"
         }
     }
@@ -78,7 +78,7 @@ public struct JobResource: Sendable, Encodable, Equatable {
 
     /// The resource of `record`. Settings and a result the queue holds but this build cannot
     /// read (written by another version) are left out rather than failing the request.
-    public init(_ record: JobRecord) {
+    package init(_ record: JobRecord) {
         id = record.id
         state = record.state
         source = record.source
@@ -101,7 +101,7 @@ public struct JobResource: Sendable, Encodable, Equatable {
         links = Links(job: record.id)
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
         try container.encode(state, forKey: .state)
@@ -128,9 +128,9 @@ public struct JobResource: Sendable, Encodable, Equatable {
 
 /// The JSON coding the API and its webhooks use: ISO 8601 times with milliseconds, in UTC, and
 /// no escaped slashes (URLs stay readable).
-public enum APICoding {
+package enum APICoding {
     /// An encoder for responses and webhook bodies: compact, keys sorted (stable bytes).
-    public static func encoder() -> JSONEncoder {
+    package static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, encoder in
@@ -143,7 +143,7 @@ public enum APICoding {
     }
 
     /// `date` as `2026-11-25T20:15:03.123Z`.
-    public static func timestamp(_ date: Date) -> String {
+    package static func timestamp(_ date: Date) -> String {
         date.formatted(
             Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC") ?? .gmt))
     }

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
-public import PushPrepCore
+package import PushPrepCore
 
 /// A console login: who (the API key's id, `anonymous` on a server without keys), what it may do
 /// (the key's scopes when it logged in), until when, and a random nonce that the CSRF token is
@@ -116,13 +116,13 @@ struct ConsoleSessions: Sendable {
 }
 
 /// `--console-secret-file`: the key of the console's session tokens.
-public enum ConsoleSecret {
+package enum ConsoleSecret {
     /// The shortest secret accepted, in bytes (an HMAC-SHA256 key's own length).
     static let minimumBytes = 32
 
     /// The file's bytes without surrounding whitespace (`openssl rand -base64 48 > FILE` makes
     /// one); `invalid_settings` when it is shorter than 32 bytes.
-    public static func read(path: String) throws(PushPrepError) -> [UInt8] {
+    package static func read(path: String) throws(PushPrepError) -> [UInt8] {
         let contents = try InputFile.read(path: path, maxBytes: 4096) { _ in true }.contents ?? []
         let secret = Array(
             String(decoding: contents, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).utf8)

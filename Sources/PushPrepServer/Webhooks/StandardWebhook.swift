@@ -1,6 +1,6 @@
 import Crypto
-public import Foundation
-public import PushPrepCore
+package import Foundation
+package import PushPrepCore
 import PushPrepQueue
 
 /// Signs webhook requests the way the Standard Webhooks specification says
@@ -12,12 +12,12 @@ import PushPrepQueue
 /// `{id}.{timestamp}.{body}` under the secret. With several secrets (a rotation in progress)
 /// the request is signed with each, the signatures separated by spaces, so receivers holding
 /// either the old or the new secret accept it.
-public struct StandardWebhook: Sendable {
+package struct StandardWebhook: Sendable {
     /// The secrets, in the order their signatures are written.
-    public let secrets: [WebhookSecret]
+    package let secrets: [WebhookSecret]
 
     /// A signer with at least one secret; throws `invalid_settings` for none.
-    public init(secrets: [WebhookSecret]) throws(PushPrepError) {
+    package init(secrets: [WebhookSecret]) throws(PushPrepError) {
         guard !secrets.isEmpty else { throw PushPrepError(.invalidSettings, "no webhook secret given") }
         self.secrets = secrets
     }
@@ -26,7 +26,7 @@ public struct StandardWebhook: Sendable {
     /// base64, or bare base64), blank lines and surrounding white space ignored. The file is read
     /// through ``InputFile`` within ``maxSecretFileBytes``, so a path such as `/dev/zero` is
     /// refused instead of filling memory. Throws `invalid_settings`, never naming a secret.
-    public init(secretFile path: String) throws(PushPrepError) {
+    package init(secretFile path: String) throws(PushPrepError) {
         let contents: [UInt8]
         do {
             contents = try InputFile.read(path: path, maxBytes: Self.maxSecretFileBytes) { _ in true }.contents ?? []
@@ -55,10 +55,10 @@ public struct StandardWebhook: Sendable {
     }
 
     /// The largest secret file read: a few secrets of at most a few hundred bytes each.
-    public static let maxSecretFileBytes = 4096
+    package static let maxSecretFileBytes = 4096
 
     /// The `webhook-signature` value for one request: `v1,<base64>` per secret, space-separated.
-    public func signature(messageID: String, timestamp: Int64, body: [UInt8]) -> String {
+    package func signature(messageID: String, timestamp: Int64, body: [UInt8]) -> String {
         let prefix = Data("\(messageID).\(timestamp).".utf8)
         return secrets.map { secret in
             var hmac = HMAC<SHA256>(key: SymmetricKey(data: secret.bytes))
@@ -70,7 +70,7 @@ public struct StandardWebhook: Sendable {
 
     /// The three headers of one attempt, in the spec's order: `webhook-id`, `webhook-timestamp`
     /// (`at`, in whole Unix seconds) and `webhook-signature`.
-    public func headers(messageID: String, at date: Date, body: [UInt8]) -> [(name: String, value: String)] {
+    package func headers(messageID: String, at date: Date, body: [UInt8]) -> [(name: String, value: String)] {
         let timestamp = Int64(date.timeIntervalSince1970.rounded(.down))
         return [
             ("webhook-id", messageID),
@@ -82,16 +82,16 @@ public struct StandardWebhook: Sendable {
 
 /// One webhook signing secret. Its description never shows the key, so a secret that ends up in
 /// a log or an error message gives nothing away.
-public struct WebhookSecret: Sendable, CustomStringConvertible {
+package struct WebhookSecret: Sendable, CustomStringConvertible {
     /// The key, decoded. Bytes rather than a `SymmetricKey`, which is not `Sendable`.
     let bytes: [UInt8]
 
     /// The shortest key accepted, decoded: the spec asks for 24 to 64 random bytes.
-    public static let minimumBytes = 24
+    package static let minimumBytes = 24
 
     /// Parses `whsec_<base64>` or bare base64; throws `invalid_settings` for text that is not
     /// base64 or decodes to fewer than ``minimumBytes`` bytes.
-    public init(_ text: String) throws(PushPrepError) {
+    package init(_ text: String) throws(PushPrepError) {
         let encoded = text.hasPrefix("whsec_") ? String(text.dropFirst("whsec_".count)) : text
         guard let bytes = Data(base64Encoded: encoded), !bytes.isEmpty else {
             throw PushPrepError(.invalidSettings, "a webhook secret must be whsec_ followed by base64, or base64")
@@ -105,5 +105,5 @@ public struct WebhookSecret: Sendable, CustomStringConvertible {
         self.bytes = Array(bytes)
     }
 
-    public var description: String { "WebhookSecret(\(bytes.count) bytes)" }
+    package var description: String { "WebhookSecret(\(bytes.count) bytes)" }
 }

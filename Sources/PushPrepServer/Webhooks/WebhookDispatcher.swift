@@ -1,8 +1,8 @@
-public import Logging
+package import Logging
 import Metrics
 import PushPrepCore
-public import PushPrepQueue
-public import ServiceLifecycle
+package import PushPrepQueue
+import ServiceLifecycle
 import Synchronization
 
 /// Sends the queue's webhook deliveries: claims the due ones, POSTs each through a
@@ -24,7 +24,7 @@ import Synchronization
 /// sends in flight finish (each is bounded by the send timeout) and report. A dispatcher that
 /// dies instead leaves its claims to expire; another one sends them again after the lease
 /// (delivery is at least once, and receivers drop duplicates by `webhook-id`).
-public final class WebhookDispatcher: Service {
+package final class WebhookDispatcher: Service {
     let queue: any WebhookOutbox
     let settings: WebhookSettings
     let sender: WebhookSender
@@ -48,7 +48,7 @@ public final class WebhookDispatcher: Service {
 
     /// A dispatcher for `queue`'s webhook deliveries, signing with `signer`. The queue stays the
     /// caller's to close; the sender is this dispatcher's and is shut down when ``run()`` ends.
-    public convenience init(
+    package convenience init(
         queue: any WebhookOutbox, settings: WebhookSettings, signer: StandardWebhook, logger: Logger
     ) {
         self.init(
@@ -66,7 +66,7 @@ public final class WebhookDispatcher: Service {
 
     /// Dispatches until graceful shutdown or cancellation, then waits for the sends in flight.
     /// Throws `invalid_settings` before anything is claimed.
-    public func run() async throws {
+    package func run() async throws {
         try settings.validate()
         logger.info(
             "webhook dispatcher started",
@@ -243,25 +243,25 @@ struct WebhookMetrics: Sendable {
 
 /// The dispatcher as a service of `pushprep serve`'s group: opens the queue at `queueURL`,
 /// dispatches until graceful shutdown, and closes the queue.
-public struct WebhookService: Service, CustomStringConvertible {
+package struct WebhookService: Service, CustomStringConvertible {
     let queueURL: QueueURL
     let settings: WebhookSettings
     let signer: StandardWebhook
     let logger: Logger
 
-    public init(queueURL: QueueURL, settings: WebhookSettings, signer: StandardWebhook, logger: Logger) {
+    package init(queueURL: QueueURL, settings: WebhookSettings, signer: StandardWebhook, logger: Logger) {
         self.queueURL = queueURL
         self.settings = settings
         self.signer = signer
         self.logger = logger
     }
 
-    public func run() async throws {
+    package func run() async throws {
         try await JobQueues.withQueue(queueURL, logger: logger) { queue in
             try await WebhookDispatcher(queue: queue, settings: settings, signer: signer, logger: logger).run()
         }
     }
 
     /// Never the secrets.
-    public var description: String { "WebhookService(\(queueURL))" }
+    package var description: String { "WebhookService(\(queueURL))" }
 }

@@ -1,6 +1,6 @@
 import Foundation
-public import PushPrepCore
-public import PushPrepQueue
+package import PushPrepCore
+package import PushPrepQueue
 
 /// One webhook message, rendered: its stable id and the exact bytes POSTed.
 ///
@@ -9,24 +9,24 @@ public import PushPrepQueue
 /// ended, which the outbox keeps unchanged, and its `timestamp` is the job's `finished_at`, not
 /// the time of sending: every retry, from any process, sends the same bytes under the same id,
 /// so a receiver can drop duplicates and a signature over them stays meaningful.
-public struct WebhookEvent: Sendable, Equatable {
+package struct WebhookEvent: Sendable, Equatable {
     /// `webhook-id`: the delivery's ``WebhookDelivery/webhookID``, stored with it, so the same
     /// on every retry and unique across databases.
-    public let messageID: String
+    package let messageID: String
     /// `job.succeeded`, `job.failed`, `job.dead` or `job.cancelled`.
-    public let type: String
+    package let type: String
     /// The request body.
-    public let body: [UInt8]
+    package let body: [UInt8]
 
     /// The event of a delivery from the outbox: its stored id, its type and its job as it ended.
-    public init(_ delivery: WebhookDelivery, renderer: JobRenderer? = nil) throws(PushPrepError) {
+    package init(_ delivery: WebhookDelivery, renderer: JobRenderer? = nil) throws(PushPrepError) {
         try self.init(messageID: delivery.webhookID, type: delivery.event, job: delivery.job, renderer: renderer)
     }
 
     /// Renders the event `type` with `webhook-id` `messageID` about `job` (the job as it ended),
     /// as `renderer` shows jobs (signed attachment URLs, expiring from the job's end, so that
     /// every retry sends the same bytes); without one, as stored.
-    public init(messageID: String, type: String, job: JobRecord, renderer: JobRenderer? = nil) throws(PushPrepError) {
+    package init(messageID: String, type: String, job: JobRecord, renderer: JobRenderer? = nil) throws(PushPrepError) {
         self.messageID = messageID
         self.type = type
         let ended = job.finishedAt ?? job.updatedAt

@@ -1,10 +1,10 @@
 import AsyncHTTPClient
-public import Foundation
-public import Logging
+package import Foundation
+package import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-public import PushPrepCore
+package import PushPrepCore
 import PushPrepQueue
 package import PushPrepRemote
 import Synchronization
@@ -24,7 +24,7 @@ import Synchronization
 /// is known (a body not already received is abandoned with its connection). A receiver that
 /// answers and then trickles its body, or never answers, holds a send for no longer than the
 /// deadline, which is what lets the dispatcher's claim outlive every send.
-public final class WebhookSender: Sendable {
+package final class WebhookSender: Sendable {
     let settings: WebhookSettings
     let signer: StandardWebhook
     private let check: AddressCheck
@@ -32,7 +32,7 @@ public final class WebhookSender: Sendable {
     private let logger: Logger
 
     /// A sender resolving names with the system resolver. Call ``shutdown()`` when done.
-    public convenience init(settings: WebhookSettings, signer: StandardWebhook, logger: Logger) {
+    package convenience init(settings: WebhookSettings, signer: StandardWebhook, logger: Logger) {
         self.init(settings: settings, signer: signer, resolver: SystemHostResolver(), logger: logger)
     }
 
@@ -47,14 +47,14 @@ public final class WebhookSender: Sendable {
     }
 
     /// Closes every connection; sends after this are failed attempts to retry.
-    public func shutdown() async {
+    package func shutdown() async {
         await clients.shutdown()
     }
 
     /// Sends `event` to `target`, signed at `date` (this attempt's `webhook-timestamp`), and
     /// returns by ``WebhookSettings/timeout`` after it was called, whatever the receiver or the
     /// resolver does: a send still running then is cancelled and is an attempt to retry.
-    public func send(_ event: WebhookEvent, to target: String, at date: Date = Date()) async -> WebhookSendResult {
+    package func send(_ event: WebhookEvent, to target: String, at date: Date = Date()) async -> WebhookSendResult {
         let timeout = settings.timeout
         let deadline = ContinuousClock.now + timeout
         let result = await Self.value(before: deadline) {
@@ -184,9 +184,9 @@ public final class WebhookSender: Sendable {
 }
 
 /// How one send went.
-public struct WebhookSendResult: Sendable, CustomStringConvertible {
+package struct WebhookSendResult: Sendable, CustomStringConvertible {
     /// What to do with the delivery.
-    public enum Verdict: String, Sendable, Equatable {
+    package enum Verdict: String, Sendable, Equatable {
         /// The receiver answered 2xx.
         case delivered
         /// Failed for now: try again by the schedule.
@@ -195,11 +195,11 @@ public struct WebhookSendResult: Sendable, CustomStringConvertible {
         case failed
     }
 
-    public var verdict: Verdict
+    package var verdict: Verdict
     /// The HTTP status, when there was an answer.
-    public var status: Int?
+    package var status: Int?
     /// Why it was not delivered.
-    public var error: PushPrepError?
+    package var error: PushPrepError?
 
     /// A result, as the sender makes them.
     package init(verdict: Verdict, status: Int?, error: PushPrepError? = nil) {
@@ -216,7 +216,7 @@ public struct WebhookSendResult: Sendable, CustomStringConvertible {
         Self(verdict: .failed, status: status, error: error)
     }
 
-    public var description: String {
+    package var description: String {
         "\(verdict.rawValue)" + (status.map { " (HTTP \($0))" } ?? "") + (error.map { ": \($0)" } ?? "")
     }
 }

@@ -1,28 +1,28 @@
-public import PushPrepCore
+package import PushPrepCore
 import PushPrepQueue
-public import PushPrepRemote
+package import PushPrepRemote
 
 /// How webhooks are sent: the address policy (the same as for remote sources), timeouts, the
 /// retry schedule and how much the dispatcher does at once.
-public struct WebhookSettings: Sendable {
+package struct WebhookSettings: Sendable {
     /// Allow callback URLs on loopback, private networks and CGNAT (`--allow-private-networks`).
-    public var allowPrivateNetworks = false
+    package var allowPrivateNetworks = false
     /// How the job in an event is shown: the API's rendering (signed attachment URLs), or nil
     /// for the job as stored.
-    public var renderer: JobRenderer?
+    package var renderer: JobRenderer?
     /// Hosts that may resolve to any address (`--allow-host`).
-    public var allowedHosts: Set<String> = []
+    package var allowedHosts: Set<String> = []
     /// Time allowed to open one connection (TCP and TLS), within ``timeout``.
-    public var connectTimeout: Duration = .seconds(10)
+    package var connectTimeout: Duration = .seconds(10)
     /// The whole send, one deadline: resolving the name, connecting (to every address tried),
     /// the request and the response's status line. The body of the response is never read, so a
     /// receiver that trickles it holds nothing. A receiver should answer at once and do its work
     /// later.
-    public var timeout: Duration = .seconds(10)
+    package var timeout: Duration = .seconds(10)
     /// When failed attempts are tried again.
-    public var schedule = WebhookRetrySchedule.standard
+    package var schedule = WebhookRetrySchedule.standard
     /// Deliveries sent at once by one dispatcher.
-    public var concurrency = 8
+    package var concurrency = 8
     /// Deliveries sent at once by one dispatcher to one receiver host (as
     /// ``WebhookDelivery/receiverHost`` names it; receivers on several ports of one host share
     /// it), so that receivers that are slow, or hang until the deadline, hold at most this many
@@ -30,19 +30,19 @@ public struct WebhookSettings: Sendable {
     /// default concurrency: one slow host, or two, cannot stop deliveries elsewhere, and a setup
     /// whose every webhook goes to one receiver (`--webhook-url`) still sends four at once.
     /// Taken as at most ``concurrency``.
-    public var concurrencyPerHost = 4
+    package var concurrencyPerHost = 4
     /// Deliveries claimed at once.
-    public var batchSize = 32
+    package var batchSize = 32
     /// The wait before looking again when no delivery is due.
-    public var idleInterval: Duration = .seconds(1)
+    package var idleInterval: Duration = .seconds(1)
 
     /// The defaults: nothing private is reachable.
-    public init() {}
+    package init() {}
 
     /// The defaults with the address policy of the remote sources (`--allow-private-networks`,
     /// `--allow-host`): how `serve` sends webhooks, and how it checks a `callback_url` when a
     /// job is submitted.
-    public init(addressPolicyOf remote: RemoteSettings) {
+    package init(addressPolicyOf remote: RemoteSettings) {
         allowPrivateNetworks = remote.allowPrivateNetworks
         allowedHosts = remote.allowedHosts
     }
@@ -52,16 +52,16 @@ public struct WebhookSettings: Sendable {
     /// dispatcher starts a send at most ``timeout`` after claiming it (or not at all), the send
     /// ends by its deadline ``timeout`` later, and ``recordingAllowance`` remains for recording
     /// the outcome.
-    public var lease: Duration { timeout * 2 + Self.recordingAllowance }
+    package var lease: Duration { timeout * 2 + Self.recordingAllowance }
 
     /// The part of a claim left for recording a send's outcome in the queue once the send's
     /// deadline has passed.
-    public static let recordingAllowance: Duration = .seconds(30)
+    package static let recordingAllowance: Duration = .seconds(30)
 
     /// The longest wait between claiming a delivery and starting its send: a send that could not
     /// start by then is not started, so that it cannot run past the claim (the delivery is sent
     /// by the next claim, after this one's lease).
-    public var startAllowance: Duration { timeout }
+    package var startAllowance: Duration { timeout }
 
     /// The per-host bound in effect: ``concurrencyPerHost``, at most ``concurrency``.
     var slotsPerHost: Int { min(concurrencyPerHost, concurrency) }
@@ -84,7 +84,7 @@ public struct WebhookSettings: Sendable {
     /// does not resolve within ``submitResolveTimeout`` is not refused (DNS may come back; each
     /// delivery checks again), nor is text that is no URL (the caller's syntax check says what
     /// is wrong with it).
-    public func refusal(ofCallback callback: String) async -> PushPrepError? {
+    package func refusal(ofCallback callback: String) async -> PushPrepError? {
         guard let url = try? RemoteURL(callback), !remoteSettings.isAllowedHost(url.host) else { return nil }
         let check = AddressCheck(settings: remoteSettings)
         let deadline = ContinuousClock.now + min(connectTimeout, Self.submitResolveTimeout)
@@ -95,10 +95,10 @@ public struct WebhookSettings: Sendable {
 
     /// The longest a submit waits for a callback URL's name to resolve: a slow resolver delays
     /// the request by no more than this, and the delivery checks again anyway.
-    public static let submitResolveTimeout: Duration = .seconds(2)
+    package static let submitResolveTimeout: Duration = .seconds(2)
 
     /// Checks ranges (`invalid_settings`).
-    public func validate() throws(PushPrepError) {
+    package func validate() throws(PushPrepError) {
         func require(_ condition: Bool, _ message: String) throws(PushPrepError) {
             if !condition { throw PushPrepError(.invalidSettings, message) }
         }

@@ -236,8 +236,10 @@ port=$(free_port)
 api="http://127.0.0.1:$port"
 mkdir served
 head -c 48 /dev/urandom | base64 > served/hook.secret
+# --retry-base 600: the 503 source's job waits out its first backoff (7.5 to 15 s by default, with
+# jitter) until the script ends, so the console still shows it retrying when the browser looks.
 (cd served && exec "$bin" serve --port "$port" --workers 1 --allow-host 127.0.0.1 --out out \
-    --webhook-secret-file hook.secret) >serve.log 2>&1 &
+    --webhook-secret-file hook.secret --retry-base 600) >serve.log 2>&1 &
 pids+=($!)
 wait_http "$api/healthz"
 has serve.log "--public-url" "serve warns at start-up that its URLs are not reachable from a phone"

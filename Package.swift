@@ -125,18 +125,22 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The shared vocabulary: media types and their detection, Apple's limits, settings, errors,
-        // the manifest, attachment ids, the file I/O every other module uses, and the log line
-        // every command writes.
+        // the manifest, attachment ids, source URLs (RemoteURL), network failures in words, the
+        // file I/O every other module uses, and the log line every command writes.
         .target(
             name: "PushPrepCore",
             dependencies: [
                 Product.crypto,
                 Product.system,
                 Product.logging,
+                // NetworkFailure reads NIO's connection errors (every connection: sources,
+                // webhooks, S3, PostgreSQL, the listener).
+                Product.nioCore,
+                Product.nioPosix,
             ],
             swiftSettings: swiftSettings
         ),
-        // Remote sources: URL checks, address policy, DNS pinning, the fetcher and its cache.
+        // Remote sources: address policy, DNS pinning, the fetcher and its cache.
         .target(
             name: "PushPrepRemote",
             dependencies: [
@@ -228,9 +232,6 @@ let package = Package(
                 "PushPrepCore",
                 // The metadata check (JSONValue).
                 "PushPrepJSON",
-                // Job sources stored as the fetcher reads them (RemoteURL); PostgreSQL's
-                // connection failures in words (NetworkFailure).
-                "PushPrepRemote",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 Product.nioCore,

@@ -1,7 +1,6 @@
 import Crypto
 public import Foundation
 public import PushPrepCore
-import PushPrepRemote
 
 /// PushPrep's jobs: one input processed with the settings given at enqueue time.
 public enum ProcessingJobs {

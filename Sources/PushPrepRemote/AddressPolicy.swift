@@ -1,4 +1,4 @@
-import PushPrepCore
+package import PushPrepCore
 
 /// Decides whether PushPrep may connect to an address: the server-side request forgery (SSRF)
 /// rules, applied to every address a host resolves to, on every hop, before connecting.

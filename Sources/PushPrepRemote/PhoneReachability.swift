@@ -1,3 +1,5 @@
+import PushPrepCore
+
 /// Whether a phone can reach a URL's host: the phone downloads an attachment over the mobile
 /// network or someone else's Wi-Fi, so a host that only makes sense on the sender's machine or
 /// network is out of its reach. The one classification that `serve`'s start-up warning and

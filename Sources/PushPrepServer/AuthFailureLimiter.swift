@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import PushPrepCore
 import PushPrepRemote
 import Synchronization
 

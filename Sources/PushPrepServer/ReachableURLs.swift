@@ -1,3 +1,4 @@
+import PushPrepCore
 import PushPrepRemote
 
 extension JobRenderer {

@@ -1,6 +1,7 @@
 import PushPrepTestSupport
 import Testing
 
+@testable import PushPrepCore
 @testable import PushPrepRemote
 
 /// The SSRF rules as pure functions over parsed addresses: nothing here touches the network.

@@ -3,7 +3,6 @@ import Logging
 import NIOCore
 import PostgresNIO
 import PushPrepCore
-import PushPrepRemote
 import Synchronization
 
 extension PostgresJobQueue {

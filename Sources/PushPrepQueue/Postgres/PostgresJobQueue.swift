@@ -3,7 +3,6 @@ public import Logging
 import NIOCore
 import PostgresNIO
 public import PushPrepCore
-import PushPrepRemote
 import Synchronization
 
 /// A ``JobQueue`` in a PostgreSQL database, shared by workers on any number of hosts.

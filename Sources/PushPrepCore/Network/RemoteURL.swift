@@ -1,5 +1,4 @@
 import Foundation
-package import PushPrepCore
 
 /// A source URL checked for what PushPrep fetches: `http` or `https`, a host, no credentials.
 package struct RemoteURL: Sendable, Equatable, CustomStringConvertible {

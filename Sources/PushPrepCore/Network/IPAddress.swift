@@ -1,5 +1,4 @@
-import Foundation
-import PushPrepCore
+package import Foundation
 
 /// An IPv4 or IPv6 address, parsed strictly (`inet_pton`: no shorthand such as `127.1` or
 /// `0x7f.0.0.1`; such hosts are names and go through the resolver, whose answer is checked).
@@ -70,7 +69,7 @@ package struct IPv6Address: Sendable, Hashable {
     }
 
     /// The address a socket API holds.
-    init(_ raw: in6_addr) {
+    package init(_ raw: in6_addr) {
         let bytes = withUnsafeBytes(of: raw) { Array($0) }
         high = bytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
         low = bytes[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
@@ -83,7 +82,7 @@ package struct IPv6Address: Sendable, Hashable {
     }
 
     /// The address as a socket API takes it.
-    var raw: in6_addr {
+    package var raw: in6_addr {
         var raw = in6_addr()
         withUnsafeMutableBytes(of: &raw) { $0.copyBytes(from: bytes) }
         return raw

@@ -361,14 +361,7 @@ struct PreflightCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure(message: error.description)
         }
-        do {
-            let result = try await body(session)
-            await session.shutdown()
-            return result
-        } catch {
-            await session.shutdown()
-            throw error
-        }
+        return try await withShutDown(session, shutDown: { await $0.shutdown() }, body)
     }
 }
 

@@ -296,9 +296,22 @@ let package = Package(
             resources: [.embedInCode("openapi.json")],
             swiftSettings: swiftSettings
         ),
+        // What both command-line tools share: `--log-level`, seconds and values the core refuses
+        // told as usage errors. Knows no media and no storage, so that the queue bench, which links
+        // no media library, can take it (scripts/check-queue-links.sh).
+        .target(
+            name: "PushPrepCommandLine",
+            dependencies: [
+                "PushPrepCore",
+                Product.argumentParser,
+                Product.logging,
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "pushprep",
             dependencies: [
+                "PushPrepCommandLine",
                 "PushPrep",
                 "PushPrepCore",
                 "PushPrepStorage",
@@ -324,6 +337,7 @@ let package = Package(
         .executableTarget(
             name: "pushprep-queue-bench",
             dependencies: [
+                "PushPrepCommandLine",
                 "PushPrepCore",
                 "PushPrepQueue",
                 Product.argumentParser,

@@ -185,15 +185,8 @@ package final class S3Client: Sendable {
         _ configuration: S3Configuration, logger: Logger,
         _ body: (S3Client) async throws(PushPrepError) -> Result
     ) async throws(PushPrepError) -> Result {
-        let client = S3Client(configuration: configuration, logger: logger)
-        do {
-            let result = try await body(client)
-            await client.shutdown()
-            return result
-        } catch {
-            await client.shutdown()
-            throw error
-        }
+        try await withShutDown(
+            S3Client(configuration: configuration, logger: logger), shutDown: { await $0.shutdown() }, body)
     }
 
     // MARK: - HEAD

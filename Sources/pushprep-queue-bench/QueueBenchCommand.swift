@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import PushPrepCommandLine
 import PushPrepCore
 import PushPrepQueue
 import ServiceLifecycle
@@ -139,30 +140,16 @@ struct WorkerOptions: ParsableArguments {
     @Option(name: .long, help: "Seconds a claim holds a job without a heartbeat.")
     var lease: Double = 60
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
-    var logLevel: String = "warning"
+    @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
         _ = try url
-        guard Logger.Level(rawValue: logLevel) != nil else {
-            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
-        }
         let configuration = try configuration
-        do {
-            try configuration.validate()
-        } catch {
-            throw ValidationError(error.message)
-        }
+        try asUsageError { try configuration.validate() }
     }
 
     var url: QueueURL {
-        get throws {
-            do {
-                return try QueueURL(parsing: queue)
-            } catch {
-                throw ValidationError(error.message)
-            }
-        }
+        get throws { try asUsageError { try QueueURL(parsing: queue) } }
     }
 
     /// A worker as `pushprep worker` would run one, minus pruning (nothing is old enough).
@@ -181,15 +168,13 @@ struct WorkerOptions: ParsableArguments {
     var arguments: [String] {
         [
             "--queue", queue, "--concurrency", "\(concurrency)", "--poll-interval", "\(pollInterval)",
-            "--lease", "\(lease)", "--log-level", logLevel,
+            "--lease", "\(lease)", "--log-level", logging.logLevel,
         ]
     }
 
     /// Sends log lines at `--log-level` or above to standard error.
     func makeLogger() -> Logger {
-        let level = Logger.Level(rawValue: logLevel) ?? .warning
-        LoggingSystem.bootstrap { label in LogLineHandler.standardError(label: label, level: level) }
-        return Logger(label: "pushprep-queue-bench")
+        logging.makeLogger(label: "pushprep-queue-bench")
     }
 }
 
@@ -208,18 +193,6 @@ extension QueueURL {
         switch self {
         case .sqlite: "sqlite"
         case .postgres: "postgres"
-        }
-    }
-}
-
-extension Double {
-    /// These seconds, given as the option `name`, as a duration: a usage error unless finite
-    /// and in `range` (the checked conversion `pushprep` uses).
-    func seconds(option name: String, in range: ClosedRange<Double>) throws -> Duration {
-        do {
-            return try Duration.seconds(checking: self, in: range, name)
-        } catch {
-            throw ValidationError(error.message)
         }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import PushPrepCommandLine
 import PushPrepCore
 import PushPrepServer
 
@@ -25,11 +26,9 @@ struct AttachmentSigningOptions: ParsableArguments {
     /// The TTL in seconds, or a usage error.
     var ttlSeconds: Int {
         get throws {
-            do {
-                return try DurationText.seconds(
+            try asUsageError {
+                try DurationText.seconds(
                     parsing: ttl, option: "--attachment-url-ttl", in: AttachmentURLSigner.ttlSeconds)
-            } catch {
-                throw ValidationError(error.message)
             }
         }
     }
@@ -51,10 +50,7 @@ struct AttachmentSigningOptions: ParsableArguments {
     /// The signer, with the key read from its file; nil without `--sign-attachments`.
     func signer() throws -> AttachmentURLSigner? {
         guard signAttachments, let keyFile else { return nil }
-        do {
-            return try AttachmentURLSigner(keyFile: keyFile, ttlSeconds: try ttlSeconds)
-        } catch let error as PushPrepError {
-            throw ValidationError(error.message)
-        }
+        let ttlSeconds = try ttlSeconds
+        return try asUsageError { try AttachmentURLSigner(keyFile: keyFile, ttlSeconds: ttlSeconds) }
     }
 }

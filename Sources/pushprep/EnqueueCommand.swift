@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PushPrepCommandLine
 import PushPrepCore
 import PushPrepQueue
 
@@ -70,11 +71,7 @@ struct EnqueueCommand: AsyncParsableCommand {
             throw ValidationError("--max-attempts must be in 1...100, got \(maxAttempts)")
         }
         _ = try durations
-        do {
-            try settings.validate()
-        } catch {
-            throw ValidationError(error.message)
-        }
+        try asUsageError { try settings.validate() }
     }
 
     /// `--delay` and `--job-timeout` as durations; a usage error when out of range.

@@ -1,5 +1,4 @@
 public import ArgumentParser
-import Logging
 import PushPrepCore
 
 /// The options that decide how inputs are processed, shared by `process`, `inspect`, `enqueue`
@@ -105,31 +104,6 @@ extension ProcessingSettings.Setting {
 
     /// A command's own words for what the setting does, then what it accepts, as declared.
     func argumentHelp(_ summary: String) -> ArgumentHelp { ArgumentHelp(help(summary: summary)) }
-}
-
-/// `--log-level`, shared by every command.
-struct LoggingOptions: ParsableArguments {
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
-    var logLevel: String = "warning"
-
-    func validate() throws {
-        guard Logger.Level(rawValue: logLevel) != nil else {
-            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
-        }
-    }
-
-    func makeLogger() -> Logger {
-        Self.makeLogger(level: Logger.Level(rawValue: logLevel) ?? .warning)
-    }
-
-    /// Sends every log line at `level` or above to standard error, each key, value and message
-    /// escaped where the line is written (``LogLineHandler``).
-    static func makeLogger(level: Logger.Level) -> Logger {
-        LoggingSystem.bootstrap { label in
-            LogLineHandler.standardError(label: label, level: level)
-        }
-        return Logger(label: "pushprep")
-    }
 }
 
 extension ProcessingSettings.GIFAsVideo: ExpressibleByArgument {}

@@ -1,5 +1,6 @@
 public import ArgumentParser
 import Foundation
+import PushPrepCommandLine
 import PushPrepCore
 import PushPrepQueue
 
@@ -128,18 +129,31 @@ struct JobsCommand: AsyncParsableCommand {
         }
     }
 
-    struct Retry: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Queue a failed, dead or cancelled job again, with a fresh set of attempts.")
-
+    /// The job `retry` and `cancel` change, and the options every `jobs` subcommand takes.
+    struct Change: ParsableArguments {
         @Argument(help: "The job's id.") var id: JobID
 
         @OptionGroup var common: Common
 
-        func run() async throws {
-            let job = try await common.withQueue { try await $0.retry(id) }
+        /// Changes the job with `change`, then prints it: as JSON with `--json`, else the line
+        /// `done` says.
+        func run(
+            _ change: (any JobQueueBackend, JobID) async throws -> JobRecord, done: (JobRecord) -> String
+        ) async throws {
+            let job = try await common.withQueue { try await change($0, id) }
             if common.output.json { return try JSONOutputOptions.print(JobView(job)) }
-            print("job \(job.id) queued again")
+            print(done(job))
+        }
+    }
+
+    struct Retry: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Queue a failed, dead or cancelled job again, with a fresh set of attempts.")
+
+        @OptionGroup var job: Change
+
+        func run() async throws {
+            try await job.run({ try await $0.retry($1) }, done: { "job \($0.id) queued again" })
         }
     }
 
@@ -147,17 +161,14 @@ struct JobsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Cancel a queued job, or stop a running one at its next step.")
 
-        @Argument(help: "The job's id.") var id: JobID
-
-        @OptionGroup var common: Common
+        @OptionGroup var job: Change
 
         func run() async throws {
-            let job = try await common.withQueue { try await $0.cancel(id) }
-            if common.output.json { return try JSONOutputOptions.print(JobView(job)) }
-            print(
+            try await job.run({ try await $0.cancel($1) }) { job in
                 job.state == .cancelled
                     ? "job \(job.id) cancelled"
-                    : "job \(job.id) is running: its worker stops it at its next heartbeat")
+                    : "job \(job.id) is running: its worker stops it at its next heartbeat"
+            }
         }
     }
 

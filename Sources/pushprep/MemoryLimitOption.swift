@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import PushPrep
+import PushPrepCommandLine
 import PushPrepCore
 
 /// `--memory-limit`, shared by `process`, `worker` and `serve`: the budget of estimated peak
@@ -25,11 +26,9 @@ struct MemoryLimitOption: ParsableArguments {
     var bytes: Int? {
         get throws {
             guard let memoryLimit else { return nil }
-            do {
-                return try ByteCountText.bytes(
+            return try asUsageError {
+                try ByteCountText.bytes(
                     parsing: memoryLimit, option: "--memory-limit", in: Self.minimum...MemoryBudget.maximumLimit)
-            } catch {
-                throw ValidationError(error.message)
             }
         }
     }

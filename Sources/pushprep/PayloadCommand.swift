@@ -1,5 +1,6 @@
 public import ArgumentParser
 import Foundation
+import PushPrepCommandLine
 import PushPrepCore
 import PushPrepJSON
 import PushPrepPayload
@@ -144,13 +145,7 @@ struct PayloadCommand: AsyncParsableCommand {
         guard title?.isEmpty == false || body?.isEmpty == false else {
             throw ValidationError("give --title or --body: the service extension runs only for pushes with an alert")
         }
-        if let baseURL {
-            do {
-                try ProcessingSettings.validate(baseURL: baseURL)
-            } catch {
-                throw ValidationError(error.message)
-            }
-        }
+        if let baseURL { try asUsageError { try ProcessingSettings.validate(baseURL: baseURL) } }
         guard let bucket = try bucket else {
             if storage.presign != nil { throw ValidationError("--presign needs --store s3://BUCKET/PREFIX") }
             return

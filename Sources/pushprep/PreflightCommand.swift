@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import PushPrep
+import PushPrepCommandLine
 import PushPrepCore
 import PushPrepPayload
 import PushPrepReport
@@ -151,14 +152,12 @@ struct PreflightCommand: AsyncParsableCommand {
         guard Bandwidth(text: assumeBandwidth) != nil else {
             throw ValidationError(Bandwidth.invalid(assumeBandwidth, what: "--assume-bandwidth").message)
         }
-        do {
+        try asUsageError {
             var settings = options.settings
             settings.baseURL = baseURL
             try settings.validate()
             try preflightOptions.validate()
             try fetchBudget.validate()
-        } catch {
-            throw ValidationError(error.message)
         }
     }
 
@@ -362,14 +361,7 @@ struct PreflightCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure(message: error.description)
         }
-        do {
-            let result = try await body(session)
-            await session.shutdown()
-            return result
-        } catch {
-            await session.shutdown()
-            throw error
-        }
+        return try await withShutDown(session, shutDown: { await $0.shutdown() }, body)
     }
 }
 

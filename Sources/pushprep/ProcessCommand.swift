@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import PushPrep
+import PushPrepCommandLine
 import PushPrepCore
 import PushPrepStorage
 
@@ -40,10 +41,7 @@ struct ProcessCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Remote sources") var remote: RemoteOptions
 
-    @Option(name: .long, help: "The out directory (the same as --store file:DIR; default ./pushprep-out).")
-    var out: String?
-
-    @OptionGroup(title: "Object storage") var storage: StoreOptions
+    @OptionGroup var output: OutputOptions
 
     @Option(
         name: .long,
@@ -78,17 +76,8 @@ struct ProcessCommand: AsyncParsableCommand {
     var inputs: [String]
 
     func validate() throws {
-        do {
-            try settings.validate()
-        } catch {
-            throw ValidationError(error.message)
-        }
-        try storage.validate(location: try location, baseURL: baseURL)
-    }
-
-    /// `--store`, else `--out`, else `./pushprep-out`.
-    var location: StoreLocation {
-        get throws { try storage.location(out: out, defaultOut: "./pushprep-out") }
+        try asUsageError { try settings.validate() }
+        try output.validate(baseURL: baseURL)
     }
 
     var settings: ProcessingSettings {
@@ -104,7 +93,7 @@ struct ProcessCommand: AsyncParsableCommand {
         guard !items.isEmpty else {
             throw ValidationError("no inputs: the directories given hold no files")
         }
-        let location = try location
+        let location = try output.location
         let bucket: (location: S3Location, configuration: S3Configuration, urls: ObjectURLStyle)?
         let outputDirectory: String
         switch location {
@@ -113,7 +102,7 @@ struct ProcessCommand: AsyncParsableCommand {
             outputDirectory = path
         case .s3(let s3):
             do {
-                bucket = (s3, try storage.configuration(for: s3), try storage.urls(baseURL: baseURL))
+                bucket = (s3, try output.storage.configuration(for: s3), try output.storage.urls(baseURL: baseURL))
             } catch {
                 throw CommandFailure(message: error.description)
             }

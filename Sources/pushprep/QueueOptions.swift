@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import PushPrepCommandLine
 import PushPrepCore
 import PushPrepQueue
 
@@ -28,11 +29,9 @@ struct QueueOptions: ParsableArguments {
     /// when the URL has none.
     var url: QueueURL {
         get throws {
-            do {
-                return try QueueURL(parsing: queue).withPassword(
+            try asUsageError {
+                try QueueURL(parsing: queue).withPassword(
                     file: queuePasswordFile, environment: ProcessInfo.processInfo.environment)
-            } catch {
-                throw ValidationError(error.message)
             }
         }
     }
@@ -85,17 +84,5 @@ enum TextTable {
                 column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
             }.joined(separator: "  ")
         }.joined(separator: "\n")
-    }
-}
-
-extension Double {
-    /// These seconds, given as the option `name`, as a duration: a usage error unless the
-    /// number is finite and in `range` (``Duration/seconds(checking:in:_:)``, which never traps).
-    func seconds(option name: String, in range: ClosedRange<Double>) throws -> Duration {
-        do {
-            return try Duration.seconds(checking: self, in: range, name)
-        } catch {
-            throw ValidationError(error.message)
-        }
     }
 }

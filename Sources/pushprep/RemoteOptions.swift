@@ -1,4 +1,5 @@
 import ArgumentParser
+import PushPrepCommandLine
 import PushPrepCore
 import PushPrepRemote
 
@@ -32,11 +33,7 @@ struct RemoteOptions: ParsableArguments {
 
     func validate() throws {
         _ = try timeouts
-        do {
-            try settings.validate()
-        } catch {
-            throw ValidationError(error.message)
-        }
+        try asUsageError { try settings.validate() }
     }
 
     /// The fetch timeouts, each 0.001...86400 seconds; a usage error otherwise.

@@ -4,6 +4,7 @@ import Logging
 import Metrics
 import Prometheus
 import PushPrep
+import PushPrepCommandLine
 import PushPrepCore
 import PushPrepPayload
 import PushPrepQueue
@@ -53,10 +54,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var queue: QueueOptions
 
-    @Option(name: .long, help: "The out directory (the same as --store file:DIR; default ./pushprep-out).")
-    var out: String?
-
-    @OptionGroup(title: "Object storage") var storage: StoreOptions
+    @OptionGroup var output: OutputOptions
 
     @Option(name: .long, help: "Embedded workers' jobs at once; 0 for an API-only node (default: the core count).")
     var workers: Int = ProcessingSettings.defaultJobs
@@ -177,16 +175,12 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Remote sources") var remote: RemoteOptions
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
-    var logLevel: String = "info"
+    @OptionGroup var logging: LogLevelOption<InfoByDefault>
 
     func validate() throws {
-        guard Logger.Level(rawValue: logLevel) != nil else {
-            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
-        }
         guard (0...256).contains(workers) else { throw ValidationError("--workers must be in 0...256") }
         _ = try tuning.configuration(concurrency: max(workers, 1))
-        try storage.validate(location: try location, baseURL: baseURL)
+        try output.validate(baseURL: baseURL)
         if let webhookURL {
             try checkURL(webhookURL, option: "--webhook-url")
             guard webhookSecretFile != nil else {
@@ -196,11 +190,7 @@ struct ServeCommand: AsyncParsableCommand {
         // The keys are read in run(); here it is enough to know there will be some.
         let configuration = try serverConfiguration(keys: nil)
         try signing.validate(directory: configuration.attachmentsDirectory != nil)
-        do {
-            try configuration.validate(keysConfigured: apiKeysFile != nil)
-        } catch {
-            throw ValidationError(error.message)
-        }
+        try asUsageError { try configuration.validate(keysConfigured: apiKeysFile != nil) }
     }
 
     private func checkURL(_ text: String, option: String) throws {
@@ -210,8 +200,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
+    /// `--store`, else `--out`, else `./pushprep-out`.
     var location: StoreLocation {
-        get throws { try storage.location(out: out, defaultOut: "./pushprep-out") }
+        get throws { try output.location }
     }
 
     func serverConfiguration(keys: APIKeyStore?) throws -> ServerConfiguration {
@@ -236,7 +227,7 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let logger = LoggingOptions.makeLogger(level: Logger.Level(rawValue: logLevel) ?? .info)
+        let logger = logging.makeLogger()
         WorkerRuntime.tuneAllocator(logger: logger)
         var keys: APIKeyStore?
         if let apiKeysFile {
@@ -295,7 +286,8 @@ struct ServeCommand: AsyncParsableCommand {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let url = try queue.url
-        let (store, client) = try WorkerRuntime.outputStore(location: try location, storage: storage, logger: logger)
+        let (store, client) = try WorkerRuntime.outputStore(
+            location: try location, storage: output.storage, logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         var session: ProcessingSession?
         let workerConfiguration = try tuning.configuration(concurrency: max(workers, 1))

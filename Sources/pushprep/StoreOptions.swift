@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PushPrepCommandLine
 import PushPrepCore
 import PushPrepStorage
 
@@ -31,17 +32,13 @@ struct StoreSelection: ParsableArguments {
     /// The store: `--store`, else `--out` (`out`), else `defaultOut`; a usage error for both, or
     /// for a location that does not parse.
     func location(out: String?, defaultOut: String) throws -> StoreLocation {
-        do {
-            switch (store, out) {
-            case (.some, .some):
-                throw ValidationError("give --out DIR or --store URL, not both (--out DIR is --store file:DIR)")
-            case (let store?, nil):
-                return try StoreLocation(parsing: store)
-            case (nil, let out):
-                return try StoreLocation.directory(checking: out ?? defaultOut)
-            }
-        } catch let error as PushPrepError {
-            throw ValidationError(error.message)
+        switch (store, out) {
+        case (.some, .some):
+            throw ValidationError("give --out DIR or --store URL, not both (--out DIR is --store file:DIR)")
+        case (let store?, nil):
+            return try asUsageError { try StoreLocation(parsing: store) }
+        case (nil, let out):
+            return try asUsageError { try StoreLocation.directory(checking: out ?? defaultOut) }
         }
     }
 
@@ -55,11 +52,9 @@ struct StoreSelection: ParsableArguments {
         if presign != nil, baseURL != nil {
             throw ValidationError("give --presign or --base-url, not both: each names the attachments' URLs")
         }
-        do {
+        try asUsageError {
             _ = try urls(baseURL: baseURL)
             _ = try configuration(for: s3)
-        } catch {
-            throw ValidationError(error.message)
         }
     }
 
@@ -112,11 +107,7 @@ struct StoreOptions: ParsableArguments {
     func validate(location: StoreLocation, baseURL: String?) throws {
         try selection.validate(location: location, baseURL: baseURL)
         guard case .s3(let s3) = location else { return }
-        do {
-            _ = try configuration(for: s3)
-        } catch {
-            throw ValidationError(error.message)
-        }
+        _ = try asUsageError { try configuration(for: s3) }
     }
 
     /// The URLs the manifest gives (see ``StoreSelection/urls(baseURL:)``).
@@ -131,6 +122,26 @@ struct StoreOptions: ParsableArguments {
         limits.partSize = partSize
         limits.parallelParts = parallelParts
         return try selection.configuration(for: location, limits: limits, cacheControl: cacheControl)
+    }
+}
+
+/// `--out` and the store it is the short form of: where `process`, `worker` and `serve` put
+/// their outputs.
+struct OutputOptions: ParsableArguments {
+    @Option(name: .long, help: "The out directory (the same as --store file:DIR; default ./pushprep-out).")
+    var out: String?
+
+    @OptionGroup(title: "Object storage") var storage: StoreOptions
+
+    /// `--store`, else `--out`, else `./pushprep-out`.
+    var location: StoreLocation {
+        get throws { try storage.location(out: out, defaultOut: "./pushprep-out") }
+    }
+
+    /// Checks the store's options against the location and `baseURL` (see
+    /// ``StoreOptions/validate(location:baseURL:)``).
+    func validate(baseURL: String?) throws {
+        try storage.validate(location: try location, baseURL: baseURL)
     }
 }
 

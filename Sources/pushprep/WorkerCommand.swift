@@ -4,6 +4,7 @@ import Logging
 import Metrics
 import Prometheus
 import PushPrep
+import PushPrepCommandLine
 import PushPrepCore
 import PushPrepQueue
 import PushPrepServer
@@ -46,10 +47,7 @@ struct WorkerCommand: AsyncParsableCommand {
 
     @OptionGroup var queue: QueueOptions
 
-    @Option(name: .long, help: "The out directory (the same as --store file:DIR; default ./pushprep-out).")
-    var out: String?
-
-    @OptionGroup(title: "Object storage") var storage: StoreOptions
+    @OptionGroup var output: OutputOptions
 
     @Option(name: .long, help: "Jobs run at once (default: the number of cores).")
     var concurrency: Int = ProcessingSettings.defaultJobs
@@ -79,31 +77,20 @@ struct WorkerCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Remote sources") var remote: RemoteOptions
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
-    var logLevel: String = "info"
+    @OptionGroup var logging: LogLevelOption<InfoByDefault>
 
     func validate() throws {
-        guard Logger.Level(rawValue: logLevel) != nil else {
-            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
-        }
         if let metricsPort, !(0...65535).contains(metricsPort) {
             throw ValidationError("--metrics-port must be in 0...65535")
         }
         let configuration = try workerConfiguration
         let url = try queue.url
-        do {
+        try asUsageError {
             try configuration.validate()
             _ = try sourcePolicy(for: url)
-        } catch {
-            throw ValidationError(error.message)
         }
         // A job's own --base-url names its URLs when it has one; --presign is for the others.
-        try storage.validate(location: try location, baseURL: nil)
-    }
-
-    /// `--store`, else `--out`, else `./pushprep-out`.
-    var location: StoreLocation {
-        get throws { try storage.location(out: out, defaultOut: "./pushprep-out") }
+        try output.validate(baseURL: nil)
     }
 
     /// What the jobs may read: `--sources`, else any on SQLite (one machine, whose owner
@@ -126,9 +113,10 @@ struct WorkerCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let logger = LoggingOptions.makeLogger(level: Logger.Level(rawValue: logLevel) ?? .info)
+        let logger = logging.makeLogger()
         WorkerRuntime.tuneAllocator(logger: logger)
-        let (store, client) = try WorkerRuntime.outputStore(location: try location, storage: storage, logger: logger)
+        let (store, client) = try WorkerRuntime.outputStore(
+            location: try output.location, storage: output.storage, logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         // Metrics must be bootstrapped before the worker creates its counters.
         if let metricsPort {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import PushPrep
+import PushPrepCommandLine
 import PushPrepCore
 import PushPrepQueue
 import PushPrepRemote

@@ -40,15 +40,9 @@ package struct ThumbnailCrop: Sendable, Equatable {
     /// The image's top-left corner from the box's, in % of the box's side (0 or negative).
     package var left: Double
     package var top: Double
+}
 
-    /// A crop with these numbers.
-    package init(width: Double, height: Double, left: Double, top: Double) {
-        self.width = width
-        self.height = height
-        self.left = left
-        self.top = top
-    }
-
+extension ThumbnailCrop {
     /// The crop of an image of `imageWidth` × `imageHeight` pixels, showing `clip` (normalised)
     /// or, without one, the whole image. Nil for an image without pixels.
     package init?(imageWidth: Int, imageHeight: Int, clip: ClippingRect? = nil) {

@@ -1,19 +1,12 @@
 /// A thumbnail clipping rectangle as `UNNotificationAttachmentOptionsThumbnailClippingRectKey`
 /// gives it: the part of the image the thumbnail shows, normalised to the image (0...1, origin
-/// at the top left).
+/// at the top left). Made with the memberwise initialiser, which does not check it; ``clamped``
+/// does.
 package struct ClippingRect: Sendable, Equatable, Hashable {
     package var x: Double
     package var y: Double
     package var width: Double
     package var height: Double
-
-    /// A rectangle; ``init(x:y:width:height:)`` does not check it, ``clamped`` does.
-    package init(x: Double, y: Double, width: Double, height: Double) {
-        self.x = x
-        self.y = y
-        self.width = width
-        self.height = height
-    }
 
     /// The rectangle inside the unit square, or nil when nothing of it is (empty, negative or not
     /// finite): the phone then shows the whole image, and so does the preview.

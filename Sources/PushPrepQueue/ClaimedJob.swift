@@ -7,12 +7,6 @@ public struct EnqueueResult: Sendable, Equatable, Codable {
     /// False when an identical job was already queued or running and is returned instead.
     public var created: Bool
     public var state: JobState
-
-    package init(id: JobID, created: Bool, state: JobState) {
-        self.id = id
-        self.created = created
-        self.state = state
-    }
 }
 
 /// A lease on a running job: the job and the fencing token of the claim that holds it.
@@ -46,16 +40,9 @@ public struct ClaimedJob: Sendable, Equatable {
     public var invalidSettings: String?
 
     public var id: JobID { lease.id }
+}
 
-    package init(lease: Lease, source: String, payload: String, attempt: Int, maxAttempts: Int, timeout: Duration?) {
-        self.lease = lease
-        self.source = source
-        self.payload = payload
-        self.attempt = attempt
-        self.maxAttempts = maxAttempts
-        self.timeout = timeout
-    }
-
+extension ClaimedJob {
     /// A job as a queue row stores it: `timeoutSeconds` is checked (a row written by hand or by
     /// another program may hold `Infinity`, `NaN` or `1e300`), never trusted.
     package init(

@@ -86,18 +86,6 @@ public struct QueueStats: Sendable, Equatable, Codable {
     /// Webhook deliveries that gave up, or nil when not counted.
     public var failedDeliveries: Int?
 
-    package init(
-        byState: [JobState: Int], scheduled: Int, expiredLeases: Int, oldestReadyAge: Double?,
-        pendingDeliveries: Int? = nil, failedDeliveries: Int? = nil
-    ) {
-        self.byState = byState
-        self.scheduled = scheduled
-        self.expiredLeases = expiredLeases
-        self.oldestReadyAge = oldestReadyAge
-        self.pendingDeliveries = pendingDeliveries
-        self.failedDeliveries = failedDeliveries
-    }
-
     /// Queued jobs ready to be claimed now.
     public var ready: Int { (byState[.queued] ?? 0) - scheduled }
 }

@@ -9,11 +9,6 @@ package struct Explanation: Sendable, Equatable {
     package var meaning: String
     /// What to do about it, in a sentence.
     package var action: String
-
-    package init(meaning: String, action: String) {
-        self.meaning = meaning
-        self.action = action
-    }
 }
 
 extension Explanation {

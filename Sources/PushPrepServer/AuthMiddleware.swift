@@ -86,42 +86,26 @@ struct AuthMiddleware: RouterMiddleware {
 
 /// A token bucket per API key: `rate` requests a second on average, bursts up to `burst`.
 final class RateLimiter: Sendable {
-    let rate: Double
-    let burst: Double
-    private let buckets = Mutex<[String: Bucket]>([:])
+    private let buckets: Mutex<TokenBuckets>
 
-    private struct Bucket {
-        var tokens: Double
-        var updated: ContinuousClock.Instant
-    }
-
-    /// Buckets kept at most; beyond it, full (idle) buckets are dropped, so many keys cannot
-    /// grow the table without bound.
+    /// Buckets kept at most (``TokenBuckets``), so many keys cannot grow the table without bound.
     static let maxBuckets = 10_000
 
+    /// A limiter of `rate` requests a second, bursts up to `burst` (at least 1).
     init(rate: Double, burst: Double) {
-        self.rate = rate
-        self.burst = max(burst, 1)
+        buckets = Mutex(TokenBuckets(capacity: max(burst, 1), rate: rate, maxKeys: Self.maxBuckets))
     }
 
     /// Takes a token for `key`: nil when there was one, else the whole seconds until there is.
     func take(_ key: String, now: ContinuousClock.Instant = .now) -> Int? {
         buckets.withLock { buckets in
-            var bucket = buckets[key] ?? Bucket(tokens: burst, updated: now)
-            let elapsed = now - bucket.updated
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            bucket.tokens = min(burst, bucket.tokens + seconds * rate)
-            bucket.updated = now
-            defer {
-                if buckets.count >= Self.maxBuckets { buckets = buckets.filter { $0.value.tokens < burst } }
-                buckets[key] = bucket
+            let tokens = buckets.tokens(key, now: now)
+            guard tokens >= 1 else {
+                buckets.set(key, tokens: tokens, now: now)
+                return buckets.secondsUntilToken(from: tokens)
             }
-            if bucket.tokens >= 1 {
-                bucket.tokens -= 1
-                return nil
-            }
-            // Bounded before the conversion: a tiny rate would otherwise make a number Int cannot hold.
-            return Int(min(max(((1 - bucket.tokens) / rate).rounded(.up), 1), 86_400))
+            buckets.set(key, tokens: tokens - 1, now: now)
+            return nil
         }
     }
 }

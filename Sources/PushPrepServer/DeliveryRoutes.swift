@@ -28,7 +28,8 @@ struct DeliveryRoutes {
     }
 }
 
-/// One webhook delivery as the API shows it.
+/// One webhook delivery as the API shows it; absent values as null (``ExplicitNull``): one shape
+/// whatever the state.
 struct DeliveryResource: Encodable {
     var id: Int64
     /// The `webhook-id` every attempt of this delivery carries.
@@ -39,11 +40,11 @@ struct DeliveryResource: Encodable {
     /// `pending`, `delivered` or `failed` (given up).
     var state: DeliveryState
     var attempts: Int
-    var nextAttemptAt: Date?
-    var lastStatus: Int?
-    var lastError: String?
+    @ExplicitNull var nextAttemptAt: Date?
+    @ExplicitNull var lastStatus: Int?
+    @ExplicitNull var lastError: String?
     var createdAt: Date
-    var deliveredAt: Date?
+    @ExplicitNull var deliveredAt: Date?
 
     init(_ delivery: WebhookDelivery) {
         id = delivery.id
@@ -69,22 +70,5 @@ struct DeliveryResource: Encodable {
         case lastError = "last_error"
         case createdAt = "created_at"
         case deliveredAt = "delivered_at"
-    }
-
-    /// Absent values as null: one shape whatever the state.
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(webhookID, forKey: .webhookID)
-        try container.encode(jobID, forKey: .jobID)
-        try container.encode(url, forKey: .url)
-        try container.encode(event, forKey: .event)
-        try container.encode(state, forKey: .state)
-        try container.encode(attempts, forKey: .attempts)
-        try container.encode(nextAttemptAt, forKey: .nextAttemptAt)
-        try container.encode(lastStatus, forKey: .lastStatus)
-        try container.encode(lastError, forKey: .lastError)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(deliveredAt, forKey: .deliveredAt)
     }
 }

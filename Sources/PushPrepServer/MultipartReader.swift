@@ -9,12 +9,6 @@ package struct MultipartPartHeaders: Sendable, Equatable {
     package var name: String
     package var filename: String?
     package var contentType: String?
-
-    package init(name: String, filename: String? = nil, contentType: String? = nil) {
-        self.name = name
-        self.filename = filename
-        self.contentType = contentType
-    }
 }
 
 /// A streaming `multipart/form-data` reader (RFC 2046 section 5.1, RFC 7578): fed the body as

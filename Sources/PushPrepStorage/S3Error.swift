@@ -168,20 +168,10 @@ enum S3XML {
         return collector.root
     }
 
-    /// `&`, `<`, `>`, `"` and `'` escaped, for text PushPrep writes into a request body.
+    /// `&`, `<`, `>`, `"` and `'` escaped (``Markup``), for text PushPrep writes into a request
+    /// body.
     static func escaped(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            default: out.append(character)
-            }
-        }
-        return out
+        Markup.escape(text, apostrophe: "&apos;")
     }
 
     /// Used by one parser on one thread, then read.

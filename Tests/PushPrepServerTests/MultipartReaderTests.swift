@@ -1,8 +1,9 @@
 import NIOCore
 import PushPrepCore
-import PushPrepServer
 import PushPrepTestSupport
 import Testing
+
+@testable import PushPrepServer
 
 /// The streaming `multipart/form-data` reader: the same parts whatever the chunks the body
 /// arrives in, content that looks like a delimiter kept as content, and bodies it must refuse.

@@ -22,22 +22,10 @@ package struct ReportThumbnails: Sendable {
         /// The square the expanded view's copy fits in, in pixels.
         package var side: Int
         /// The banner copy's short side, in pixels.
-        package var thumbnailSide: Int
+        package var thumbnailSide: Int = 76
         /// JPEG bytes all thumbnails may take together (their `data:` URLs are 4/3 of it).
         package var budgetBytes: Int
-        package var quality: Int
-
-        /// The policy for a batch of `count` inputs.
-        package init(count: Int) {
-            self.init(side: count <= 200 ? 320 : 160, budgetBytes: 6_000_000)
-        }
-
-        package init(side: Int, thumbnailSide: Int = 76, budgetBytes: Int, quality: Int = 70) {
-            self.side = side
-            self.thumbnailSide = thumbnailSide
-            self.budgetBytes = budgetBytes
-            self.quality = quality
-        }
+        package var quality: Int = 70
     }
 
     /// A JPEG as a `data:` URL, with its size.
@@ -209,5 +197,12 @@ package struct ReportThumbnails: Sendable {
     /// `6 MB`.
     static func megabytes(_ bytes: Int) -> String {
         bytes % 1_000_000 == 0 ? "\(bytes / 1_000_000) MB" : String(format: "%.1f MB", Double(bytes) / 1e6)
+    }
+}
+
+extension ReportThumbnails.Policy {
+    /// The policy for a batch of `count` inputs.
+    package init(count: Int) {
+        self.init(side: count <= 200 ? 320 : 160, budgetBytes: 6_000_000)
     }
 }

@@ -62,12 +62,9 @@ package struct IPv6Address: Sendable, Hashable {
     package var high: UInt64
     /// Bytes 8 to 15, the first byte most significant.
     package var low: UInt64
+}
 
-    package init(high: UInt64, low: UInt64) {
-        self.high = high
-        self.low = low
-    }
-
+extension IPv6Address {
     /// The address a socket API holds.
     package init(_ raw: in6_addr) {
         let bytes = withUnsafeBytes(of: raw) { Array($0) }

@@ -199,32 +199,45 @@ package final class MediaDecoder {
     var codecName: String { String(cString: avcodec_get_name(context.pointee.codec_id)) }
 }
 
-/// An owned `AVPacket`.
-package final class MediaPacket {
-    let pointer: UnsafeMutablePointer<AVPacket>
+/// An owned libav object (``MediaPacket``, ``MediaFrame``): allocated with the value, freed
+/// with it by libav's own function.
+package final class MediaOwned<Pointee> {
+    let pointer: UnsafeMutablePointer<Pointee>
+    /// libav's free function for the object (`av_packet_free`, `av_frame_free`).
+    private let free: (UnsafeMutablePointer<UnsafeMutablePointer<Pointee>?>) -> Void
 
-    init() throws(PushPrepError) {
-        guard let packet = av_packet_alloc() else { throw PushPrepError(.ioError, "cannot allocate a packet") }
-        pointer = packet
+    /// An object from `allocate`, or `io_error` "cannot allocate `what`" when libav has no memory.
+    fileprivate init(
+        _ what: String, allocate: () -> UnsafeMutablePointer<Pointee>?,
+        free: @escaping (UnsafeMutablePointer<UnsafeMutablePointer<Pointee>?>) -> Void
+    ) throws(PushPrepError) {
+        guard let pointer = allocate() else { throw PushPrepError(.ioError, "cannot allocate \(what)") }
+        self.pointer = pointer
+        self.free = free
     }
 
     deinit {
-        var packet: UnsafeMutablePointer<AVPacket>? = pointer
-        av_packet_free(&packet)
+        var pointer: UnsafeMutablePointer<Pointee>? = pointer
+        free(&pointer)
     }
 }
 
+/// An owned `AVPacket`.
+package typealias MediaPacket = MediaOwned<AVPacket>
+
 /// An owned `AVFrame`.
-package final class MediaFrame {
-    let pointer: UnsafeMutablePointer<AVFrame>
+package typealias MediaFrame = MediaOwned<AVFrame>
 
-    init() throws(PushPrepError) {
-        guard let frame = av_frame_alloc() else { throw PushPrepError(.ioError, "cannot allocate a frame") }
-        pointer = frame
+extension MediaOwned where Pointee == AVPacket {
+    /// An empty packet.
+    convenience init() throws(PushPrepError) {
+        try self.init("a packet", allocate: { av_packet_alloc() }, free: { av_packet_free($0) })
     }
+}
 
-    deinit {
-        var frame: UnsafeMutablePointer<AVFrame>? = pointer
-        av_frame_free(&frame)
+extension MediaOwned where Pointee == AVFrame {
+    /// An empty frame.
+    convenience init() throws(PushPrepError) {
+        try self.init("a frame", allocate: { av_frame_alloc() }, free: { av_frame_free($0) })
     }
 }

@@ -14,12 +14,6 @@ public struct PayloadSelection: Sendable, Equatable {
         /// How to take every ready one: `--all` or `all: true`.
         public var all: String
 
-        /// A spelling of the two choices.
-        public init(ids: String, all: String) {
-            self.ids = ids
-            self.all = all
-        }
-
         /// `pushprep payload`'s options.
         public static let cli = Spelling(ids: "--id", all: "--all")
         /// `POST /v1/payload`'s fields.

@@ -13,13 +13,6 @@ public struct PayloadNote: Sendable, Equatable, CustomStringConvertible {
     /// What is left out and what the push does without it, in words.
     public var message: String
 
-    /// A note on `platform`'s part about the attachment `attachmentID`.
-    public init(platform: Platform, attachmentID: String, message: String) {
-        self.platform = platform
-        self.attachmentID = attachmentID
-        self.message = message
-    }
-
     /// `android: aud-… has no Android rendition (a sound); the Android push carries no image`.
     public var description: String { "\(platform): \(message)" }
 }

@@ -1,6 +1,7 @@
 public import Foundation
 
-/// A worker process as it announces itself to the queue (see ``ConsoleQueries/recordWorker(_:)``).
+/// A worker process as it announces itself to the queue (see ``ConsoleQueries/recordWorker(_:)``);
+/// only the queue's own worker (``QueueWorker``) makes one.
 public struct WorkerRegistration: Sendable, Equatable {
     /// The worker's id, as its leases name it (``WorkerConfiguration/workerID``).
     public var id: String
@@ -9,13 +10,6 @@ public struct WorkerRegistration: Sendable, Equatable {
     public var pid: Int
     /// Jobs it runs at once.
     public var concurrency: Int
-
-    public init(id: String, host: String, pid: Int, concurrency: Int) {
-        self.id = id
-        self.host = host
-        self.pid = pid
-        self.concurrency = concurrency
-    }
 
     /// The longest id or host stored, in UTF-8 bytes; longer ones are cut.
     static let textLimit = 200

@@ -406,17 +406,17 @@ public final class SQLiteJobQueue: JobQueue, JobQueueAdmin {
     /// ``QueueRules/claimsBefore(_:_:)`` for claimed rows.
     private static func inClaimOrder(_ lhs: Row, _ rhs: Row) -> Bool {
         func key(_ row: Row) -> (priority: Int, runAt: Double, id: JobID) {
-            (row[SQL.Claimed.priority], row[SQL.Claimed.runAt], row[SQL.Claimed.id])
+            (row["priority"], row["run_at"], row["id"])
         }
         return QueueRules.claimsBefore(key(lhs), key(rhs))
     }
 
+    /// A row returned by ``SQL/claim``, read by column name.
     private static func claimedJob(_ row: Row) -> ClaimedJob {
         ClaimedJob(
-            lease: Lease(id: row[SQL.Claimed.id], token: row[SQL.Claimed.token]), source: row[SQL.Claimed.source],
-            payload: row[SQL.Claimed.payload], attempt: row[SQL.Claimed.attempt],
-            maxAttempts: row[SQL.Claimed.maxAttempts],
-            timeoutSeconds: row[SQL.Claimed.timeout], requestID: row[SQL.Claimed.requestID])
+            lease: Lease(id: row["id"], token: row["lease_token"]), source: row["source"], payload: row["payload"],
+            attempt: row["attempt"], maxAttempts: row["max_attempts"], timeoutSeconds: row["timeout_seconds"],
+            requestID: row["request_id"])
     }
 
     /// A row selected with ``SQL/columns``.

@@ -10,20 +10,6 @@ enum SQL {
         error_code, error_message, result, callback_url, metadata, request_id, kind
         """
 
-    /// The columns a claim returns, by position.
-    enum Claimed {
-        static let id = 0
-        static let token = 1
-        static let source = 2
-        static let payload = 3
-        static let attempt = 4
-        static let maxAttempts = 5
-        static let timeout = 6
-        static let priority = 7
-        static let runAt = 8
-        static let requestID = 9
-    }
-
     /// Ends the claim: the lease fields are cleared (the token stays); `:now` is bound.
     private static let clearLease = "updated_at = :now, lease_owner = NULL, lease_expires_at = NULL"
 

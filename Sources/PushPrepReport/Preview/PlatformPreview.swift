@@ -20,7 +20,7 @@ package struct PlatformPreview: Sendable, Equatable {
     /// `android` or `web` (an iOS preview is a ``NotificationPreview``).
     package var platform: Platform
     /// The app's name (Android's header), or the site's origin (a web notification's).
-    package var appName: String
+    package var appName: String = NotificationPreview.defaultAppName
     package var title: String?
     package var body: String?
     /// Android's big picture, or the web push image; nil when there is none to show.
@@ -31,22 +31,6 @@ package struct PlatformPreview: Sendable, Equatable {
     package var note: String?
     /// What the picture is (type, size, bytes against the platform's cap, the crop), or nil.
     package var caption: String?
-
-    /// Every field; only the platform is required.
-    package init(
-        platform: Platform, appName: String = NotificationPreview.defaultAppName, title: String? = nil,
-        body: String? = nil, picture: Picture? = nil, icon: Picture? = nil, note: String? = nil,
-        caption: String? = nil
-    ) {
-        self.platform = platform
-        self.appName = appName
-        self.title = title
-        self.body = body
-        self.picture = picture
-        self.icon = icon
-        self.note = note
-        self.caption = caption
-    }
 
     /// The largest width the expanded picture is drawn at, in CSS pixels (as the iOS preview's).
     package static let expandedWidth = NotificationPreview.expandedWidth

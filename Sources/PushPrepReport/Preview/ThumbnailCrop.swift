@@ -1,19 +1,12 @@
 /// A thumbnail clipping rectangle as `UNNotificationAttachmentOptionsThumbnailClippingRectKey`
 /// gives it: the part of the image the thumbnail shows, normalised to the image (0...1, origin
-/// at the top left).
+/// at the top left). Made with the memberwise initialiser, which does not check it; ``clamped``
+/// does.
 package struct ClippingRect: Sendable, Equatable, Hashable {
     package var x: Double
     package var y: Double
     package var width: Double
     package var height: Double
-
-    /// A rectangle; ``init(x:y:width:height:)`` does not check it, ``clamped`` does.
-    package init(x: Double, y: Double, width: Double, height: Double) {
-        self.x = x
-        self.y = y
-        self.width = width
-        self.height = height
-    }
 
     /// The rectangle inside the unit square, or nil when nothing of it is (empty, negative or not
     /// finite): the phone then shows the whole image, and so does the preview.
@@ -40,15 +33,9 @@ package struct ThumbnailCrop: Sendable, Equatable {
     /// The image's top-left corner from the box's, in % of the box's side (0 or negative).
     package var left: Double
     package var top: Double
+}
 
-    /// A crop with these numbers.
-    package init(width: Double, height: Double, left: Double, top: Double) {
-        self.width = width
-        self.height = height
-        self.left = left
-        self.top = top
-    }
-
+extension ThumbnailCrop {
     /// The crop of an image of `imageWidth` × `imageHeight` pixels, showing `clip` (normalised)
     /// or, without one, the whole image. Nil for an image without pixels.
     package init?(imageWidth: Int, imageHeight: Int, clip: ClippingRect? = nil) {

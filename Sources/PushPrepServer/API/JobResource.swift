@@ -8,7 +8,8 @@ package import PushPrepQueue
 ///
 /// Keys are snake_case, like the request bodies; the manifest entry inside `attachment` keeps
 /// the manifest's own keys (the JSON Schema in `schema/manifest.schema.json`). Times are
-/// ISO 8601 in UTC.
+/// ISO 8601 in UTC. Absent values are written as null (``ExplicitNull``): clients read one shape
+/// whatever the state.
 package struct JobResource: Sendable, Encodable, Equatable {
     package var id: JobID
     /// `queued`, `running`, `succeeded`, `failed`, `dead` or `cancelled`.
@@ -17,7 +18,7 @@ package struct JobResource: Sendable, Encodable, Equatable {
     package var source: String
     /// How people see the source: an upload's own file name (sanitised, ``UploadName``); nil
     /// for a URL, which is its own name.
-    package var sourceName: String?
+    @ExplicitNull package var sourceName: String?
     package var priority: Int
     /// Claims so far, including a running one.
     package var attempt: Int
@@ -28,22 +29,22 @@ package struct JobResource: Sendable, Encodable, Equatable {
     package var updatedAt: Date
     /// Not started before this time (a delay or a retry's backoff).
     package var runAt: Date
-    package var finishedAt: Date?
+    @ExplicitNull package var finishedAt: Date?
     /// The last error: why the job failed, or why its previous attempt did.
-    package var error: ErrorView?
+    @ExplicitNull package var error: ErrorView?
     /// The manifest entry, once succeeded (`status` `ok` or `failed`).
-    package var attachment: ManifestEntry?
+    @ExplicitNull package var attachment: ManifestEntry?
     /// The job's settings, as the worker runs them.
-    package var settings: ProcessingSettings?
+    @ExplicitNull package var settings: ProcessingSettings?
     /// The client's metadata, returned as it was given.
-    package var metadata: JSONValue?
+    @ExplicitNull package var metadata: JSONValue?
     /// Where the job's webhook goes when it ends.
-    package var callbackURL: String?
+    @ExplicitNull package var callbackURL: String?
     /// The `X-Request-Id` of the request that created the job.
-    package var requestID: String?
+    @ExplicitNull package var requestID: String?
     package var links: Links
 
-    package struct ErrorView: Sendable, Encodable, Equatable {
+    package struct ErrorView: Sendable, Codable, Equatable {
         package var code: String
         package var message: String
     }
@@ -94,35 +95,13 @@ package struct JobResource: Sendable, Encodable, Equatable {
         attachment = record.result.flatMap { try? JSONDecoder().decode(ManifestEntry.self, from: Data($0.utf8)) }
         settings = try? JSONDecoder().decode(ProcessingSettings.self, from: Data(record.payload.utf8))
         // An upload's file name is kept in the metadata column, apart from the client's own.
-        (sourceName, metadata) = UploadName.split(
+        let (sourceName, metadata) = UploadName.split(
             record.metadata.flatMap { try? JSONValue.parse(Array($0.utf8)).value })
+        self.sourceName = sourceName
+        self.metadata = metadata
         callbackURL = record.callbackURL
         requestID = record.requestID
         links = Links(job: record.id)
-    }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(state, forKey: .state)
-        try container.encode(source, forKey: .source)
-        try container.encode(sourceName, forKey: .sourceName)
-        try container.encode(priority, forKey: .priority)
-        try container.encode(attempt, forKey: .attempt)
-        try container.encode(maxAttempts, forKey: .maxAttempts)
-        try container.encode(cancelRequested, forKey: .cancelRequested)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(updatedAt, forKey: .updatedAt)
-        try container.encode(runAt, forKey: .runAt)
-        // Absent values are written as null: clients read one shape whatever the state.
-        try container.encode(finishedAt, forKey: .finishedAt)
-        try container.encode(error, forKey: .error)
-        try container.encode(attachment, forKey: .attachment)
-        try container.encode(settings, forKey: .settings)
-        try container.encode(metadata, forKey: .metadata)
-        try container.encode(callbackURL, forKey: .callbackURL)
-        try container.encode(requestID, forKey: .requestID)
-        try container.encode(links, forKey: .links)
     }
 }
 

@@ -104,8 +104,8 @@ release: deps
 # Measured with `swift test` in parallel, the suite saved only ~90 s. Processes do not share a
 # pool, so the passes run side by side instead, each a process of its own: the first pass in two
 # halves (TEST_SECOND_HALF's suites, and every other suite but TEST_ALONE's, which run after
-# them) and the second pass beside them; then scripts/first-hour.sh, alone too (it takes a free
-# port and binds it a moment later, which a test beside it may take in between). Much of a test's time is a wait (a
+# them), the second pass and scripts/first-hour.sh beside them (its servers bind port 0 and say
+# which port they got, so a test beside it cannot take one in between). Much of a test's time is a wait (a
 # process starting, a heartbeat, a server answering), which the other processes fill. Every line
 # is prefixed with its pass. They run the
 # test binary itself (what `swift test --skip-build` runs): `swift test` holds a lock on .build
@@ -161,19 +161,18 @@ test: build release pyenv browser-deps
 		$(call SIDE_BY_SIDE,debug 2/2,$(TEST_BINARY) --filter '$(TEST_SECOND_HALF)',.build/test-2.log) \
 	fi; \
 	$(call SIDE_BY_SIDE,release,env PUSHPREP_BINARY=$$release $(TEST_BINARY) --filter '$(E2E_SUITES)',.build/test-release.log) \
+	$(call SIDE_BY_SIDE,first hour,scripts/first-hour.sh $$release,.build/first-hour.log) \
 	wait; \
 	if [ -z "$(TEST_ARGS)" ]; then \
 		logs="$$logs .build/test-alone.log"; \
 		$(call SIDE_BY_SIDE,debug alone,$(TEST_BINARY) --filter '$(TEST_ALONE)',.build/test-alone.log) \
 		wait; \
 	fi; \
-	$(call SIDE_BY_SIDE,first hour,scripts/first-hour.sh $$release,.build/first-hour.log) \
-	wait; \
 	$(call SIDE_BY_SIDE_STATUS,$$logs .build/test-release.log .build/first-hour.log)
 
 ## first-hour: scripts/first-hour.sh against the release build: the path a new user walks (process,
 # payload and pre-flight per dialect, the queue, serve by URL and upload, the console and reports in
-# chromium), every step asserted. The third pass of `make test`.
+# chromium), every step asserted. Run beside the test passes by `make test`.
 first-hour: release pyenv browser-deps
 	@$(MAKE) --no-print-directory first-hour-pass
 

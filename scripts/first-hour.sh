@@ -76,12 +76,12 @@ lacks() { # FILE TEXT WHAT: FILE does not contain TEXT
 is() { # VALUE EXPECTED WHAT
     if [ "$1" == "$2" ]; then ok "$3 ($1)"; else fail "$3: got '$1', expected '$2'"; fi
 }
-# answering STATUS PORT LOG: a server on 127.0.0.1:PORT that answers every request with STATUS (and
-# S3's NotImplemented error body), one line per request in LOG.
+# answering STATUS LOG: a server on 127.0.0.1 that answers every request with STATUS (and S3's
+# NotImplemented error body), one line per request in LOG; its port in LOG.port (see wait_port).
 answering() {
     python3 - "$@" <<'PY' &
-import http.server, sys
-status, port, log = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+import http.server, os, sys
+status, log = int(sys.argv[1]), sys.argv[2]
 class Handler(http.server.BaseHTTPRequestHandler):
     def answer(self):
         length = int(self.headers.get("content-length") or 0)
@@ -92,11 +92,46 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
     do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = answer
     def log_message(self, *args): pass
-http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+with open(log + ".port.tmp", "w") as f: f.write(str(server.server_address[1]))
+os.rename(log + ".port.tmp", log + ".port")
+server.serve_forever()
 PY
     pids+=($!)
 }
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# Every server here binds port 0 and says which port it got: a port picked free and bound a moment
+# later may be taken in between by another process (`make test` runs this beside the test passes).
+# on_port0 KIND FILE [DIRECTORY]: in the background, a socket on 127.0.0.1 port 0 that only holds its
+# port (KIND closed: bound, refusing connections), accepts none (busy: listening, never accepting), or
+# serves DIRECTORY's files (files); its port in FILE (see wait_port).
+on_port0() {
+    python3 - "$@" <<'PY' &
+import functools, http.server, os, socket, sys, time
+kind, file = sys.argv[1], sys.argv[2]
+if kind == "files":
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[3])
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    port = server.server_address[1]
+else:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    if kind == "busy":
+        sock.listen()
+    port = sock.getsockname()[1]
+with open(file + ".tmp", "w") as f: f.write(str(port))
+os.rename(file + ".tmp", file)
+server.serve_forever() if kind == "files" else time.sleep(3600)
+PY
+    pids+=($!)
+}
+# wait_port FILE: the port a server started on port 0 wrote into FILE (30 s); fails when none did.
+wait_port() {
+    for _ in $(seq 300); do
+        [ -s "$1" ] && { cat "$1"; return 0; }
+        sleep 0.1
+    done
+    return 1
+}
 # wait_http URL: until it answers (30 s).
 wait_http() {
     for _ in $(seq 300); do curl -s -o /dev/null "$1" && return 0; sleep 0.1; done
@@ -198,31 +233,29 @@ lacks payload-json.err "CodingKeys" "and shows no decoder text"
 step "3. serve: by URL and by upload, long-poll, the payload over HTTP"
 
 # A busy port: one sentence naming it, and nothing created.
-busy=$(free_port)
-python3 -c "import socket,time; s=socket.socket(); s.bind(('127.0.0.1',$busy)); s.listen(); time.sleep(60)" &
-pids+=($!)
-sleep 0.5
+on_port0 busy busy.port
+busy=$(wait_port busy.port) || die "the busy socket did not start"
 mkdir busy && run 1 serve-busy bash -c "cd busy && '$bin' serve --port $busy"
 has serve-busy.err "$busy" "serve on a busy port names the port"
 lacks serve-busy.err "errno" "in words, without the library's text"
 is "$(ls busy)" "" "serve on a busy port created nothing (no database)"
 
 # The sources, on a local web server.
-src_port=$(free_port)
-(cd samples && exec python3 -m http.server --bind 127.0.0.1 "$src_port") >sources.log 2>&1 &
-pids+=($!)
+on_port0 files sources.port "$work/samples" 2>sources.log
+src_port=$(wait_port sources.port) || die "the source server did not start: $(tail -n 3 sources.log)"
 wait_http "http://127.0.0.1:$src_port/"
 
 # Library text never reaches a person: https to a plain port, a closed port, an S3 server's 501.
-closed=$(free_port)
+on_port0 closed closed.port
+closed=$(wait_port closed.port) || die "the closed socket did not start"
 run 1 tls "$bin" inspect --allow-host 127.0.0.1 "https://127.0.0.1:$src_port/large-photo.jpg"
 has tls.out "does not speak TLS" "https to a plain-HTTP port is one sentence"
 lacks tls.out "NIOSSL" "without the library's text"
 run 1 refused "$bin" inspect --allow-host 127.0.0.1 "http://127.0.0.1:$closed/a.jpg"
 has refused.out "127.0.0.1:$closed (connection refused)" "a closed port is one sentence naming it"
 lacks refused.out "errno" "without the library's text"
-s3=$(free_port)
-answering 501 "$s3" s3.log
+answering 501 s3.log
+s3=$(wait_port s3.log.port) || die "the S3 stand-in did not start"
 wait_http "http://127.0.0.1:$s3/"
 : > s3.log
 run 1 s3-501 env AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test "$bin" process samples/jingle.ogg \
@@ -232,15 +265,20 @@ has s3-501.err "storage_denied" "with the permanent code"
 is "$(wc -l < s3.log)" 1 "and is not retried"
 
 
-port=$(free_port)
-api="http://127.0.0.1:$port"
 mkdir served
 head -c 48 /dev/urandom | base64 > served/hook.secret
 # --retry-base 600: the 503 source's job waits out its first backoff (7.5 to 15 s by default, with
 # jitter) until the script ends, so the console still shows it retrying when the browser looks.
-(cd served && exec "$bin" serve --port "$port" --workers 1 --allow-host 127.0.0.1 --out out \
+(cd served && exec "$bin" serve --port 0 --workers 1 --allow-host 127.0.0.1 --out out \
     --webhook-secret-file hook.secret --retry-base 600) >serve.log 2>&1 &
 pids+=($!)
+# The address serve bound, from the line it prints once it listens.
+for _ in $(seq 300); do
+    api=$(sed -n 's|^pushprep serve: listening on ||p' serve.log | head -n 1)
+    [ -n "$api" ] && break
+    sleep 0.1
+done
+[ -n "$api" ] || die "serve did not say where it listens: $(tail -n 5 serve.log)"
 wait_http "$api/healthz"
 has serve.log "--public-url" "serve warns at start-up that its URLs are not reachable from a phone"
 
@@ -250,8 +288,8 @@ is "$code" 202 "POST /v1/jobs by URL"
 url_job=$(jq -r '.jobs[0].id // .[0].id // .id' submit.out)
 
 # A source that answers 503: its job waits to retry (the console shows it).
-flaky=$(free_port)
-answering 503 "$flaky" flaky.log
+answering 503 flaky.log
+flaky=$(wait_port flaky.log.port) || die "the 503 source did not start"
 code=$(post flaky '{"sources": ["http://127.0.0.1:'"$flaky"'/later.jpg"], "max_attempts": 5}' /v1/jobs)
 is "$code" 202 "POST /v1/jobs of a source that answers 503"
 flaky_job=$(jq -r '.jobs[0].id' flaky.out)

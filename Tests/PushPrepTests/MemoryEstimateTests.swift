@@ -110,6 +110,14 @@ struct MemoryEstimateTests {
         return try await peak(tiny, runs: 5).bytes
     }
 
+    /// ``baseline(in:)``, measured once per test process: the same binary on the same 8x8 JPEG
+    /// has one baseline, which every test of the suite subtracts (five runs, not five per test).
+    static let sharedBaseline = Task { () throws -> Int in
+        let directory = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(directory) }
+        return try await baseline(in: directory)
+    }
+
     /// Measures each input and pairs it with `inspect`'s estimate; inputs refused before a plan
     /// (no estimate) are left out.
     static func samples(_ inputs: [URL], baseline: Int, platforms: PlatformSet = PlatformSet([.ios])) async throws
@@ -179,7 +187,7 @@ struct MemoryEstimateTests {
         let directory = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(directory) }
         let inputs = try Self.makeFixtures(in: directory)
-        let baseline = try await Self.baseline(in: directory)
+        let baseline = try await Self.sharedBaseline.value
         let samples = try await Self.samples(inputs, baseline: baseline)
         #expect(samples.count == inputs.count, "every fixture has an estimate")
         // Not all tiny: the relative tolerance must be exercised.
@@ -224,9 +232,7 @@ struct MemoryEstimateTests {
         let inputs = try FileManager.default.contentsOfDirectory(at: corpus, includingPropertiesForKeys: nil)
             .filter { $0.pathExtension != "md" }
             .sorted { $0.lastPathComponent < $1.lastPathComponent }
-        let directory = try TestTools.temporaryDirectory()
-        defer { TestTools.removeDirectory(directory) }
-        let baseline = try await Self.baseline(in: directory)
+        let baseline = try await Self.sharedBaseline.value
         let samples = try await Self.samples(inputs, baseline: baseline)
         #expect(samples.count >= inputs.count / 2, "most corpus files have an estimate")
         for sample in samples {

@@ -24,6 +24,8 @@ final class InProcessServe: ServeUnderTest {
     private final class Output: Sendable {
         let stdout = Mutex("")
         let stderr = Mutex("")
+        /// Whether the services have stopped (as a process exits).
+        let stopped = Atomic(false)
     }
 
     /// `http://127.0.0.1:PORT`.
@@ -46,6 +48,9 @@ final class InProcessServe: ServeUnderTest {
 
     /// What the server logged so far, line by line as `pushprep serve` writes its standard error.
     var stderrText: String { output.stderr.withLock { $0 } }
+
+    /// Whether the services still run: neither stopped nor failed.
+    var isRunning: Bool { !output.stopped.load(ordering: .acquiring) }
 
     /// What the server printed so far (its listening line).
     var stdoutText: String { output.stdout.withLock { $0 } }
@@ -85,6 +90,7 @@ final class InProcessServe: ServeUnderTest {
             } catch {
                 logger.error("the services stopped", metadata: ["error": "\(error)"])
             }
+            output.stopped.store(true, ordering: .releasing)
             await services.cleanup()
             listening.finish()
         }

@@ -15,7 +15,7 @@ struct AttachmentRoutesTests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(11)]) { files in
-            let server = try await RunningServe.start(in: dir)
+            let server = try await InProcessServe.start(in: dir)
             let attachment = try await Self.processedAttachment(files.url("/files/a.bmp"), server: server)
             let file = try #require(attachment["file"] as? String)
             let url = try #require(attachment["url"] as? String)
@@ -66,7 +66,7 @@ struct AttachmentRoutesTests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(12)]) { files in
-            let server = try await RunningServe.start(in: dir)
+            let server = try await InProcessServe.start(in: dir)
             let attachment = try await Self.processedAttachment(files.url("/files/a.bmp"), server: server)
             let url = try #require(attachment["url"] as? String)
             let sha256 = try #require(attachment["sha256"] as? String)
@@ -139,7 +139,7 @@ struct AttachmentRoutesTests {
             withDestinationPath: dir.appendingPathComponent("outside.jpg").path)
         try TestTools.runChecked("mkfifo", [out.appendingPathComponent("img-fifo.jpg").path])
 
-        let server = try await RunningServe.start(["--workers", "0"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0"], in: dir)
         let base = server.baseURL + "/v1/attachments/"
         let served = try Curl.get(base + published)
         #expect(served.status == 200)
@@ -175,7 +175,7 @@ struct AttachmentRoutesTests {
         let keyFile = dir.appendingPathComponent("attachment.key")
         try key.write(to: keyFile)
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(13)]) { files in
-            let server = try await RunningServe.start(
+            let server = try await InProcessServe.start(
                 ["--sign-attachments", "--attachment-key-file", keyFile.path, "--attachment-url-ttl", "2h"], in: dir)
             let before = Date()
             let attachment = try await Self.processedAttachment(files.url("/files/a.bmp"), server: server)
@@ -215,7 +215,7 @@ struct AttachmentRoutesTests {
             }
             let expired = try Curl.get(refused[refused.count - 1])
             #expect((try expired.json()["detail"] as? String)?.contains("expired") == true)
-            #expect(!server.process.stderrText.contains(signature), "signatures stay out of the logs")
+            #expect(!server.stderrText.contains(signature), "signatures stay out of the logs")
         }
     }
 
@@ -256,7 +256,7 @@ struct AttachmentRoutesTests {
         let replaced = "img-\(String(repeating: "ef", count: 20)).jpg"
         try Data("first bytes".utf8).write(to: out.appendingPathComponent(pruned))
         try Data("old bytes".utf8).write(to: out.appendingPathComponent(replaced))
-        let server = try await RunningServe.start(["--workers", "0"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0"], in: dir)
         let base = server.baseURL + "/v1/attachments/"
         for _ in 0..<3 {
             #expect(try Curl.get(base + pruned).body == Data("first bytes".utf8))
@@ -301,6 +301,7 @@ struct AttachmentRoutesTests {
             try handle.write(contentsOf: Data(String(format: "%08d", index).utf8))
             try handle.close()
         }
+        // A process: its resident memory (/proc/PID/status).
         let server = try await RunningServe.start(["--workers", "0", "--log-level", "warning"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let pid = server.process.pid
@@ -341,7 +342,7 @@ struct AttachmentRoutesTests {
         let bytes = Data((0..<(5 << 20) + 3).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 12) })
         let name = "vid-\(String(repeating: "12", count: 20)).mp4"
         try bytes.write(to: out.appendingPathComponent(name))
-        let server = try await RunningServe.start(["--workers", "0"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0"], in: dir)
         let url = server.baseURL + "/v1/attachments/" + name
         let sha256 = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
         for _ in 0..<2 {
@@ -363,13 +364,13 @@ struct AttachmentRoutesTests {
     // MARK: Helpers
 
     /// Creates a job for `source`, waits for it and returns its manifest entry.
-    static func processedAttachment(_ source: String, server: RunningServe) async throws -> [String: Any] {
+    static func processedAttachment(_ source: String, server: some ServeUnderTest) async throws -> [String: Any] {
         let api = APITestClient(baseURL: server.baseURL)
         let created = try await api.post("/v1/jobs", json: #"{"sources": ["\#(source)"]}"#)
         let id = try #require((try created.json()["jobs"] as? [[String: Any]])?.first?["id"] as? Int, "\(created.text)")
         let done = try await api.get("/v1/jobs/\(id)?wait=30s")
         let job = try done.json()
-        try #require(job["state"] as? String == "succeeded", "\(done.text)\n\(server.process.logTail())")
+        try #require(job["state"] as? String == "succeeded", "\(done.text)\n\(server.logTail())")
         return try #require(job["attachment"] as? [String: Any])
     }
 

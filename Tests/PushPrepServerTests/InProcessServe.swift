@@ -109,20 +109,15 @@ final class InProcessServe: ServeUnderTest {
     func stop(within timeout: Duration = .seconds(30)) async -> Bool {
         await group.triggerGracefulShutdown()
         let running = self.running
-        let stopped = await withTaskGroup(of: Bool.self) { tasks in
-            tasks.addTask {
+        // Past the deadline the operation is cancelled, and with it the services.
+        let stopped = try? await withDeadline(timeout) {
+            await withTaskCancellationHandler {
                 await running.value
-                return true
+            } onCancel: {
+                running.cancel()
             }
-            tasks.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
-            }
-            let first = await tasks.next() ?? false
-            if !first { running.cancel() }
-            tasks.cancelAll()
-            return first
+            return true
         }
-        return stopped
+        return stopped == true
     }
 }

@@ -72,10 +72,10 @@ struct AuthAndLimitsTests {
     }
 
     /// Without keys, anything but loopback is refused before binding.
-    @Test func noKeysMeansLoopbackOnly() throws {
+    @Test func noKeysMeansLoopbackOnly() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let result = try PushPrepCLI.run(
+        let result = try await PushPrepCLI.runAsync(
             ["serve", "--host", "0.0.0.0", "--port", "0", "--queue", "sqlite:\(dir.path)/q.db"], in: dir)
         #expect(result.status == 2)
         #expect(result.stderrText.contains("loopback"))
@@ -88,7 +88,7 @@ struct AuthAndLimitsTests {
     @Test func hostAndFailureOptions() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let refused = try PushPrepCLI.run(
+        let refused = try await PushPrepCLI.runAsync(
             ["serve", "--port", "0", "--queue", "sqlite:\(dir.path)/q.db", "--allowed-host", "evil.example/x"], in: dir)
         #expect(refused.status == 2)
         #expect(refused.stderrText.contains("--allowed-host"), "\(refused.stderrText)")

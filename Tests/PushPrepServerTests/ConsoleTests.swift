@@ -341,7 +341,7 @@ struct ConsoleTests {
                     of: "img-src 'self' data:;", with: "img-src 'self' data: https://cdn.example.com;"))
 
         try "too short\n".write(toFile: secret, atomically: true, encoding: .utf8)
-        let refused = try PushPrepCLI.run(
+        let refused = try await PushPrepCLI.runAsync(
             [
                 "serve", "--port", "0", "--api-keys-file", keys, "--console-secret-file", secret, "--queue",
                 "sqlite:\(dir.path)/q.db",

@@ -333,7 +333,7 @@ struct PreflightCeilingTests {
             ["--max-preflight-urls", "1001"], ["--max-preflight-bytes", "10"],
             ["--max-waits-per-client", "3", "--max-waits", "2"], ["--max-waits", "0"],
         ] {
-            let result = try PushPrepCLI.run(["serve", "--port", "0"] + options, in: dir)
+            let result = try await PushPrepCLI.runAsync(["serve", "--port", "0"] + options, in: dir)
             #expect(result.status != 0, "\(options)")
             #expect(result.stderrText.contains(options[0]), "\(result.stderrText)")
         }

@@ -75,7 +75,7 @@ struct UploadAndPayloadTests {
         let server = try await InProcessServe.start(in: dir)
         let api = APITestClient(baseURL: server.baseURL)
 
-        let curl = try TestTools.run(
+        let curl = try await TestTools.runAsync(
             "curl",
             [
                 "-sS", "-w", "\n%{http_code}", "-F", "file=@\(jpeg)", "-F", #"settings={"width":320}"#, "-F",
@@ -248,7 +248,8 @@ struct UploadAndPayloadTests {
         ]
         var apnsPayload: [UInt8] = []
         for variant in variants {
-            let cli = try PushPrepCLI.run(["payload", manifestFile.path, "--compact"] + variant.cli, in: dir)
+            let cli = try await PushPrepCLI.runAsync(
+                ["payload", manifestFile.path, "--compact"] + variant.cli, in: dir)
             #expect(cli.status == 0, "\(cli.stderrText)")
             let expected = Array(cli.stdoutText.trimmingCharacters(in: .newlines).utf8)
             let fromJobs = try await api.post(
@@ -279,7 +280,7 @@ struct UploadAndPayloadTests {
         for (payload, member) in [(apnsText, apnsText), (withDuplicate, try Self.jsonString(withDuplicate))] {
             let file = dir.appendingPathComponent("payload.json")
             try Data(payload.utf8).write(to: file)
-            let cli = try PushPrepCLI.run(["preflight", file.path, "--json"], in: dir)
+            let cli = try await PushPrepCLI.runAsync(["preflight", file.path, "--json"], in: dir)
             var expected = try #require(try JSONSerialization.jsonObject(with: cli.stdout) as? [String: Any])
             let answer = try await api.post("/v1/preflight", json: #"{"payload": \#(member), "dialect": "auto"}"#)
             #expect(answer.status == 200, "\(answer.text)")
@@ -310,7 +311,7 @@ struct UploadAndPayloadTests {
             #expect(served.status == 200, "\(served.text)")
             let file = dir.appendingPathComponent("served.json")
             try Data(served.body).write(to: file)
-            let cli = try PushPrepCLI.run(
+            let cli = try await PushPrepCLI.runAsync(
                 ["preflight", file.path, "--json", "--fetch", "--allow-private-networks", "--allow-http"], in: dir)
             let expected = try #require(try JSONSerialization.jsonObject(with: cli.stdout) as? [String: Any])
             let fetched = try await api.post(

@@ -53,6 +53,10 @@ let testProducts: [String: [Target.Dependency]] = [
         Product.crypto,
         Product.logging,
         Product.serviceLifecycle,
+        // The in-process `serve` (InProcessServe): its options parsed as the command parses them,
+        // and a registry of its own for /metrics.
+        Product.argumentParser,
+        Product.prometheus,
     ],
 ]
 
@@ -383,6 +387,8 @@ let package = Package(
                 [
                     "PushPrepServer", "PushPrep", "PushPrepCore", "PushPrepJSON", "PushPrepPayload", "PushPrepQueue",
                     "PushPrepRemote", "PushPrepReport", "PushPrepWorker",
+                    // `serve`'s composition (ServeServices), which InProcessServe runs.
+                    "pushprep",
                 ]
             ),
             ("PushPrepReportTests", ["PushPrepReport", "PushPrep", "PushPrepCore", "PushPrepPayload"]),

@@ -11,7 +11,6 @@ import PushPrepQueue
 import PushPrepServer
 import PushPrepStorage
 import PushPrepWorker
-import ServiceLifecycle
 
 /// `pushprep serve`: the HTTP API, with embedded workers on the same queue.
 struct ServeCommand: AsyncParsableCommand {
@@ -229,107 +228,16 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = logging.makeLogger()
         WorkerRuntime.tuneAllocator(logger: logger)
-        var keys: APIKeyStore?
-        if let apiKeysFile {
-            do {
-                keys = try APIKeyStore(path: apiKeysFile)
-            } catch {
-                throw ValidationError(error.message)
-            }
-        }
-        var signer: StandardWebhook?
-        if let webhookSecretFile {
-            do {
-                signer = try StandardWebhook(secretFile: webhookSecretFile)
-            } catch {
-                throw ValidationError(error.message)
-            }
-        }
-        var configuration = try serverConfiguration(keys: keys)
-        configuration.attachmentSigner = try signing.signer()
-        if let consoleSecretFile {
-            do {
-                configuration.consoleSecret = try ConsoleSecret.read(path: consoleSecretFile)
-            } catch {
-                throw ValidationError(error.message)
-            }
-        }
-        do {
-            try configuration.validate()
-        } catch {
-            throw ValidationError(error.message)
-        }
-        // The listener first: a port that cannot be bound stops the command before the queue is
-        // opened or created, the uploads directory made or a worker started.
-        do {
-            try await ListenerCheck.check(host: configuration.host, port: configuration.port)
-        } catch {
-            logger.debug("cannot listen", metadata: ["error": "\(error.cause.map { "\($0)" } ?? "")"])
-            throw CommandFailure(message: "pushprep serve: \(error.message)")
-        }
-        do {
-            try FileManager.default.createDirectory(atPath: uploads, withIntermediateDirectories: true)
-        } catch {
-            throw CommandFailure(
-                message: "cannot create the uploads directory \(uploads): \(error.localizedDescription)")
-        }
-        // A --webhook-url the dispatcher would refuse to connect to is refused now, as a job's
-        // callback_url is when it is submitted.
-        if let webhookURL,
-            let refusal = await WebhookSettings(addressPolicyOf: configuration.remote)
-                .refusal(ofCallback: webhookURL)
-        {
-            throw ValidationError("--webhook-url: \(refusal.message)")
-        }
-        // The API and the webhooks write the same attachment URLs (known once the port is bound).
-        let publicURL = PublicURL(configured: configuration.publicURL)
+        // Metrics must be bootstrapped before the workers create their counters.
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-        let url = try queue.url
-        let (store, client) = try WorkerRuntime.outputStore(
-            location: try location, storage: output.storage, logger: logger)
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
-        var session: ProcessingSession?
-        let workerConfiguration = try tuning.configuration(concurrency: max(workers, 1))
-        if workers > 0 {
-            var embedded = workerConfiguration
-            embedded.recordsQueueStats = true
-            let sources: SourcePolicy
-            do {
-                sources = try SourcePolicy(kinds: .any, root: uploads)
-            } catch {
-                throw ValidationError(error.message)
-            }
-            let (worker, workerSession) = try WorkerRuntime.worker(
-                url: url, configuration: embedded, store: store, remote: remote.settings, sources: sources,
-                memory: tuning.memory, logger: logger)
-            services.append(.init(service: worker))
-            session = workerSession
-        }
-        if let signer {
-            // Webhook targets go through the same address policy as sources.
-            var webhooks = WebhookSettings(addressPolicyOf: configuration.remote)
-            webhooks.renderer = JobRenderer(configuration: configuration, publicURL: publicURL)
-            services.append(
-                .init(
-                    service: WebhookService(queueURL: url, settings: webhooks, signer: signer, logger: logger)))
-        }
-        // Shut down last-to-first: the API stops accepting first, then the dispatcher and the
-        // workers drain.
-        services.append(
-            .init(
-                service: APIServer(
-                    configuration: configuration, queueURL: url, registry: registry, publicURL: publicURL,
-                    readiness: Self.readiness(of: try location, client: client, uploads: uploads), logger: logger,
-                    onListening: { address in
-                        FileHandle.standardOutput.write(Data("pushprep serve: listening on \(address)\n".utf8))
-                    })))
-        try await WorkerRuntime.run(
-            services, drainTimeout: workerConfiguration.drainTimeout, logger: logger,
-            cleanup: {
-                await session?.shutdown()
-                await client?.shutdown()
+        let serve = try await ServeServices(
+            self, registry: registry, logger: logger,
+            onListening: { address in
+                FileHandle.standardOutput.write(Data("pushprep serve: listening on \(address)\n".utf8))
             })
+        try await WorkerRuntime.run(
+            serve.services, drainTimeout: serve.drainTimeout, logger: logger, cleanup: serve.cleanup)
     }
 
     /// What `/readyz` checks besides the queue: that outputs can be published (the out

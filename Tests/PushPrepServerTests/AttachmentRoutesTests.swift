@@ -15,14 +15,14 @@ struct AttachmentRoutesTests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(11)]) { files in
-            let server = try await RunningServe.start(in: dir)
+            let server = try await InProcessServe.start(in: dir)
             let attachment = try await Self.processedAttachment(files.url("/files/a.bmp"), server: server)
             let file = try #require(attachment["file"] as? String)
             let url = try #require(attachment["url"] as? String)
             let sha256 = try #require(attachment["sha256"] as? String)
             let onDisk = try Data(contentsOf: dir.appendingPathComponent("out/\(file)"))
 
-            let full = try Curl.get(url)
+            let full = try await Curl.get(url)
             #expect(full.status == 200)
             #expect(full.body == onDisk)
             #expect(full.header("Content-Type") == attachment["mime"] as? String)
@@ -33,11 +33,11 @@ struct AttachmentRoutesTests {
             #expect(full.header("Cache-Control") == "public, max-age=31536000, immutable")
             #expect(full.header("Last-Modified")?.hasSuffix(" GMT") == true)
 
-            let head = try Curl.run(["-I", url])
+            let head = try await Curl.run(["-I", url])
             #expect(head.status == 200)
             // What the server sent after the head, read off the socket (curl -I would not read it).
             let path = try #require(URLComponents(string: url)?.path)
-            let raw = try Curl.exchange(
+            let raw = try await Curl.exchange(
                 server.baseURL, "HEAD \(path) HTTP/1.1\r\nHost: \(server.host)\r\nConnection: close\r\n\r\n")
             let separator = try #require(raw.range(of: Data("\r\n\r\n".utf8)))
             #expect(raw.starts(with: Data("HTTP/1.1 200".utf8)))
@@ -47,12 +47,12 @@ struct AttachmentRoutesTests {
             }
 
             for condition in ["\"\(sha256)\"", "W/\"\(sha256)\"", "\"0000\", \"\(sha256)\"", "*"] {
-                let cached = try Curl.get(url, headers: ["If-None-Match: \(condition)"])
+                let cached = try await Curl.get(url, headers: ["If-None-Match: \(condition)"])
                 #expect(cached.status == 304, "If-None-Match: \(condition)")
                 #expect(cached.body.isEmpty)
                 #expect(cached.header("ETag") == "\"\(sha256)\"")
             }
-            let changed = try Curl.get(url, headers: ["If-None-Match: \"0000\""])
+            let changed = try await Curl.get(url, headers: ["If-None-Match: \"0000\""])
             #expect(changed.status == 200)
             #expect(changed.body == onDisk)
         }
@@ -66,7 +66,7 @@ struct AttachmentRoutesTests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(12)]) { files in
-            let server = try await RunningServe.start(in: dir)
+            let server = try await InProcessServe.start(in: dir)
             let attachment = try await Self.processedAttachment(files.url("/files/a.bmp"), server: server)
             let url = try #require(attachment["url"] as? String)
             let sha256 = try #require(attachment["sha256"] as? String)
@@ -83,7 +83,7 @@ struct AttachmentRoutesTests {
                 ("bytes=-\(size * 2)", 0..<size),
             ]
             for (range, slice) in cases {
-                let part = try Curl.get(url, headers: ["Range: \(range)"])
+                let part = try await Curl.get(url, headers: ["Range: \(range)"])
                 #expect(part.status == 206, "\(range)")
                 #expect(part.body == bytes[slice], "\(range)")
                 #expect(part.header("Content-Range") == "bytes \(slice.lowerBound)-\(slice.upperBound - 1)/\(size)")
@@ -92,24 +92,24 @@ struct AttachmentRoutesTests {
             }
 
             for range in ["bytes=\(size)-", "bytes=\(size + 10)-\(size + 20)", "bytes=-0", "bytes=9-3"] {
-                let refused = try Curl.get(url, headers: ["Range: \(range)"])
+                let refused = try await Curl.get(url, headers: ["Range: \(range)"])
                 #expect(refused.status == 416, "\(range)")
                 #expect(refused.header("Content-Range") == "bytes */\(size)", "\(range)")
                 #expect(refused.header("Content-Type") == "application/problem+json")
                 #expect(try refused.json()["status"] as? Int == 416)
             }
 
-            let kept = try Curl.get(url, headers: ["Range: bytes=0-9", "If-Range: \"\(sha256)\""])
+            let kept = try await Curl.get(url, headers: ["Range: bytes=0-9", "If-Range: \"\(sha256)\""])
             #expect(kept.status == 206)
             #expect(kept.body == bytes[0..<10])
             let lastModified = try #require(kept.header("Last-Modified"))
-            let byDate = try Curl.get(url, headers: ["Range: bytes=0-9", "If-Range: \(lastModified)"])
+            let byDate = try await Curl.get(url, headers: ["Range: bytes=0-9", "If-Range: \(lastModified)"])
             #expect(byDate.status == 206)
             for ignored in [
                 ["Range: bytes=0-9", "If-Range: \"0000\""], ["Range: bytes=0-9", "If-Range: W/\"\(sha256)\""],
                 ["Range: bytes=0-9,20-29"], ["Range: pages=1-2"],
             ] {
-                let whole = try Curl.get(url, headers: ignored)
+                let whole = try await Curl.get(url, headers: ignored)
                 #expect(whole.status == 200, "\(ignored)")
                 #expect(whole.body == bytes, "\(ignored)")
             }
@@ -139,9 +139,9 @@ struct AttachmentRoutesTests {
             withDestinationPath: dir.appendingPathComponent("outside.jpg").path)
         try TestTools.runChecked("mkfifo", [out.appendingPathComponent("img-fifo.jpg").path])
 
-        let server = try await RunningServe.start(["--workers", "0"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0"], in: dir)
         let base = server.baseURL + "/v1/attachments/"
-        let served = try Curl.get(base + published)
+        let served = try await Curl.get(base + published)
         #expect(served.status == 200)
         #expect(served.body == Data("published".utf8))
 
@@ -154,14 +154,14 @@ struct AttachmentRoutesTests {
         ]
         for name in names {
             for method in [[], ["-I"]] {
-                let answer = try Curl.run(method + [base + name])
+                let answer = try await Curl.run(method + [base + name])
                 #expect(answer.status == 404, "\(method) \(name)")
                 let text = String(decoding: answer.body, as: UTF8.self)
                 #expect(!text.contains("root:") && !text.contains("SECRET-CONTENT"), "\(name) leaked: \(text)")
                 if method.isEmpty { #expect(try answer.json()["code"] as? String == "not_found", "\(name)") }
             }
         }
-        let stillServing = try Curl.get(base + published)
+        let stillServing = try await Curl.get(base + published)
         #expect(stillServing.status == 200, "the FIFO did not hang the server")
     }
 
@@ -175,7 +175,7 @@ struct AttachmentRoutesTests {
         let keyFile = dir.appendingPathComponent("attachment.key")
         try key.write(to: keyFile)
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(13)]) { files in
-            let server = try await RunningServe.start(
+            let server = try await InProcessServe.start(
                 ["--sign-attachments", "--attachment-key-file", keyFile.path, "--attachment-url-ttl", "2h"], in: dir)
             let before = Date()
             let attachment = try await Self.processedAttachment(files.url("/files/a.bmp"), server: server)
@@ -191,10 +191,10 @@ struct AttachmentRoutesTests {
             #expect(signature == Self.sign("\(file):\(expires)", key: key))
             #expect(attachment["urlExpires"] as? String != nil)
 
-            let ok = try Curl.get(signed)
+            let ok = try await Curl.get(signed)
             #expect(ok.status == 200)
             #expect(ok.body == onDisk)
-            #expect(try Curl.run(["-I", signed]).status == 200)
+            #expect(try await Curl.run(["-I", signed]).status == 200)
 
             let pastExpiry = Int64(Date().timeIntervalSince1970) - 10
             let refused: [String] = [
@@ -208,20 +208,20 @@ struct AttachmentRoutesTests {
                 plain + "?expires=\(pastExpiry)&signature=\(Self.sign("\(file):\(pastExpiry)", key: key))",
             ]
             for url in refused {
-                let answer = try Curl.get(url)
+                let answer = try await Curl.get(url)
                 #expect(answer.status == 403, "\(url)")
                 #expect(try answer.json()["code"] as? String == "forbidden", "\(url)")
                 #expect(answer.body != onDisk)
             }
-            let expired = try Curl.get(refused[refused.count - 1])
+            let expired = try await Curl.get(refused[refused.count - 1])
             #expect((try expired.json()["detail"] as? String)?.contains("expired") == true)
-            #expect(!server.process.stderrText.contains(signature), "signatures stay out of the logs")
+            #expect(!server.stderrText.contains(signature), "signatures stay out of the logs")
         }
     }
 
     /// The signing options belong together: a key without signing, signing without a key, a
     /// key shorter than 32 bytes, a TTL that is not one are usage errors (exit status 2).
-    @Test func signingOptionsAreChecked() throws {
+    @Test func signingOptionsAreChecked() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         let short = dir.appendingPathComponent("short.key")
@@ -238,7 +238,7 @@ struct AttachmentRoutesTests {
             (["--sign-attachments", "--attachment-key-file", good.path, "--attachment-url-ttl", "30s"], "60 s"),
         ]
         for (options, message) in cases {
-            let result = try PushPrepCLI.run(common + options, in: dir)
+            let result = try await PushPrepCLI.runAsync(common + options, in: dir)
             #expect(result.status == 2, "\(options): \(result.stderrText)")
             #expect(result.stderrText.contains(message), "\(options): \(result.stderrText)")
         }
@@ -256,11 +256,11 @@ struct AttachmentRoutesTests {
         let replaced = "img-\(String(repeating: "ef", count: 20)).jpg"
         try Data("first bytes".utf8).write(to: out.appendingPathComponent(pruned))
         try Data("old bytes".utf8).write(to: out.appendingPathComponent(replaced))
-        let server = try await RunningServe.start(["--workers", "0"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0"], in: dir)
         let base = server.baseURL + "/v1/attachments/"
         for _ in 0..<3 {
-            #expect(try Curl.get(base + pruned).body == Data("first bytes".utf8))
-            #expect(try Curl.get(base + replaced).body == Data("old bytes".utf8))
+            #expect(try await Curl.get(base + pruned).body == Data("first bytes".utf8))
+            #expect(try await Curl.get(base + replaced).body == Data("old bytes".utf8))
         }
         try FileManager.default.removeItem(at: out.appendingPathComponent(pruned))
         // A new file renamed over the name, as a publisher would (a new inode).
@@ -268,10 +268,10 @@ struct AttachmentRoutesTests {
         try Data("new bytes!".utf8).write(to: staged)
         #expect(rename(staged.path, out.appendingPathComponent(replaced).path) == 0)
         try await Task.sleep(for: .milliseconds(1500))
-        let gone = try Curl.get(base + pruned)
+        let gone = try await Curl.get(base + pruned)
         #expect(gone.status == 404)
         #expect(try gone.json()["code"] as? String == "not_found")
-        let renewed = try Curl.get(base + replaced)
+        let renewed = try await Curl.get(base + replaced)
         #expect(renewed.status == 200)
         #expect(renewed.body == Data("new bytes!".utf8))
         let sha256 = SHA256.hash(data: Data("new bytes!".utf8)).map { String(format: "%02x", $0) }.joined()
@@ -301,6 +301,7 @@ struct AttachmentRoutesTests {
             try handle.write(contentsOf: Data(String(format: "%08d", index).utf8))
             try handle.close()
         }
+        // A process: its resident memory (/proc/PID/status).
         let server = try await RunningServe.start(["--workers", "0", "--log-level", "warning"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let pid = server.process.pid
@@ -323,7 +324,7 @@ struct AttachmentRoutesTests {
                 if index % 16 == 0 { peak = max(peak, try residentKiB()) }
             }
         }
-        let part = try Curl.get(server.baseURL + "/v1/attachments/\(name(7))", headers: ["Range: bytes=-8"])
+        let part = try await Curl.get(server.baseURL + "/v1/attachments/\(name(7))", headers: ["Range: bytes=-8"])
         #expect(part.status == 206)
         #expect(part.body == Data("00000007".utf8))
         peak = max(peak, try residentKiB())
@@ -341,35 +342,35 @@ struct AttachmentRoutesTests {
         let bytes = Data((0..<(5 << 20) + 3).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 12) })
         let name = "vid-\(String(repeating: "12", count: 20)).mp4"
         try bytes.write(to: out.appendingPathComponent(name))
-        let server = try await RunningServe.start(["--workers", "0"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0"], in: dir)
         let url = server.baseURL + "/v1/attachments/" + name
         let sha256 = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
         for _ in 0..<2 {
-            let whole = try Curl.get(url)
+            let whole = try await Curl.get(url)
             #expect(whole.status == 200)
             #expect(whole.body == bytes)
             #expect(whole.header("ETag") == "\"\(sha256)\"")
             #expect(whole.header("Content-Type") == "video/mp4")
         }
-        let part = try Curl.get(url, headers: ["Range: bytes=262000-786500"])
+        let part = try await Curl.get(url, headers: ["Range: bytes=262000-786500"])
         #expect(part.status == 206)
         #expect(part.body == bytes[262_000...786_500])
-        let head = try Curl.run(["-I", url])
+        let head = try await Curl.run(["-I", url])
         #expect(head.status == 200)
         #expect(head.header("Content-Length") == String(bytes.count))
-        #expect(try Curl.get(url, headers: ["If-None-Match: \"\(sha256)\""]).status == 304)
+        #expect(try await Curl.get(url, headers: ["If-None-Match: \"\(sha256)\""]).status == 304)
     }
 
     // MARK: Helpers
 
     /// Creates a job for `source`, waits for it and returns its manifest entry.
-    static func processedAttachment(_ source: String, server: RunningServe) async throws -> [String: Any] {
+    static func processedAttachment(_ source: String, server: some ServeUnderTest) async throws -> [String: Any] {
         let api = APITestClient(baseURL: server.baseURL)
         let created = try await api.post("/v1/jobs", json: #"{"sources": ["\#(source)"]}"#)
         let id = try #require((try created.json()["jobs"] as? [[String: Any]])?.first?["id"] as? Int, "\(created.text)")
         let done = try await api.get("/v1/jobs/\(id)?wait=30s")
         let job = try done.json()
-        try #require(job["state"] as? String == "succeeded", "\(done.text)\n\(server.process.logTail())")
+        try #require(job["state"] as? String == "succeeded", "\(done.text)\n\(server.logTail())")
         return try #require(job["attachment"] as? [String: Any])
     }
 
@@ -405,25 +406,25 @@ struct Curl {
 
     /// Sends `request` as it is to the server at `baseURL` (`http://127.0.0.1:PORT`) and returns
     /// every byte it answers until it closes (bash's /dev/tcp: nothing parses the answer).
-    static func exchange(_ baseURL: String, _ request: String) throws -> Data {
+    static func exchange(_ baseURL: String, _ request: String) async throws -> Data {
         let port = try #require(baseURL.split(separator: ":").last.map(String.init))
         let script = "exec 3<>/dev/tcp/127.0.0.1/$0; printf '%s' \"$1\" >&3; timeout 10 cat <&3"
-        let result = try TestTools.run("bash", ["-c", script, port, request])
+        let result = try await TestTools.runAsync("bash", ["-c", script, port, request])
         return result.stdout
     }
 
-    static func get(_ url: String, headers: [String] = []) throws -> Curl {
-        try run(headers.flatMap { ["-H", $0] } + [url])
+    static func get(_ url: String, headers: [String] = []) async throws -> Curl {
+        try await run(headers.flatMap { ["-H", $0] } + [url])
     }
 
     /// `curl -s --path-as-is -D HEADERS -o BODY ARGUMENTS` (the URL as written: no `..`
     /// folded away, no percent-decoding).
-    static func run(_ arguments: [String]) throws -> Curl {
+    static func run(_ arguments: [String]) async throws -> Curl {
         let scratch = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(scratch) }
         let headerFile = scratch.appendingPathComponent("headers")
         let bodyFile = scratch.appendingPathComponent("body")
-        let result = try TestTools.run(
+        let result = try await TestTools.runAsync(
             "curl",
             ["-s", "-S", "--path-as-is", "--max-time", "30", "-D", headerFile.path, "-o", bodyFile.path] + arguments)
         guard result.status == 0 else {

@@ -36,7 +36,7 @@ struct AuthAndLimitsTests {
     @Test func keysAndScopes() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(
+        let server = try await InProcessServe.start(
             ["--workers", "0", "--api-keys-file", try Self.keysFile(in: dir)], in: dir)
         let anonymous = APITestClient(baseURL: server.baseURL)
         let body = #"{"sources": ["https://media.example.com/a.jpg"]}"#
@@ -64,7 +64,7 @@ struct AuthAndLimitsTests {
         #expect(try await anonymous.get("/healthz").status == 200)
         #expect(try await anonymous.get("/readyz").status == 200)
 
-        let log = server.process.stderrText + server.process.stdoutText
+        let log = server.stderrText + server.stdoutText
         for key in [Self.writer, Self.reader, Self.hashed, "not-a-key-of-this-server"] {
             #expect(!log.contains(key), "a key reached the log")
         }
@@ -72,10 +72,10 @@ struct AuthAndLimitsTests {
     }
 
     /// Without keys, anything but loopback is refused before binding.
-    @Test func noKeysMeansLoopbackOnly() throws {
+    @Test func noKeysMeansLoopbackOnly() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let result = try PushPrepCLI.run(
+        let result = try await PushPrepCLI.runAsync(
             ["serve", "--host", "0.0.0.0", "--port", "0", "--queue", "sqlite:\(dir.path)/q.db"], in: dir)
         #expect(result.status == 2)
         #expect(result.stderrText.contains("loopback"))
@@ -88,12 +88,12 @@ struct AuthAndLimitsTests {
     @Test func hostAndFailureOptions() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let refused = try PushPrepCLI.run(
+        let refused = try await PushPrepCLI.runAsync(
             ["serve", "--port", "0", "--queue", "sqlite:\(dir.path)/q.db", "--allowed-host", "evil.example/x"], in: dir)
         #expect(refused.status == 2)
         #expect(refused.stderrText.contains("--allowed-host"), "\(refused.stderrText)")
 
-        let server = try await RunningServe.start(
+        let server = try await InProcessServe.start(
             [
                 "--workers", "0", "--api-keys-file", try Self.keysFile(in: dir), "--allowed-host", "push.example.com",
                 "--auth-failure-limit", "2",
@@ -115,14 +115,14 @@ struct AuthAndLimitsTests {
             "POST /v1/jobs HTTP/1.1\r\nHost: \(server.host)\r\nAuthorization: Bearer \(Self.writer)\r\n"
                 + "Transfer-Encoding: identity\r\nConnection: close\r\n\r\n{\"sources\": []}")
         #expect(identity.status == 400, "\(identity.text)")
-        #expect(!server.process.stderrText.contains(" error "), "\(server.process.logTail())")
+        #expect(!server.stderrText.contains(" error "), "\(server.logTail())")
     }
 
     /// A key over its rate gets 429 `rate_limited` with `Retry-After`.
     @Test func rateLimitPerKey() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(
+        let server = try await InProcessServe.start(
             [
                 "--workers", "0", "--api-keys-file", try Self.keysFile(in: dir), "--rate-limit", "0.5",
                 "--rate-burst", "3",
@@ -144,7 +144,7 @@ struct AuthAndLimitsTests {
     @Test func backpressureUnderLoad() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(["--workers", "0", "--max-queued", "20"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0", "--max-queued", "20"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<60 {
@@ -170,7 +170,7 @@ struct AuthAndLimitsTests {
     @Test func urlCapAndRequestIDs() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(["--workers", "0"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let long = try await api.get("/v1/jobs?state=" + String(repeating: "q", count: 9000))
         #expect(long.status == 414)
@@ -187,6 +187,7 @@ struct AuthAndLimitsTests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(3)]) { files in
+            // A process: SIGTERM and its exit status.
             let server = try await RunningServe.start(in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let created = try await api.post(
@@ -204,7 +205,7 @@ struct AuthAndLimitsTests {
             #expect(try answer.json()["state"] as? String == "succeeded", "\(answer.text)")
             let exit = await server.process.waitForExit(within: .seconds(60))
             #expect(
-                exit?.status == 0 && exit?.signal == nil, "\(String(describing: exit))\n\(server.process.logTail())")
+                exit?.status == 0 && exit?.signal == nil, "\(String(describing: exit))\n\(server.logTail())")
         }
     }
 
@@ -213,7 +214,7 @@ struct AuthAndLimitsTests {
     @Test func readinessFollowsTheStore() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(["--workers", "0"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         #expect(try await api.get("/readyz").status == 200)
         let out = dir.appendingPathComponent("out")
@@ -231,7 +232,7 @@ struct AuthAndLimitsTests {
     @Test func aTricklingUploadTimesOut() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(
+        let server = try await InProcessServe.start(
             ["--workers", "0", "--request-timeout", "2", "--max-wait", "1"], in: dir)
         let port = try #require(server.baseURL.split(separator: ":").last.map(String.init))
         // One byte every 200 ms of a body that claims 100000: never done within 2 s.

@@ -12,7 +12,7 @@ struct ConsoleBulkRetryTests {
     @Test func bulkRetryGoesPastABatchThatSkippedAJob() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(["--workers", "0"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0"], in: dir)
         let browser = ConsoleBrowser(baseURL: server.baseURL)
         defer { Task { try? await browser.shutdown() } }
         let count = JobFilter.retryLimit + 2

@@ -12,7 +12,7 @@ struct ConsoleFilterQueryTests {
     @Test func sourceFilterReadsTheFormsEncoding() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(["--workers", "0"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0"], in: dir)
         let browser = ConsoleBrowser(baseURL: server.baseURL)
         defer { Task { try? await browser.shutdown() } }
         let plus = try await ConsoleQueue.enqueue(dir, (0..<52).map { "https://media.example.com/a+b-\($0).jpg" })

@@ -21,7 +21,7 @@ struct ConsoleTests {
     @Test func pagesShowTheQueue() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(["--workers", "0"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0"], in: dir)
         let browser = ConsoleBrowser(baseURL: server.baseURL)
         defer { Task { try? await browser.shutdown() } }
         let failed = try await ConsoleQueue.failed(dir, ["https://media.example.com/broken.jpg"])[0]
@@ -120,7 +120,7 @@ struct ConsoleTests {
     @Test func paging() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(["--workers", "0"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0"], in: dir)
         let browser = ConsoleBrowser(baseURL: server.baseURL)
         defer { Task { try? await browser.shutdown() } }
         let ids = try await ConsoleQueue.enqueue(dir, (0..<60).map { "https://media.example.com/\($0).jpg" })
@@ -142,7 +142,7 @@ struct ConsoleTests {
     @Test func formsChangeTheQueue() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(["--workers", "0"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0"], in: dir)
         let browser = ConsoleBrowser(baseURL: server.baseURL)
         defer { Task { try? await browser.shutdown() } }
         let failed = try await ConsoleQueue.failed(
@@ -211,7 +211,7 @@ struct ConsoleTests {
         defer { TestTools.removeDirectory(dir) }
         let keys = dir.appendingPathComponent("keys").path
         try "\(Self.writer)\n\(Self.reader) read\n".write(toFile: keys, atomically: true, encoding: .utf8)
-        let server = try await RunningServe.start(["--workers", "0", "--api-keys-file", keys], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0", "--api-keys-file", keys], in: dir)
         let browser = ConsoleBrowser(baseURL: server.baseURL)
         defer { Task { try? await browser.shutdown() } }
         let queued = try await ConsoleQueue.enqueue(dir, ["https://media.example.com/fine.jpg"])[0]
@@ -286,7 +286,7 @@ struct ConsoleTests {
         #expect(browser.cookies.isEmpty)
         #expect(try await browser.get("/").status == 303)
 
-        let log = server.process.stderrText + server.process.stdoutText
+        let log = server.stderrText + server.stdoutText
         for key in [Self.writer, Self.reader] { #expect(!log.contains(key), "a key reached the log") }
     }
 
@@ -301,9 +301,9 @@ struct ConsoleTests {
         let secret = dir.appendingPathComponent("console.secret").path
         try "s3cr3t-0123456789abcdef-0123456789abcdef\n".write(toFile: secret, atomically: true, encoding: .utf8)
         let shared = ["--workers", "0", "--api-keys-file", keys, "--console-secret-file", secret]
-        let first = try await RunningServe.start(shared, in: dir)
-        let second = try await RunningServe.start(shared + ["--public-url", "https://console.example.com"], in: dir)
-        let other = try await RunningServe.start(["--workers", "0", "--api-keys-file", keys], in: dir)
+        let first = try await InProcessServe.start(shared, in: dir)
+        let second = try await InProcessServe.start(shared + ["--public-url", "https://console.example.com"], in: dir)
+        let other = try await InProcessServe.start(["--workers", "0", "--api-keys-file", keys], in: dir)
 
         let browser = ConsoleBrowser(baseURL: first.baseURL)
         defer { Task { try? await browser.shutdown() } }
@@ -329,7 +329,7 @@ struct ConsoleTests {
 
         // Published files on another origin (`--base-url`, a CDN): the pages may load pictures
         // from that origin, and from nowhere else outside the server.
-        let withCDN = try await RunningServe.start(
+        let withCDN = try await InProcessServe.start(
             ["--workers", "0", "--base-url", "https://cdn.example.com/push"], in: dir)
         let cdnBrowser = ConsoleBrowser(baseURL: withCDN.baseURL)
         let cdnPage = try await cdnBrowser.get("/jobs")
@@ -341,7 +341,7 @@ struct ConsoleTests {
                     of: "img-src 'self' data:;", with: "img-src 'self' data: https://cdn.example.com;"))
 
         try "too short\n".write(toFile: secret, atomically: true, encoding: .utf8)
-        let refused = try PushPrepCLI.run(
+        let refused = try await PushPrepCLI.runAsync(
             [
                 "serve", "--port", "0", "--api-keys-file", keys, "--console-secret-file", secret, "--queue",
                 "sqlite:\(dir.path)/q.db",
@@ -355,7 +355,7 @@ struct ConsoleTests {
     @Test func preflightForm() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(["--workers", "0"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0"], in: dir)
         let browser = ConsoleBrowser(baseURL: server.baseURL)
         defer { Task { try? await browser.shutdown() } }
 
@@ -395,7 +395,7 @@ struct ConsoleTests {
     @Test func jobPageShowsThePreview() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(in: dir)
+        let server = try await InProcessServe.start(in: dir)
         let browser = ConsoleBrowser(baseURL: server.baseURL)
         defer { Task { try? await browser.shutdown() } }
         let api = APITestClient(baseURL: server.baseURL)

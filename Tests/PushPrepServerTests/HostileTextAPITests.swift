@@ -23,7 +23,8 @@ struct HostileTextAPITests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await QueueFixture.withQueue(backend) { queue, url in
-            let server = try await RunningServe.start(["--queue", url.commandLineArgument, "--workers", "0"], in: dir)
+            let server = try await InProcessServe.start(
+                ["--queue", url.commandLineArgument, "--workers", "0"], in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             var bodies = Self.escapes.map { #"{"sources": ["https://media.example.com/a\#($0).jpg"]}"# }
             bodies += Self.escapes.map {
@@ -85,8 +86,8 @@ struct HostileTextAPITests {
                 contentType: "application/octet-stream", headers: [("X-Request-Id", "real-request-1")])
             #expect(upload.status == 202, "\(upload.text)")
             let line = try await Poll.value(
-                "the upload's log line", within: .seconds(30), diagnostics: { server.process.logTail() }
-            ) { server.process.stderrText.split(separator: "\n").first { $0.hasSuffix("] upload stored") } }
+                "the upload's log line", within: .seconds(30), diagnostics: { server.logTail() }
+            ) { server.stderrText.split(separator: "\n").first { $0.hasSuffix("] upload stored") } }
             let parsed = try LogfmtLine(String(line))
             #expect(parsed.value("filename") == forged, "\(line)")
             #expect(parsed.value("request_id") == "real-request-1", "\(line)")

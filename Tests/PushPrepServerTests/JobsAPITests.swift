@@ -14,7 +14,7 @@ struct JobsAPITests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(1)]) { files in
-            let server = try await RunningServe.start(in: dir)
+            let server = try await InProcessServe.start(in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let created = try await api.post(
                 "/v1/jobs", json: #"{"sources": ["\#(files.url("/files/a.bmp"))"], "settings": {"width": 320}}"#,
@@ -30,7 +30,7 @@ struct JobsAPITests {
             let done = try await api.get("/v1/jobs/\(id)?wait=30s")
             #expect(done.status == 200)
             let job = try done.json()
-            #expect(job["state"] as? String == "succeeded", "\(done.text)\n\(server.process.logTail())")
+            #expect(job["state"] as? String == "succeeded", "\(done.text)\n\(server.logTail())")
             let attachment = try #require(job["attachment"] as? [String: Any])
             #expect(attachment["status"] as? String == "ok")
             let file = try #require(attachment["file"] as? String)
@@ -38,7 +38,7 @@ struct JobsAPITests {
             #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("out/\(file)").path))
             #expect((job["settings"] as? [String: Any])?["width"] as? Int == 320)
             // The request id follows the job into the worker's own lines, not only the access log.
-            let workerLines = server.process.stderrText.split(separator: "\n").filter {
+            let workerLines = server.stderrText.split(separator: "\n").filter {
                 $0.contains("job=\(id)") && $0.contains("[PushPrepQueue]")
             }
             #expect(!workerLines.isEmpty)
@@ -51,7 +51,7 @@ struct JobsAPITests {
     @Test func listingPagesWithACursor() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(["--workers", "0"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let sources = (1...7).map { "\"https://media.example.com/\($0).jpg\"" }.joined(separator: ",")
         let created = try await api.post("/v1/jobs", json: #"{"sources": [\#(sources)]}"#)
@@ -88,7 +88,7 @@ struct JobsAPITests {
     @Test func cancelRetryAndStats() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(["--workers", "0"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let created = try await api.post("/v1/jobs", json: #"{"sources": ["https://media.example.com/a.jpg"]}"#)
         let id = try #require((try created.json()["jobs"] as? [[String: Any]])?.first?["id"] as? Int)
@@ -113,7 +113,7 @@ struct JobsAPITests {
     @Test func refusedRequestsAreProblems() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(["--workers", "0", "--max-body-bytes", "2000"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0", "--max-body-bytes", "2000"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let cases: [(String, Int, String)] = [
             (#"{"sources": ["/etc/passwd"]}"#, 400, "invalid_request"),
@@ -149,7 +149,7 @@ struct JobsAPITests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(2)]) { files in
-            let server = try await RunningServe.start(in: dir)
+            let server = try await InProcessServe.start(in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let done = try await api.post(
                 "/v1/process?timeout=60s", json: #"{"sources": ["\#(files.url("/files/a.bmp"))"]}"#)
@@ -180,7 +180,7 @@ struct JobsAPITests {
     @Test func idempotencyMetadataAndCallback() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(
+        let server = try await InProcessServe.start(
             ["--workers", "0", "--webhook-secret-file", try ServeWebhookTests.secretFile(in: dir)], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let body = #"""
@@ -231,7 +231,7 @@ struct JobsAPITests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(9)]) { files in
-            let server = try await RunningServe.start(
+            let server = try await InProcessServe.start(
                 ["--read-timeout", "60", "--fetch-timeout", "60", "--lease", "3"], in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let created = try await api.post(
@@ -245,8 +245,8 @@ struct JobsAPITests {
             let asked = try cancelling.json()
             #expect(asked["state"] as? String == "running" && asked["cancel_requested"] as? Bool == true)
             try await Poll.until(
-                "the worker sees the cancellation", within: .seconds(30), diagnostics: { server.process.logTail() }
-            ) { server.process.stderrText.contains("cancellation requested") }
+                "the worker sees the cancellation", within: .seconds(30), diagnostics: { server.logTail() }
+            ) { server.stderrText.contains("cancellation requested") }
             files.release("cancel")
             let done = try await api.get("/v1/jobs/\(id)?wait=30s").json()
             #expect(done["state"] as? String == "cancelled", "\(done)")
@@ -259,6 +259,7 @@ struct JobsAPITests {
     @Test func metricsByRouteAndStatus() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
+        // A process: its metrics system (bootstrapped once per process) feeds /metrics.
         let server = try await RunningServe.start(in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         _ = try await api.get("/v1/stats")
@@ -276,13 +277,13 @@ struct JobsAPITests {
     @Test func oversizedHeadersAreRefused() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(["--workers", "0"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let huge = try? await api.get("/healthz", headers: [("X-Padding", String(repeating: "p", count: 40_000))])
         #expect(huge.map { $0.status >= 400 } ?? true, "a 40 KB header is refused or the connection closed")
         let many = try? await api.get("/healthz", headers: (0..<150).map { ("X-Field-\($0)", "v") })
         #expect(many.map { $0.status >= 400 } ?? true, "150 header fields are refused or the connection closed")
         #expect(try await api.get("/healthz").status == 200)
-        #expect(server.process.isRunning)
+        #expect(server.isRunning)
     }
 }

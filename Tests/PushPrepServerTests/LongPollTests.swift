@@ -19,6 +19,7 @@ struct LongPollTests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         let count = 400
+        // A process: its descriptors (/proc/PID/fd) and the wait gauges of its metrics system.
         let server = try await RunningServe.start(
             ["--workers", "0", "--max-waits", "\(count + 50)", "--max-waits-per-client", "\(count + 50)"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
@@ -38,7 +39,7 @@ struct LongPollTests {
         ) { try Self.descriptors(of: pid) >= baseline + count }
         try await Poll.until(
             "\(count) waits to be counted", within: .seconds(30), every: .milliseconds(200),
-            diagnostics: { server.process.logTail() }
+            diagnostics: { server.logTail() }
         ) { try await Self.metric("pushprep_api_waits", api) == Double(count) }
 
         await clients.closeAll()
@@ -47,7 +48,7 @@ struct LongPollTests {
             "the dropped waits to end", within: .seconds(15), every: .milliseconds(200),
             diagnostics: {
                 "descriptors \((try? Self.descriptors(of: pid)) ?? -1), baseline \(baseline)\n"
-                    + server.process.logTail()
+                    + server.logTail()
             }
         ) { try Self.descriptors(of: pid) <= baseline + 10 }
         #expect(try await Self.metric("pushprep_api_waits", api) == 0)
@@ -56,7 +57,7 @@ struct LongPollTests {
         try await Task.sleep(for: .seconds(1))
         #expect(try await Self.metric("pushprep_api_wait_polls_total", api) == polls)
         // One access line per dropped wait, each ended well before its 60 s.
-        let lines = server.process.stderrText.split(separator: "\n").filter {
+        let lines = server.stderrText.split(separator: "\n").filter {
             $0.contains("path=/v1/jobs/\(id)") && $0.contains("status=499")
         }
         #expect(lines.count == count, "\(lines.prefix(3))")
@@ -74,14 +75,14 @@ struct LongPollTests {
             sending:
                 "POST /v1/process?timeout=60s HTTP/1.1\r\nHost: \(server.host)\r\nContent-Type: application/json\r\n"
                 + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
-        try await Poll.until("5 process waits", within: .seconds(30), diagnostics: { server.process.logTail() }) {
+        try await Poll.until("5 process waits", within: .seconds(30), diagnostics: { server.logTail() }) {
             try await Self.metric("pushprep_api_waits", api) == 5
         }
         await process.closeAll()
         try await Poll.until(
-            "the dropped process waits to end", within: .seconds(15), diagnostics: { server.process.logTail() }
+            "the dropped process waits to end", within: .seconds(15), diagnostics: { server.logTail() }
         ) {
-            server.process.stderrText.split(separator: "\n").filter {
+            server.stderrText.split(separator: "\n").filter {
                 $0.contains("path=/v1/process") && $0.contains("status=499")
             }.count == 5
         }
@@ -94,6 +95,7 @@ struct LongPollTests {
     @Test func waitsAreBoundedPerKeyAndInAll() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
+        // A process: the wait gauge of its metrics system.
         let server = try await RunningServe.start(
             [
                 "--workers", "0", "--api-keys-file", try AuthAndLimitsTests.keysFile(in: dir), "--max-waits", "3",
@@ -108,7 +110,7 @@ struct LongPollTests {
             "GET /v1/jobs/\(id)?wait=60s HTTP/1.1\r\nHost: \(server.host)\r\nAuthorization: Bearer \(key)\r\n\r\n"
         }
         func waiting(_ count: Int) async throws {
-            try await Poll.until("\(count) waits", within: .seconds(30), diagnostics: { server.process.logTail() }) {
+            try await Poll.until("\(count) waits", within: .seconds(30), diagnostics: { server.logTail() }) {
                 try await Self.metric("pushprep_api_waits", writer) == Double(count)
             }
         }
@@ -148,7 +150,7 @@ struct LongPollTests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(31)]) { files in
-            let server = try await RunningServe.start(in: dir)
+            let server = try await InProcessServe.start(in: dir)
             let client = HTTPClient(
                 eventLoopGroupProvider: .singleton,
                 configuration: .init(
@@ -185,7 +187,7 @@ struct LongPollTests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(32)]) { files in
-            let server = try await RunningServe.start(["--workers", "2"], in: dir)
+            let server = try await InProcessServe.start(["--workers", "2"], in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let answer = try await api.post(
                 "/v1/process?timeout=60s",
@@ -221,7 +223,7 @@ struct LongPollTests {
 
     private static func checkReplayWhenFull(queue: String?, in dir: URL) async throws {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let server = try await RunningServe.start(
+        let server = try await InProcessServe.start(
             ["--workers", "0", "--max-queued", "2"] + (queue.map { ["--queue", $0] } ?? []), in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let body = #"{"sources": ["https://media.example.com/a.jpg", "https://media.example.com/b.jpg"]}"#
@@ -284,7 +286,7 @@ struct PreflightCeilingTests {
         try await TestHTTPServer.with(files: files) { host in
             let payload = Self.payload(names.map { host.url("/files/\($0)") })
             func hits() -> Int { names.map { host.hits("/files/\($0)") }.reduce(0, +) }
-            let server = try await RunningServe.start(
+            let server = try await InProcessServe.start(
                 ["--workers", "0", "--api-keys-file", try AuthAndLimitsTests.keysFile(in: dir)], in: dir)
             let reader = APITestClient(baseURL: server.baseURL, apiKey: AuthAndLimitsTests.reader)
             for (field, value) in [("fetch_max_urls", "1000"), ("fetch_max_bytes", "10000000000")] {
@@ -309,7 +311,7 @@ struct PreflightCeilingTests {
             // A lower ceiling is the budget of a request that names none.
             let cappedDir = try TestTools.temporaryDirectory()
             defer { TestTools.removeDirectory(cappedDir) }
-            let capped = try await RunningServe.start(["--workers", "0", "--max-preflight-urls", "3"], in: cappedDir)
+            let capped = try await InProcessServe.start(["--workers", "0", "--max-preflight-urls", "3"], in: cappedDir)
             let api = APITestClient(baseURL: capped.baseURL)
             let answer = try await api.post(
                 "/v1/preflight", json: #"{"payload": \#(payload), "fetch": true, "allow_http": true}"#)
@@ -331,7 +333,7 @@ struct PreflightCeilingTests {
             ["--max-preflight-urls", "1001"], ["--max-preflight-bytes", "10"],
             ["--max-waits-per-client", "3", "--max-waits", "2"], ["--max-waits", "0"],
         ] {
-            let result = try PushPrepCLI.run(["serve", "--port", "0"] + options, in: dir)
+            let result = try await PushPrepCLI.runAsync(["serve", "--port", "0"] + options, in: dir)
             #expect(result.status != 0, "\(options)")
             #expect(result.stderrText.contains(options[0]), "\(result.stderrText)")
         }

@@ -107,7 +107,7 @@ struct OpenAPIContractTests {
     @Test func servedDocumentIsTheFile() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(["--workers", "0"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0"], in: dir)
         let served = try await APITestClient(baseURL: server.baseURL).get("/openapi.json")
         #expect(served.status == 200)
         #expect(served.body == Array(try Data(contentsOf: Self.documentURL)))

@@ -18,7 +18,7 @@ struct PostgresServeTests {
             try await PostgresTestServer.shared.withFreshDatabase { url in
                 let queue = url.commandLineArgument
                 let out = dir.appendingPathComponent("shared-out")
-                let server = try await RunningServe.start(
+                let server = try await InProcessServe.start(
                     [
                         "--queue", queue, "--workers", "0", "--out", out.path, "--webhook-secret-file",
                         try ServeWebhookTests.secretFile(in: dir),
@@ -36,7 +36,7 @@ struct PostgresServeTests {
                 let file = try #require((done["attachment"] as? [String: Any])?["file"] as? String)
                 #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent(file).path))
                 let request = try await Poll.value(
-                    "the webhook from the API node", within: .seconds(60), diagnostics: { server.process.logTail() }
+                    "the webhook from the API node", within: .seconds(60), diagnostics: { server.logTail() }
                 ) { try receiver.requests.first }
                 #expect(request.verified)
                 #expect(worker.stderrText.contains("job=\(id)"), "the separate worker ran the job")

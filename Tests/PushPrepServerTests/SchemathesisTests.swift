@@ -25,7 +25,7 @@ struct SchemathesisTests {
             "schemathesis is not installed: run make pyenv (make test does)")
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(["--workers", "0", "--max-wait", "1"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0", "--max-wait", "1"], in: dir)
         let document = "\(server.baseURL)/openapi.json"
         let common = [
             "run", document, "--checks", "all", "--no-color", "--workers", "1", "--seed", "1", "-n", "25",
@@ -65,9 +65,9 @@ struct SchemathesisTests {
         for (name, status, output) in results {
             #expect(
                 status == 0,
-                "schemathesis (\(name)) found failures:\n\(output.suffix(6000))\n\(server.process.logTail(10))")
+                "schemathesis (\(name)) found failures:\n\(output.suffix(6000))\n\(server.logTail(10))")
         }
         #expect(
-            !server.process.stderrText.contains(" error "), "the server logged an error:\n\(server.process.logTail())")
+            !server.stderrText.contains(" error "), "the server logged an error:\n\(server.logTail())")
     }
 }

@@ -23,7 +23,7 @@ struct ServeWebhookTests {
         let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret)
         defer { receiver.stop() }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(5)]) { files in
-            let server = try await RunningServe.start(
+            let server = try await InProcessServe.start(
                 ["--webhook-secret-file", try Self.secretFile(in: dir)], in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let created = try await api.post(
@@ -34,7 +34,7 @@ struct ServeWebhookTests {
                     """#)
             #expect(created.status == 202, "\(created.text)")
             let request = try await Poll.value(
-                "the webhook to arrive", within: .seconds(60), diagnostics: { server.process.logTail() }
+                "the webhook to arrive", within: .seconds(60), diagnostics: { server.logTail() }
             ) { try receiver.requests.first }
             #expect(request.verified, "the receiver's own HMAC check failed")
             let event = try #require(try JSONSerialization.jsonObject(with: Data(request.body.utf8)) as? [String: Any])
@@ -65,7 +65,7 @@ struct ServeWebhookTests {
         let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret, status: 410)
         defer { receiver.stop() }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(7)]) { files in
-            let server = try await RunningServe.start(
+            let server = try await InProcessServe.start(
                 ["--webhook-secret-file", try Self.secretFile(in: dir)], in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let created = try await api.post(
@@ -88,7 +88,7 @@ struct ServeWebhookTests {
     @Test func callbacksNeedASecret() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(["--workers", "0"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0"], in: dir)
         let answer = try await APITestClient(baseURL: server.baseURL).post(
             "/v1/jobs",
             json: #"{"sources": ["https://a.example/x.jpg"], "callback_url": "https://hooks.example.com/x"}"#)
@@ -105,6 +105,7 @@ struct ServeWebhookTests {
         defer { receiver.stop() }
         let secret = try Self.secretFile(in: dir)
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(6)]) { files in
+            // Processes: the first is killed (SIGKILL) with a delivery pending.
             let first = try await RunningServe.start(["--webhook-secret-file", secret], in: dir)
             let created = try await APITestClient(baseURL: first.baseURL).post(
                 "/v1/jobs",
@@ -116,7 +117,7 @@ struct ServeWebhookTests {
             let second = try await RunningServe.start(["--webhook-secret-file", secret], in: dir)
             // The standard schedule retries 5 s (±10%) after the first failure.
             let requests = try await Poll.value(
-                "the retry from the next server", within: .seconds(60), diagnostics: { second.process.logTail() }
+                "the retry from the next server", within: .seconds(60), diagnostics: { second.logTail() }
             ) { try receiver.requests.count >= 2 ? receiver.requests : nil }
             #expect(requests[0].status == 500 && requests[1].status == 200)
             #expect(requests[1].verified)
@@ -136,7 +137,7 @@ struct ServeWebhookTests {
         let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret)
         defer { receiver.stop() }
         try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(8)]) { files in
-            let server = try await RunningServe.start(
+            let server = try await InProcessServe.start(
                 [
                     "--webhook-secret-file", try Self.secretFile(in: dir), "--sign-attachments",
                     "--attachment-key-file", keyFile.path,

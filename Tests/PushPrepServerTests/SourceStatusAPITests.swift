@@ -13,11 +13,11 @@ struct SourceStatusAPITests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         try await TestHTTPServer.with(files: [:]) { files in
-            let server = try await RunningServe.start(["--retry-base", "600", "--retry-max", "600"], in: dir)
+            let server = try await InProcessServe.start(["--retry-base", "600", "--retry-max", "600"], in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let answer = try await api.post(
                 "/v1/process?timeout=60s", json: #"{"sources": ["\#(files.url("/status/404"))"], "max_attempts": 4}"#)
-            #expect(answer.status == 200, "\(answer.text)\n\(server.process.logTail())")
+            #expect(answer.status == 200, "\(answer.text)\n\(server.logTail())")
             let job = try #require((try answer.json()["jobs"] as? [[String: Any]])?.first, "\(answer.text)")
             #expect(job["state"] as? String == "failed", "\(answer.text)")
             let error = try #require(job["error"] as? [String: Any], "\(answer.text)")

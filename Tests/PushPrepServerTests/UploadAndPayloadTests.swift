@@ -38,7 +38,7 @@ struct UploadAndPayloadTests {
     @Test func rawUploadBecomesASucceededJob() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(in: dir)
+        let server = try await InProcessServe.start(in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let image = TinyBMP.bytes(11)
         let created = try await api.send(
@@ -52,7 +52,7 @@ struct UploadAndPayloadTests {
         let id = try #require(job["id"] as? Int)
 
         let done = try await Self.finished(api, id)
-        #expect(done["state"] as? String == "succeeded", "\(done)\n\(server.process.logTail())")
+        #expect(done["state"] as? String == "succeeded", "\(done)\n\(server.logTail())")
         let attachment = try #require(done["attachment"] as? [String: Any])
         #expect(attachment["status"] as? String == "ok")
         #expect(attachment["width"] as? Int == 8)
@@ -62,7 +62,7 @@ struct UploadAndPayloadTests {
         #expect(again.status == 202)
         #expect(try Self.firstJob(again)["source"] as? String == stored)
         #expect(Self.uploads(dir) == ["\(Self.sha256(image)).bmp"])
-        #expect(server.process.stderrText.contains("filename=holiday.png"))
+        #expect(server.stderrText.contains("filename=holiday.png"))
     }
 
     /// A form with the file and settings, from curl (an independent client) and from
@@ -72,10 +72,10 @@ struct UploadAndPayloadTests {
         defer { TestTools.removeDirectory(dir) }
         let jpeg = dir.appendingPathComponent("photo.jpg").path
         try TestTools.vips("gaussnoise", jpeg, "640", "480")
-        let server = try await RunningServe.start(in: dir)
+        let server = try await InProcessServe.start(in: dir)
         let api = APITestClient(baseURL: server.baseURL)
 
-        let curl = try TestTools.run(
+        let curl = try await TestTools.runAsync(
             "curl",
             [
                 "-sS", "-w", "\n%{http_code}", "-F", "file=@\(jpeg)", "-F", #"settings={"width":320}"#, "-F",
@@ -89,7 +89,7 @@ struct UploadAndPayloadTests {
             "uploads/\(Self.sha256(try Data(contentsOf: URL(fileURLWithPath: jpeg)))).jpg")
         #expect(job["source"] as? String == stored.path)
         let done = try await Self.finished(api, try #require(job["id"] as? Int))
-        #expect(done["state"] as? String == "succeeded", "\(done)\n\(server.process.logTail())")
+        #expect(done["state"] as? String == "succeeded", "\(done)\n\(server.logTail())")
         #expect(done["priority"] as? Int == 7)
         #expect((done["attachment"] as? [String: Any])?["width"] as? Int == 320)
         #expect((done["settings"] as? [String: Any])?["width"] as? Int == 320)
@@ -116,7 +116,7 @@ struct UploadAndPayloadTests {
     @Test func refusedUploadsAndPayloads() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(["--workers", "0"], in: dir)
+        let server = try await InProcessServe.start(["--workers", "0"], in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let text = Array(String(repeating: "just some text\n", count: 1000).utf8)
         func form(_ parts: [(String, String)], close: Bool = true) -> [UInt8] {
@@ -163,6 +163,7 @@ struct UploadAndPayloadTests {
     @Test func uploadsOverTheCapAreRefusedWithoutBuffering() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
+        // A process: its resident memory (/proc/PID/status).
         let server = try await RunningServe.start(["--workers", "0", "--max-upload-bytes", "100000000"], in: dir)
         // A JPEG header, then zeros: detected as a JPEG, so only the cap stops it.
         func zerosJPEG(_ size: Int, name: String) throws -> String {
@@ -212,7 +213,7 @@ struct UploadAndPayloadTests {
     @Test func payloadAndPreflightMatchTheCLI() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let server = try await RunningServe.start(in: dir)
+        let server = try await InProcessServe.start(in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         var ids: [Int] = []
         var entries: [Any] = []
@@ -247,7 +248,8 @@ struct UploadAndPayloadTests {
         ]
         var apnsPayload: [UInt8] = []
         for variant in variants {
-            let cli = try PushPrepCLI.run(["payload", manifestFile.path, "--compact"] + variant.cli, in: dir)
+            let cli = try await PushPrepCLI.runAsync(
+                ["payload", manifestFile.path, "--compact"] + variant.cli, in: dir)
             #expect(cli.status == 0, "\(cli.stderrText)")
             let expected = Array(cli.stdoutText.trimmingCharacters(in: .newlines).utf8)
             let fromJobs = try await api.post(
@@ -278,7 +280,7 @@ struct UploadAndPayloadTests {
         for (payload, member) in [(apnsText, apnsText), (withDuplicate, try Self.jsonString(withDuplicate))] {
             let file = dir.appendingPathComponent("payload.json")
             try Data(payload.utf8).write(to: file)
-            let cli = try PushPrepCLI.run(["preflight", file.path, "--json"], in: dir)
+            let cli = try await PushPrepCLI.runAsync(["preflight", file.path, "--json"], in: dir)
             var expected = try #require(try JSONSerialization.jsonObject(with: cli.stdout) as? [String: Any])
             let answer = try await api.post("/v1/preflight", json: #"{"payload": \#(member), "dialect": "auto"}"#)
             #expect(answer.status == 200, "\(answer.text)")
@@ -309,7 +311,7 @@ struct UploadAndPayloadTests {
             #expect(served.status == 200, "\(served.text)")
             let file = dir.appendingPathComponent("served.json")
             try Data(served.body).write(to: file)
-            let cli = try PushPrepCLI.run(
+            let cli = try await PushPrepCLI.runAsync(
                 ["preflight", file.path, "--json", "--fetch", "--allow-private-networks", "--allow-http"], in: dir)
             let expected = try #require(try JSONSerialization.jsonObject(with: cli.stdout) as? [String: Any])
             let fetched = try await api.post(
@@ -354,7 +356,7 @@ extension UploadAndPayloadTests {
     static func uploadsReturnToBaseline(queue: String?, in dir: URL) async throws {
         var arguments = ["--keep-uploads", "0"]
         if let queue { arguments += ["--queue", queue] }
-        let server = try await RunningServe.start(arguments, in: dir)
+        let server = try await InProcessServe.start(arguments, in: dir)
         let api = APITestClient(baseURL: server.baseURL)
         let baseline = Self.uploadsUsage(dir)
         var ids: [Int] = []
@@ -376,16 +378,16 @@ extension UploadAndPayloadTests {
             if broken.contains(id) {
                 #expect(state == "failed" || state == "dead", "\(done)")
             } else {
-                #expect(state == "succeeded", "\(done)\n\(server.process.logTail())")
+                #expect(state == "succeeded", "\(done)\n\(server.logTail())")
             }
         }
         try await Poll.until(
             "the uploads directory is back to its baseline \(baseline) (now \(Self.uploadsUsage(dir)))",
-            within: .seconds(30), diagnostics: { server.process.logTail() }
+            within: .seconds(30), diagnostics: { server.logTail() }
         ) { Self.uploadsUsage(dir) == baseline }
         // The sweep logs what it deleted once its pass is over.
         try await Poll.until("the sweep logs its deletions", within: .seconds(10)) {
-            server.process.stderrText.contains("uploads deleted")
+            server.stderrText.contains("uploads deleted")
         }
         _ = await server.stop()
     }

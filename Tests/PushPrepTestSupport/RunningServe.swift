@@ -3,35 +3,41 @@ package import Foundation
 import NIOCore
 package import NIOHTTP1
 
-/// A `pushprep serve` running for a test, started by it: the process (for signals and its log)
-/// and the URL it listens on, read from the line it prints once bound (`--port 0` picks a free
-/// port).
-package struct RunningServe: Sendable {
-    package let process: PushPrepProcess
+/// A `pushprep serve` a test talks to: in a process of its own (``RunningServe``) or in the
+/// test's (the server tests' `InProcessServe`), as the test needs.
+package protocol ServeUnderTest: Sendable {
     /// `http://127.0.0.1:PORT`.
-    package let baseURL: String
+    var baseURL: String { get }
+    /// What the server logged so far, as `pushprep serve` writes its standard error.
+    var stderrText: String { get }
+    /// The last `count` lines of the server's log, for failure messages.
+    func logTail(_ count: Int) -> String
+}
 
+extension ServeUnderTest {
     /// `127.0.0.1:PORT`: the `Host` a raw request to this server sends (the server refuses
     /// names it does not answer to).
     package var host: String { String(baseURL.dropFirst("http://".count)) }
 
+    /// The last 40 lines of the server's log.
+    package func logTail() -> String { logTail(40) }
+}
+
+/// A `pushprep serve` running for a test, started by it: the process (for signals and its log)
+/// and the URL it listens on, read from the line it prints once bound (`--port 0` picks a free
+/// port).
+package struct RunningServe: ServeUnderTest {
+    package let process: PushPrepProcess
+    /// `http://127.0.0.1:PORT`.
+    package let baseURL: String
+
     /// Starts `pushprep serve --port 0 ARGUMENTS` in `directory` and waits (up to 60 s) for it to
-    /// listen. The queue defaults to a SQLite file in `directory`, outputs to `directory/out`,
-    /// embedded workers to one; loopback sources are allowed; logs at debug level.
+    /// listen, with ``arguments(_:in:)``'s defaults.
     package static func start(
         _ arguments: [String] = [], in directory: URL, environment: [String: String] = [:]
     ) async throws -> RunningServe {
-        var defaults: [String] = ["serve", "--port", "0", "--allow-private-networks", "--log-level", "debug"]
-        if !arguments.contains("--queue") { defaults += ["--queue", "sqlite:\(directory.path)/queue.db"] }
-        if !arguments.contains("--out") && !arguments.contains("--store") {
-            defaults += ["--out", directory.appendingPathComponent("out").path]
-        }
-        if !arguments.contains("--workers") { defaults += ["--workers", "1"] }
-        if !arguments.contains("--uploads") {
-            defaults += ["--uploads", directory.appendingPathComponent("uploads").path]
-        }
-        if !arguments.contains("--poll-interval") { defaults += ["--poll-interval", "0.1"] }
-        let process = try PushPrepProcess(defaults + arguments, in: directory, environment: environment)
+        let process = try PushPrepProcess(
+            ["serve"] + Self.arguments(arguments, in: directory), in: directory, environment: environment)
         let url = try await Poll.value(
             "pushprep serve to listen", within: .seconds(60), diagnostics: { process.logTail() }
         ) { () -> String? in
@@ -43,6 +49,30 @@ package struct RunningServe: Sendable {
         }
         return RunningServe(process: process, baseURL: url)
     }
+
+    /// `serve`'s arguments for a test: `--port 0 ARGUMENTS`, the queue a SQLite file in
+    /// `directory` unless they name one, outputs to `directory/out`, uploads to
+    /// `directory/uploads`, embedded workers to one polling every 0.1 s; loopback sources are
+    /// allowed; logs at debug level.
+    package static func arguments(_ arguments: [String], in directory: URL) -> [String] {
+        var defaults: [String] = ["--port", "0", "--allow-private-networks", "--log-level", "debug"]
+        if !arguments.contains("--queue") { defaults += ["--queue", "sqlite:\(directory.path)/queue.db"] }
+        if !arguments.contains("--out") && !arguments.contains("--store") {
+            defaults += ["--out", directory.appendingPathComponent("out").path]
+        }
+        if !arguments.contains("--workers") { defaults += ["--workers", "1"] }
+        if !arguments.contains("--uploads") {
+            defaults += ["--uploads", directory.appendingPathComponent("uploads").path]
+        }
+        if !arguments.contains("--poll-interval") { defaults += ["--poll-interval", "0.1"] }
+        return defaults + arguments
+    }
+
+    /// What the process logged so far (its standard error).
+    package var stderrText: String { process.stderrText }
+
+    /// The last `count` lines of the process's log, for failure messages.
+    package func logTail(_ count: Int) -> String { process.logTail(count) }
 
     /// SIGTERM, then waits for a graceful exit (the drain), up to `timeout`.
     package func stop(within timeout: Duration = .seconds(30)) async -> PushPrepProcess.Exit? {

@@ -1,0 +1,46 @@
+import Foundation
+import PushPrepTestSupport
+import Testing
+
+/// The in-process `serve` the server tests run (``InProcessServe``) shuts down as the process
+/// does on SIGTERM, and refuses at start what the command refuses.
+struct InProcessServeTests {
+    /// ``InProcessServe/stop(within:)`` drains: a long poll in flight is answered once the
+    /// embedded worker finishes its running job, the services stop in time, and the job is done
+    /// (``AuthAndLimitsTests/sigtermDrainsRequestsAndWorkers()`` is the same with a process).
+    @Test func stopDrainsRequestsAndWorkers() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(3)]) { files in
+            let server = try await InProcessServe.start(in: dir)
+            let api = APITestClient(baseURL: server.baseURL)
+            let created = try await api.post(
+                "/v1/jobs", json: #"{"sources": ["\#(files.url("/hold-first/2500/drain/a.bmp"))"]}"#)
+            let id = try #require((try created.json()["jobs"] as? [[String: Any]])?.first?["id"] as? Int)
+            _ = try await Poll.value("the job to run", within: .seconds(30)) { () -> Bool? in
+                let state = try await api.get("/v1/jobs/\(id)").json()["state"] as? String
+                return state == "running" ? true : nil
+            }
+            async let waited = api.get("/v1/jobs/\(id)?wait=30s")
+            try await Task.sleep(for: .milliseconds(300))
+            async let stopped = server.stop(within: .seconds(60))
+            let answer = try await waited
+            #expect(answer.status == 200)
+            #expect(try answer.json()["state"] as? String == "succeeded", "\(answer.text)")
+            #expect(await stopped, "the services did not stop within 60 s\n\(server.logTail())")
+            #expect(!server.isRunning)
+        }
+    }
+
+    /// What the command refuses before it starts anything is refused here too, with its words.
+    @Test func refusesWhatTheCommandRefuses() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let missing = dir.appendingPathComponent("no-such-keys").path
+        await #expect {
+            _ = try await InProcessServe.start(["--api-keys-file", missing], in: dir)
+        } throws: { error in
+            "\(error)".contains(missing)
+        }
+    }
+}

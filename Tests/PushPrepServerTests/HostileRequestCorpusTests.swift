@@ -275,7 +275,7 @@ struct CorpusFile: Sendable, CustomTestStringConvertible {
 ///
 /// Placeholders: `{{HOST}}` (`127.0.0.1:PORT`), `{{PORT}}`, `{{WRITE_KEY}}` and `{{READ_KEY}}`
 /// (need `--api-keys-file`), `{{SOURCES}}` (the test's own source server: `/status/404`,
-/// `/files/a.bmp`, see TestServer<SourceFixtures>), `{{CONTENT_LENGTH}}` (the body's length once
+/// `/files/a.bmp`, see ``SourceFixtures``), `{{CONTENT_LENGTH}}` (the body's length once
 /// substituted), `{{HEX:c2 85}}` (raw bytes), `{{REPEAT:20000:a}}` (a text repeated).
 struct HostileCase: Sendable {
     /// The `# issue` line: which defect the file reproduces.

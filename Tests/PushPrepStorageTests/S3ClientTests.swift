@@ -10,7 +10,7 @@ import Testing
 
 @testable import PushPrepStorage
 
-/// The S3 client against ``S3Bucket``: what is stored, what is skipped, what is retried,
+/// The S3 client against a test server speaking S3 (``S3Bucket``): what is stored, what is skipped, what is retried,
 /// what is reported, and that nothing secret is ever shown.
 @Suite("S3 client")
 struct S3ClientTests {

@@ -44,7 +44,7 @@ struct ServeServices: Sendable {
         var configuration = try command.serverConfiguration(keys: keys)
         configuration.attachmentSigner = try command.signing.signer()
         if let path = command.consoleSecretFile {
-            configuration.consoleSecret = try Self.usage { () throws(PushPrepError) in
+            configuration.consoleSecret = try asUsageError {
                 try ConsoleSecret.read(path: path)
             }
         }
@@ -113,5 +113,4 @@ struct ServeServices: Sendable {
             await client?.shutdown()
         }
     }
-
 }

@@ -89,7 +89,7 @@ struct PreflightBudgetTests {
     @Test func fetchStopsAtTheURLBudget() async throws {
         let names = (0..<30).map { "p\($0).bmp" }
         let files = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, TinyBMP.bytes(10 + $0)) })
-        try await TestHTTPServer.with(files: files) { server in
+        try await TestServer.with(files: files) { server in
             let session = try Self.session(.init(maxURLs: 5))
             let report = await session.check(Self.payload(names.map { server.url("/files/\($0)") }), file: "p.json")
             let hits = names.map { server.hits("/files/\($0)") }.reduce(0, +)
@@ -111,7 +111,7 @@ struct PreflightBudgetTests {
             uniqueKeysWithValues: names.enumerated().map {
                 ($1, TinyBMP.bytes(40 + $0) + [UInt8](repeating: 0, count: 400_000))
             })
-        try await TestHTTPServer.with(files: files) { server in
+        try await TestServer.with(files: files) { server in
             let session = try Self.session(.init(maxURLs: 1000, maxBytes: 1_000_000))
             let report = await session.check(Self.payload(names.map { server.url("/files/\($0)") }), file: "p.json")
             let hits = names.map { server.hits("/files/\($0)") }.reduce(0, +)

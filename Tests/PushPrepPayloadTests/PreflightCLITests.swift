@@ -167,7 +167,7 @@ final class PreflightCLITests {
         let webp = directory.appendingPathComponent("banner.webp")
         try TestTools.vips("gaussnoise", webp.path, "64", "48")
         let bytes = Array(try Data(contentsOf: webp))
-        try await TestHTTPServer.with(files: ["banner.webp": bytes]) { server in
+        try await TestServer.with(files: ["banner.webp": bytes]) { server in
             try fetchAndFix(url: server.url("/files/banner.webp"), webpBytes: bytes.count)
         }
     }
@@ -188,7 +188,7 @@ final class PreflightCLITests {
         let jpeg = directory.appendingPathComponent("photo.jpg")
         try TestTools.vips("gaussnoise", jpeg.path + "[Q=80]", "64", "48")
         let bytes = Array(try Data(contentsOf: jpeg))
-        try await TestHTTPServer.with(files: ["photo.jpg": bytes]) { server in
+        try await TestServer.with(files: ["photo.jpg": bytes]) { server in
             let url = server.url("/files/photo.jpg")
             try write("loopback.json", #"{"aps":{"alert":"B"},"attachments":[{"id":"a","url":"\#(url)"}]}"#)
             let before = try pushprep(["preflight", "loopback.json", "--allow-http"])

@@ -80,8 +80,8 @@ final class PreflightFetchTests {
         ]
     }
 
-    private func withServer(_ body: (TestHTTPServer) async throws -> Void) async throws {
-        try await TestHTTPServer.with(files: try Self.fixtures.get(), body)
+    private func withServer(_ body: (TestServer<SourceFixtures>) async throws -> Void) async throws {
+        try await TestServer.with(files: try Self.fixtures.get(), body)
     }
 
     /// A session that allows http:// and, unless `allowHost` is false, the server's host.

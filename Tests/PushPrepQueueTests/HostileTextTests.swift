@@ -164,7 +164,7 @@ struct HostileTextTests {
     func clientErrorsFromASourceAreNotRetried(_ backend: QueueBackend) async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        try await TestHTTPServer.with(files: [:]) { server in
+        try await TestServer.with(files: [:]) { server in
             try await QueueFixture.withQueue(backend) { queue, url in
                 let permanent = [404, 410, 401, 403, 400, 418]
                 let transient = [500, 503, 408, 429]

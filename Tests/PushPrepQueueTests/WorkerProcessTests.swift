@@ -33,7 +33,7 @@ struct WorkerProcessTests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         let out = dir.appendingPathComponent("out")
-        try await TestHTTPServer.with(files: ["photo.bmp": TinyBMP.bytes(1)]) { server in
+        try await TestServer.with(files: ["photo.bmp": TinyBMP.bytes(1)]) { server in
             try await QueueFixture.withQueue(backend) { queue, url in
                 let queueArgument = url.commandLineArgument
                 // The first fetch hangs for 200 s and worker A waits that long for it, so A is
@@ -107,7 +107,7 @@ struct WorkerProcessTests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         let out = dir.appendingPathComponent("out")
-        try await TestHTTPServer.with(files: ["photo.bmp": TinyBMP.bytes(4)]) { server in
+        try await TestServer.with(files: ["photo.bmp": TinyBMP.bytes(4)]) { server in
             try await QueueFixture.withQueue(backend) { queue, url in
                 let queueArgument = url.commandLineArgument
                 let path = "/hold-first/200000/dead/photo.bmp"
@@ -287,7 +287,7 @@ struct WorkerProcessTests {
         let out = dir.appendingPathComponent("out")
         let names = (0..<4).map { "drain-\($0).bmp" }
         let files = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, TinyBMP.bytes(100 + $0)) })
-        try await TestHTTPServer.with(files: files) { server in
+        try await TestServer.with(files: files) { server in
             try await QueueFixture.withQueue(backend) { queue, url in
                 let queueArgument = url.commandLineArgument
                 // Each job waits 1.5 s for its source.
@@ -343,7 +343,7 @@ struct WorkerProcessTests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         let out = dir.appendingPathComponent("out")
-        try await TestHTTPServer.with(files: ["long.bmp": TinyBMP.bytes(200)]) { server in
+        try await TestServer.with(files: ["long.bmp": TinyBMP.bytes(200)]) { server in
             try await QueueFixture.withQueue(backend) { queue, url in
                 let queueArgument = url.commandLineArgument
                 let path = "/hold-first/60000/drain/long.bmp"
@@ -390,7 +390,7 @@ struct WorkerProcessTests {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         let out = dir.appendingPathComponent("out")
-        try await TestHTTPServer.with(files: ["cancel.bmp": TinyBMP.bytes(300)]) { server in
+        try await TestServer.with(files: ["cancel.bmp": TinyBMP.bytes(300)]) { server in
             try await QueueFixture.withQueue(backend) { queue, url in
                 let queueArgument = url.commandLineArgument
                 // Without the cancellation the job would succeed once the source answers after 4 s.

@@ -69,7 +69,7 @@ struct NetworkFailureTests {
 
     /// `https://` to a plain-HTTP port: BoringSSL's `WRONG_VERSION_NUMBER` becomes a sentence.
     @Test func httpsToAPlainPortIsASentence() async throws {
-        let server = try await TestHTTPServer.start(files: ["a.jpg": [0xFF, 0xD8, 0xFF, 0xE0]])
+        let server = try await TestServer.start(files: ["a.jpg": [0xFF, 0xD8, 0xFF, 0xE0]])
         let error = try await fetchError("https://127.0.0.1:\(server.port)/files/a.jpg")
         await server.shutdown()
         #expect(error.code == .fetchFailed)

@@ -29,9 +29,9 @@ final class RemoteFetcherTests {
     private func withFetcher(
         resolver: any HostResolver = SystemHostResolver(),
         _ configure: (inout RemoteSettings) -> Void = { _ in },
-        _ body: (TestHTTPServer, RemoteFetcher, EventLog) async throws -> Void
+        _ body: (TestServer<SourceFixtures>, RemoteFetcher, EventLog) async throws -> Void
     ) async throws {
-        let server = try await TestHTTPServer.start(files: ["small.jpg": Self.small, "big.jpg": Self.big])
+        let server = try await TestServer.start(files: ["small.jpg": Self.small, "big.jpg": Self.big])
         var settings = RemoteSettings()
         settings.allowedHosts = ["127.0.0.1"]
         settings.totalTimeout = .seconds(20)
@@ -302,7 +302,7 @@ final class RemoteFetcherTests {
 
     @Test("connection errors are retried at most 3 tries, then fail with fetch_failed")
     func connectionRefused() async throws {
-        let closed = try await TestHTTPServer.start(files: [:])
+        let closed = try await TestServer.start(files: [:])
         let port = closed.port
         await closed.shutdown()
         try await withFetcher { _, fetcher, events in

@@ -249,14 +249,14 @@ final class ReportCLITests {
 /// (allowed with `--allow-host`), serving files made with `vips`.
 extension ReportCLITests {
     /// Runs `body` with a server of a 300×200 JPEG (`photo.jpg`) and a 64×48 WebP (`banner.webp`).
-    private func withServedImages(_ body: (TestHTTPServer) async throws -> Void) async throws {
+    private func withServedImages(_ body: (TestServer<SourceFixtures>) async throws -> Void) async throws {
         try TestTools.vips("gaussnoise", path("served.jpg"), "300", "200")
         try TestTools.vips("gaussnoise", path("served.webp"), "64", "48")
         let files = [
             "photo.jpg": Array(try Data(contentsOf: URL(fileURLWithPath: path("served.jpg")))),
             "banner.webp": Array(try Data(contentsOf: URL(fileURLWithPath: path("served.webp")))),
         ]
-        try await TestHTTPServer.with(files: files, body)
+        try await TestServer.with(files: files, body)
     }
 
     /// The page's one notification: its thumbnail's `<image>` and its expanded `<img>`, each
@@ -362,7 +362,7 @@ extension ReportCLITests {
         try TestTools.vips("gaussnoise", path("big.jpg") + "[Q=100]", "1600", "1200")
         let big = Array(try Data(contentsOf: URL(fileURLWithPath: path("big.jpg"))))
         try #require(big.count > AndroidRules.maxBytes, "the test image is \(big.count) bytes")
-        try await TestHTTPServer.with(files: ["big.jpg": big]) { server in
+        try await TestServer.with(files: ["big.jpg": big]) { server in
             let url = server.url("/files/big.jpg")
             let payload = #"""
                 {"message": {"token": "t", "notification": {"title": "Spring sale", "body": "Half off today"},

@@ -14,7 +14,7 @@ struct AttachmentRoutesTests {
     @Test func servesAPublishedOutputAsTheManifestSays() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(11)]) { files in
+        try await TestServer.with(files: ["a.bmp": TinyBMP.bytes(11)]) { files in
             let server = try await InProcessServe.start(in: dir)
             let attachment = try await Self.processedAttachment(files.url("/files/a.bmp"), server: server)
             let file = try #require(attachment["file"] as? String)
@@ -65,7 +65,7 @@ struct AttachmentRoutesTests {
     @Test func byteRanges() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(12)]) { files in
+        try await TestServer.with(files: ["a.bmp": TinyBMP.bytes(12)]) { files in
             let server = try await InProcessServe.start(in: dir)
             let attachment = try await Self.processedAttachment(files.url("/files/a.bmp"), server: server)
             let url = try #require(attachment["url"] as? String)
@@ -174,7 +174,7 @@ struct AttachmentRoutesTests {
         let key = Data((0..<48).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) })
         let keyFile = dir.appendingPathComponent("attachment.key")
         try key.write(to: keyFile)
-        try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(13)]) { files in
+        try await TestServer.with(files: ["a.bmp": TinyBMP.bytes(13)]) { files in
             let server = try await InProcessServe.start(
                 ["--sign-attachments", "--attachment-key-file", keyFile.path, "--attachment-url-ttl", "2h"], in: dir)
             let before = Date()

@@ -186,7 +186,7 @@ struct AuthAndLimitsTests {
     @Test func sigtermDrainsRequestsAndWorkers() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(3)]) { files in
+        try await TestServer.with(files: ["a.bmp": TinyBMP.bytes(3)]) { files in
             // A process: SIGTERM and its exit status.
             let server = try await RunningServe.start(in: dir)
             let api = APITestClient(baseURL: server.baseURL)

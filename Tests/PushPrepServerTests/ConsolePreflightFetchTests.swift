@@ -72,7 +72,7 @@ struct ConsolePreflightFetchTests {
         let path = dir.appendingPathComponent("hero.jpg").path
         try TestTools.vips("gaussnoise", path, "300", "200")
         let jpeg = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
-        try await TestHTTPServer.with(files: ["hero.jpg": jpeg]) { host in
+        try await TestServer.with(files: ["hero.jpg": jpeg]) { host in
             let payload = Self.payload(host.url("/files/hero.jpg"))
             var configuration = ServerConfiguration(
                 port: 0, apiKeys: try APIKeyStore(parsing: "\(Self.writer) read,write\n\(Self.reader) read\n"))

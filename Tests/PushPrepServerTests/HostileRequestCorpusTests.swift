@@ -125,13 +125,13 @@ struct HostileRequestCorpusTests {
     @Test(arguments: Self.files)
     func replay(_ file: CorpusFile) async throws {
         let hostile = try file.parse()
-        try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(40)]) { sources in
+        try await TestServer.with(files: ["a.bmp": TinyBMP.bytes(40)]) { sources in
             try await Self.replay(hostile, file: file.name, sources: sources)
         }
     }
 
     /// Replays `hostile` against a server of its own.
-    private static func replay(_ hostile: HostileCase, file: String, sources: TestHTTPServer) async throws {
+    private static func replay(_ hostile: HostileCase, file: String, sources: TestServer<SourceFixtures>) async throws {
         try await Self.withServer(hostile.setup) { port in
             let values = CorpusValues(
                 port: port, sources: sources.url(""), keys: hostile.setup.keys,
@@ -275,7 +275,7 @@ struct CorpusFile: Sendable, CustomTestStringConvertible {
 ///
 /// Placeholders: `{{HOST}}` (`127.0.0.1:PORT`), `{{PORT}}`, `{{WRITE_KEY}}` and `{{READ_KEY}}`
 /// (need `--api-keys-file`), `{{SOURCES}}` (the test's own source server: `/status/404`,
-/// `/files/a.bmp`, see TestHTTPServer), `{{CONTENT_LENGTH}}` (the body's length once
+/// `/files/a.bmp`, see ``SourceFixtures``), `{{CONTENT_LENGTH}}` (the body's length once
 /// substituted), `{{HEX:c2 85}}` (raw bytes), `{{REPEAT:20000:a}}` (a text repeated).
 struct HostileCase: Sendable {
     /// The `# issue` line: which defect the file reproduces.

@@ -11,7 +11,7 @@ struct InProcessServeTests {
     @Test func stopDrainsRequestsAndWorkers() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(3)]) { files in
+        try await TestServer.with(files: ["a.bmp": TinyBMP.bytes(3)]) { files in
             let server = try await InProcessServe.start(in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let created = try await api.post(

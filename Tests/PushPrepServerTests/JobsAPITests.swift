@@ -13,7 +13,7 @@ struct JobsAPITests {
     @Test func createWaitAndReadAJob() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(1)]) { files in
+        try await TestServer.with(files: ["a.bmp": TinyBMP.bytes(1)]) { files in
             let server = try await InProcessServe.start(in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let created = try await api.post(
@@ -148,7 +148,7 @@ struct JobsAPITests {
     @Test func synchronousProcessing() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(2)]) { files in
+        try await TestServer.with(files: ["a.bmp": TinyBMP.bytes(2)]) { files in
             let server = try await InProcessServe.start(in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let done = try await api.post(
@@ -230,7 +230,7 @@ struct JobsAPITests {
     @Test func cancelARunningJob() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(9)]) { files in
+        try await TestServer.with(files: ["a.bmp": TinyBMP.bytes(9)]) { files in
             let server = try await InProcessServe.start(
                 ["--read-timeout", "60", "--fetch-timeout", "60", "--lease", "3"], in: dir)
             let api = APITestClient(baseURL: server.baseURL)

@@ -149,7 +149,7 @@ struct LongPollTests {
     @Test func waitsReturnWhenTheJobFinishes() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(31)]) { files in
+        try await TestServer.with(files: ["a.bmp": TinyBMP.bytes(31)]) { files in
             let server = try await InProcessServe.start(in: dir)
             let client = HTTPClient(
                 eventLoopGroupProvider: .singleton,
@@ -186,7 +186,7 @@ struct LongPollTests {
     @Test func processAnswersAFailureAtOnce() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(32)]) { files in
+        try await TestServer.with(files: ["a.bmp": TinyBMP.bytes(32)]) { files in
             let server = try await InProcessServe.start(["--workers", "2"], in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let answer = try await api.post(
@@ -283,7 +283,7 @@ struct PreflightCeilingTests {
         defer { TestTools.removeDirectory(dir) }
         let names = (0..<5).map { "p\($0).bmp" }
         let files = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, TinyBMP.bytes(40 + $0)) })
-        try await TestHTTPServer.with(files: files) { host in
+        try await TestServer.with(files: files) { host in
             let payload = Self.payload(names.map { host.url("/files/\($0)") })
             func hits() -> Int { names.map { host.hits("/files/\($0)") }.reduce(0, +) }
             let server = try await InProcessServe.start(

@@ -12,9 +12,9 @@ struct PostgresServeTests {
     @Test func apiNodeAndWorkerShareAPostgresQueue() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret)
+        let receiver = try await WebhookReceiver.start(secret: WebhookSenderTests.secret)
         defer { receiver.stop() }
-        try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(10)]) { files in
+        try await TestServer.with(files: ["a.bmp": TinyBMP.bytes(10)]) { files in
             try await PostgresTestServer.shared.withFreshDatabase { url in
                 let queue = url.commandLineArgument
                 let out = dir.appendingPathComponent("shared-out")

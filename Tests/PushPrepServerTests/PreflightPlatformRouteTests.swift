@@ -38,7 +38,7 @@ struct PreflightPlatformRouteTests {
         // A 2:1 JPEG padded to 700,000 bytes: 5.6 s at 1 Mbit/s, over FCM's 5 s.
         let jpeg = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         let files = ["wide.jpg": jpeg + [UInt8](repeating: 0, count: 700_000 - jpeg.count)]
-        try await TestHTTPServer.with(files: files) { host in
+        try await TestServer.with(files: files) { host in
             let payload = Self.payload(host.url("/files/wide.jpg"))
             try await HostileRequestTests.withServer({ $0.remote.allowedHosts = ["127.0.0.1"] }) { client, _, _ in
                 func preflight(_ extra: String) async throws -> TestResponse {

@@ -14,7 +14,7 @@ struct ServeListenerTests {
     @Test func aBusyPortStopsServeBeforeTheQueue() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let holder = try await TestHTTPServer.start(files: [:])
+        let holder = try await TestServer.start(files: [:])
         let result = try await PushPrepCLI.runAsync(
             ["serve", "--port", "\(holder.port)", "--workers", "1"], in: dir)
         await holder.shutdown()
@@ -31,7 +31,7 @@ struct ServeListenerTests {
 
     /// The in-process check itself: the same sentence, `invalid_settings`; a free port passes.
     @Test func listenerCheckNamesThePort() async throws {
-        let holder = try await TestHTTPServer.start(files: [:])
+        let holder = try await TestServer.start(files: [:])
         var refusal: PushPrepError?
         do {
             try await ListenerCheck.check(host: "127.0.0.1", port: holder.port)

@@ -7,7 +7,7 @@ import Testing
 #endif
 
 /// Webhooks from a real `pushprep serve`: a job with a callback URL ends, and an independent
-/// receiver (Python's `hmac`) verifies the signed event; a delivery pending when the server is
+/// receiver (its own HMAC check) verifies the signed event; a delivery pending when the server is
 /// killed is sent by the next server on the same queue.
 @Suite(.serialized)
 struct ServeWebhookTests {
@@ -20,9 +20,9 @@ struct ServeWebhookTests {
     @Test func jobEndsAndItsWebhookArrivesSigned() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret)
+        let receiver = try await WebhookReceiver.start(secret: WebhookSenderTests.secret)
         defer { receiver.stop() }
-        try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(5)]) { files in
+        try await TestServer.with(files: ["a.bmp": TinyBMP.bytes(5)]) { files in
             let server = try await InProcessServe.start(
                 ["--webhook-secret-file", try Self.secretFile(in: dir)], in: dir)
             let api = APITestClient(baseURL: server.baseURL)
@@ -62,9 +62,9 @@ struct ServeWebhookTests {
     @Test func aGoneReceiverIsListedAsFailed() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret, status: 410)
+        let receiver = try await WebhookReceiver.start(secret: WebhookSenderTests.secret, status: 410)
         defer { receiver.stop() }
-        try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(7)]) { files in
+        try await TestServer.with(files: ["a.bmp": TinyBMP.bytes(7)]) { files in
             let server = try await InProcessServe.start(
                 ["--webhook-secret-file", try Self.secretFile(in: dir)], in: dir)
             let api = APITestClient(baseURL: server.baseURL)
@@ -101,10 +101,10 @@ struct ServeWebhookTests {
     @Test func aPendingDeliverySurvivesAKilledServer() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret, failFirst: 1)
+        let receiver = try await WebhookReceiver.start(secret: WebhookSenderTests.secret, failFirst: 1)
         defer { receiver.stop() }
         let secret = try Self.secretFile(in: dir)
-        try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(6)]) { files in
+        try await TestServer.with(files: ["a.bmp": TinyBMP.bytes(6)]) { files in
             // Processes: the first is killed (SIGKILL) with a delivery pending.
             let first = try await RunningServe.start(["--webhook-secret-file", secret], in: dir)
             let created = try await APITestClient(baseURL: first.baseURL).post(
@@ -134,9 +134,9 @@ struct ServeWebhookTests {
         defer { TestTools.removeDirectory(dir) }
         let keyFile = dir.appendingPathComponent("attachment.key")
         try Data((0..<40).map { UInt8($0 * 3 + 1) }).write(to: keyFile)
-        let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret)
+        let receiver = try await WebhookReceiver.start(secret: WebhookSenderTests.secret)
         defer { receiver.stop() }
-        try await TestHTTPServer.with(files: ["a.bmp": TinyBMP.bytes(8)]) { files in
+        try await TestServer.with(files: ["a.bmp": TinyBMP.bytes(8)]) { files in
             let server = try await InProcessServe.start(
                 [
                     "--webhook-secret-file", try Self.secretFile(in: dir), "--sign-attachments",

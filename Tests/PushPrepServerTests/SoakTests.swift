@@ -86,7 +86,7 @@ struct SoakTests {
         let media = try await Media.make(in: dir.appendingPathComponent("media"))
         let receivers = try await Receivers.start()
         defer { receivers.stop() }
-        try await TestHTTPServer.with(files: media.files) { sources in
+        try await TestServer.with(files: media.files) { sources in
             var arguments = [
                 "--workers", "2", "--retry-base", "0.2", "--retry-max", "1", "--webhook-secret-file",
                 try ServeWebhookTests.secretFile(in: dir), "--log-level", "info",
@@ -481,22 +481,23 @@ struct SoakTests {
     /// The four webhook receivers, each on its own loopback address (the server bounds its send
     /// slots per receiver host, so each is a host of its own).
     struct Receivers {
-        let fast: WebhookReceiver
+        let fast: TestServer<WebhookReceiver>
         /// Answers 200 at once, then trickles a 6-byte body, one byte a second.
-        let slow: WebhookReceiver
+        let slow: TestServer<WebhookReceiver>
         /// Always 500.
-        let failing: WebhookReceiver
+        let failing: TestServer<WebhookReceiver>
         /// Never answers (holds each request for an hour).
-        let hanging: WebhookReceiver
+        let hanging: TestServer<WebhookReceiver>
 
         /// Starts the four receivers, checking signatures with the tests' webhook secret.
         static func start() async throws -> Receivers {
             let secret = WebhookSenderTests.secret
             return Receivers(
-                fast: try await WebhookReceiver(secret: secret, host: "127.0.0.1"),
-                slow: try await WebhookReceiver(secret: secret, host: "127.0.0.2", trickle: 6, trickleInterval: 1),
-                failing: try await WebhookReceiver(secret: secret, status: 500, host: "127.0.0.3"),
-                hanging: try await WebhookReceiver(secret: secret, delay: 3600, host: "127.0.0.4"))
+                fast: try await WebhookReceiver.start(secret: secret, host: "127.0.0.1"),
+                slow: try await WebhookReceiver.start(
+                    secret: secret, host: "127.0.0.2", trickle: 6, trickleInterval: 1),
+                failing: try await WebhookReceiver.start(secret: secret, status: 500, host: "127.0.0.3"),
+                hanging: try await WebhookReceiver.start(secret: secret, delay: 3600, host: "127.0.0.4"))
         }
 
         /// The callback URL of `hook`'s receiver (nil for none).
@@ -530,7 +531,7 @@ struct SoakTests {
         var unverified = 0
 
         /// Reads what `receiver` recorded.
-        init(_ receiver: WebhookReceiver) throws {
+        init(_ receiver: TestServer<WebhookReceiver>) throws {
             let requests = try receiver.requests
             self.requests = requests.count
             var byID: [String: Int] = [:]
@@ -619,7 +620,7 @@ struct SoakTests {
         let server: RunningServe
         /// The phase's client (its keep-alive connections are closed when the phase ends).
         let api: APITestClient
-        let sources: TestHTTPServer
+        let sources: TestServer<SourceFixtures>
         let receivers: Receivers
         let media: Media
         /// Distinguishes the sources of each run (`/fail-then-ok/` keys).

@@ -12,7 +12,7 @@ struct SourceStatusAPITests {
     @Test func processReturnsAClientErrorAtOnce() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        try await TestHTTPServer.with(files: [:]) { files in
+        try await TestServer.with(files: [:]) { files in
             let server = try await InProcessServe.start(["--retry-base", "600", "--retry-max", "600"], in: dir)
             let api = APITestClient(baseURL: server.baseURL)
             let answer = try await api.post(

@@ -303,7 +303,7 @@ struct UploadAndPayloadTests {
             let name = try #require(entry["file"] as? String)
             files[name] = Array(try Data(contentsOf: out.appendingPathComponent(name)))
         }
-        try await TestHTTPServer.with(files: files) { host in
+        try await TestServer.with(files: files) { host in
             let served = try await api.post(
                 "/v1/payload",
                 json:

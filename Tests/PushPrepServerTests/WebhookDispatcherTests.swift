@@ -77,7 +77,7 @@ struct WebhookDispatcherTests {
 
     @Test("a finished job's webhook reaches the receiver, verified, with the job as it ended")
     func deliversFinishedJobs() async throws {
-        let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret)
+        let receiver = try await WebhookReceiver.start(secret: WebhookSenderTests.secret)
         try await QueueFixture.withQueue(.sqlite) { queue, _ in
             let ids = try await Self.finishJobs(queue, count: 2, url: receiver.url("/done"))
             try await Self.running(try Self.dispatcher(queue, Self.settings())) {
@@ -112,7 +112,7 @@ struct WebhookDispatcherTests {
         "a receiver failing at first is retried by the schedule with the same id and bytes; one failing throughout is given up"
     )
     func retriesThenDelivers() async throws {
-        let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret, failFirst: 2)
+        let receiver = try await WebhookReceiver.start(secret: WebhookSenderTests.secret, failFirst: 2)
         try await QueueFixture.withQueue(.sqlite) { queue, _ in
             let ids = try await Self.finishJobs(queue, count: 1, url: receiver.url())
             try await Self.running(try Self.dispatcher(queue, Self.settings())) {
@@ -129,7 +129,7 @@ struct WebhookDispatcherTests {
         }
 
         // The schedule spent: three 500s with two retries end `failed`.
-        let failing = try await WebhookReceiver(secret: WebhookSenderTests.secret, failFirst: 10)
+        let failing = try await WebhookReceiver.start(secret: WebhookSenderTests.secret, failFirst: 10)
         try await QueueFixture.withQueue(.sqlite) { queue, _ in
             let ids = try await Self.finishJobs(queue, count: 1, url: failing.url())
             try await Self.running(try Self.dispatcher(queue, Self.settings())) {
@@ -148,7 +148,7 @@ struct WebhookDispatcherTests {
     /// a new dispatcher, on the queue opened again from its file, delivers the rest.
     @Test("a dispatcher stopped mid-way leaves the rest to the next one, which delivers it")
     func durableAcrossDispatchers() async throws {
-        let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret, delay: 0.4)
+        let receiver = try await WebhookReceiver.start(secret: WebhookSenderTests.secret, delay: 0.4)
         let directory = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(directory) }
         let url = QueueURL.sqlite(path: directory.appendingPathComponent("queue.db").path)
@@ -185,7 +185,8 @@ struct WebhookDispatcherTests {
         "a receiver that answers 200 and trickles its body gets each delivery once",
         arguments: QueueBackend.testedBackends)
     func tricklingReceiverGetsNoDuplicates(_ backend: QueueBackend) async throws {
-        let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret, trickle: 12, trickleInterval: 0.5)
+        let receiver = try await WebhookReceiver.start(
+            secret: WebhookSenderTests.secret, trickle: 12, trickleInterval: 0.5)
         try await QueueFixture.withQueue(backend) { queue, _ in
             var settings = Self.settings(concurrency: 2)
             settings.connectTimeout = .milliseconds(500)
@@ -219,10 +220,10 @@ struct WebhookDispatcherTests {
     func slowHostDoesNotDelayOthers(_ backend: QueueBackend) async throws {
         let secret = WebhookSenderTests.secret
         // Two receivers on 127.0.0.1 (two ports of one host) that answer after a minute.
-        let slowA = try await WebhookReceiver(secret: secret, delay: 60)
-        let slowB = try await WebhookReceiver(secret: secret, delay: 60)
-        let fastV4 = try await WebhookReceiver(secret: secret, host: "127.0.0.2")
-        let fastV6 = try await WebhookReceiver(secret: secret, host: "::1")
+        let slowA = try await WebhookReceiver.start(secret: secret, delay: 60)
+        let slowB = try await WebhookReceiver.start(secret: secret, delay: 60)
+        let fastV4 = try await WebhookReceiver.start(secret: secret, host: "127.0.0.2")
+        let fastV6 = try await WebhookReceiver.start(secret: secret, host: "::1")
         try await QueueFixture.withQueue(backend) { queue, _ in
             var settings = Self.settings(concurrency: 4)
             settings.concurrencyPerHost = 2
@@ -258,7 +259,7 @@ struct WebhookDispatcherTests {
         "a delivery whose claim came too late for a whole send is not sent under that claim",
         .enabled(if: TestTools.programAvailable("sqlite3"), "needs the sqlite3 command-line tool"))
     func lateClaimIsNotSent() async throws {
-        let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret)
+        let receiver = try await WebhookReceiver.start(secret: WebhookSenderTests.secret)
         let directory = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(directory) }
         let path = directory.appendingPathComponent("queue.db").path
@@ -297,7 +298,7 @@ struct WebhookDispatcherTests {
     @Test(
         "webhook-id is unique across two new databases and the same on a retry", arguments: QueueBackend.testedBackends)
     func webhookIDsAcrossDatabases(_ backend: QueueBackend) async throws {
-        let receiver = try await WebhookReceiver(secret: WebhookSenderTests.secret, failFirst: 1)
+        let receiver = try await WebhookReceiver.start(secret: WebhookSenderTests.secret, failFirst: 1)
         var stored: [String] = []
         for _ in 0..<2 {
             try await QueueFixture.withQueue(backend) { queue, _ in

@@ -8,8 +8,9 @@ import PushPrepTestSupport
 import Synchronization
 import Testing
 
-/// Webhooks sent to a real receiver on 127.0.0.1 (`scripts/webhook_receiver.py`), which checks
-/// the signatures with Python's `hmac` on its own: what PushPrep signs is what the spec says.
+/// Webhooks sent to a real receiver on 127.0.0.1 (``WebhookReceiver``), which checks the
+/// signatures on its own, from the spec and not PushPrep's signer: what PushPrep signs is what
+/// the spec says.
 @Suite
 struct WebhookSenderTests {
     /// 32 bytes, as `whsec_` base64.
@@ -48,7 +49,7 @@ struct WebhookSenderTests {
 
     @Test("a delivered webhook verifies at an independent receiver, with the spec's headers and body")
     func signatureVerifies() async throws {
-        let receiver = try await WebhookReceiver(secret: Self.secret)
+        let receiver = try await WebhookReceiver.start(secret: Self.secret)
         let sender = Self.sender(Self.localSettings(), signer: try Self.signer(Self.secret))
         let event = try WebhookEvent(messageID: "msg_7", type: "job.succeeded", job: Self.finishedJob())
         let sentAt = Date(timeIntervalSince1970: 1_780_000_100.9)
@@ -86,7 +87,7 @@ struct WebhookSenderTests {
 
     @Test("a signature made with another secret is refused by the receiver")
     func wrongSecretIsDetected() async throws {
-        let receiver = try await WebhookReceiver(secret: Self.secret)
+        let receiver = try await WebhookReceiver.start(secret: Self.secret)
         let sender = Self.sender(Self.localSettings(), signer: try Self.signer(Self.otherSecret))
         let event = try WebhookEvent(messageID: "msg_8", type: "job.failed", job: Self.finishedJob(state: .failed))
         let result = await sender.send(event, to: receiver.url())
@@ -103,7 +104,7 @@ struct WebhookSenderTests {
         let sender = Self.sender(Self.localSettings(), signer: try Self.signer(Self.otherSecret, Self.secret))
         let event = try WebhookEvent(messageID: "msg_9", type: "job.dead", job: Self.finishedJob(state: .dead))
         for secret in [Self.secret, Self.otherSecret] {
-            let receiver = try await WebhookReceiver(secret: secret)
+            let receiver = try await WebhookReceiver.start(secret: secret)
             let result = await sender.send(event, to: receiver.url())
             #expect(result.verdict == .delivered, "\(result)")
             let requests = try receiver.requests
@@ -116,7 +117,7 @@ struct WebhookSenderTests {
 
     @Test("500 is an attempt to retry; the retry carries the same webhook-id and the same bytes")
     func retryAfterServerError() async throws {
-        let receiver = try await WebhookReceiver(secret: Self.secret, failFirst: 1)
+        let receiver = try await WebhookReceiver.start(secret: Self.secret, failFirst: 1)
         let sender = Self.sender(Self.localSettings(), signer: try Self.signer(Self.secret))
         let job = Self.finishedJob()
         let first = await sender.send(
@@ -145,7 +146,7 @@ struct WebhookSenderTests {
 
     @Test("410 Gone fails the delivery for good")
     func goneFailsForGood() async throws {
-        let receiver = try await WebhookReceiver(secret: Self.secret, status: 410)
+        let receiver = try await WebhookReceiver.start(secret: Self.secret, status: 410)
         let sender = Self.sender(Self.localSettings(), signer: try Self.signer(Self.secret))
         let result = await sender.send(
             try WebhookEvent(messageID: "msg_12", type: "job.cancelled", job: Self.finishedJob(state: .cancelled)),
@@ -158,7 +159,7 @@ struct WebhookSenderTests {
 
     @Test("a redirect is not followed: it is a failed attempt, retried later")
     func redirectIsNotFollowed() async throws {
-        let receiver = try await WebhookReceiver(secret: Self.secret, status: 307)
+        let receiver = try await WebhookReceiver.start(secret: Self.secret, status: 307)
         let sender = Self.sender(Self.localSettings(), signer: try Self.signer(Self.secret))
         let result = await sender.send(
             try WebhookEvent(messageID: "msg_13", type: "job.succeeded", job: Self.finishedJob()), to: receiver.url())
@@ -172,7 +173,7 @@ struct WebhookSenderTests {
     /// as an IP literal and as a name that resolves there.
     @Test("a callback URL on a blocked address is refused without connecting", arguments: ["127.0.0.1", "localhost"])
     func blockedAddressIsRefused(host: String) async throws {
-        let receiver = try await WebhookReceiver(secret: Self.secret)
+        let receiver = try await WebhookReceiver.start(secret: Self.secret)
         var settings = Self.localSettings()
         settings.allowPrivateNetworks = false
         let sender = Self.sender(settings, signer: try Self.signer(Self.secret))
@@ -189,7 +190,7 @@ struct WebhookSenderTests {
 
     @Test("a receiver slower than the timeout is an attempt to retry, and the send ends at the timeout")
     func timeoutIsRetried() async throws {
-        let receiver = try await WebhookReceiver(secret: Self.secret, delay: 5)
+        let receiver = try await WebhookReceiver.start(secret: Self.secret, delay: 5)
         let sender = Self.sender(Self.localSettings(timeout: .milliseconds(500)), signer: try Self.signer(Self.secret))
         let start = ContinuousClock.now
         let result = await sender.send(
@@ -208,7 +209,7 @@ struct WebhookSenderTests {
     /// line and closes the connection instead of reading the body to its end.
     @Test("a receiver that answers 200 and then trickles its body is delivered at its status line")
     func tricklingBodyIsNotWaitedFor() async throws {
-        let receiver = try await WebhookReceiver(secret: Self.secret, trickle: 20, trickleInterval: 0.5)
+        let receiver = try await WebhookReceiver.start(secret: Self.secret, trickle: 20, trickleInterval: 0.5)
         let sender = Self.sender(Self.localSettings(timeout: .seconds(2)), signer: try Self.signer(Self.secret))
         let result = await sender.send(
             try WebhookEvent(messageID: "msg_18", type: "job.succeeded", job: Self.finishedJob()), to: receiver.url())
@@ -243,7 +244,7 @@ struct WebhookSenderTests {
 
     @Test("a refused connection is an attempt to retry")
     func connectionRefusedIsRetried() async throws {
-        let receiver = try await WebhookReceiver(secret: Self.secret)
+        let receiver = try await WebhookReceiver.start(secret: Self.secret)
         let url = receiver.url()
         receiver.stop()
         let sender = Self.sender(Self.localSettings(), signer: try Self.signer(Self.secret))

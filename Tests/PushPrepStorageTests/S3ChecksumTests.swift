@@ -25,10 +25,10 @@ struct S3ChecksumTests {
 
     /// Runs `body` with a fault server checking `verification` and a client on it.
     private static func withServer(
-        verification: S3FaultServer.Verification, limits: S3Configuration.Limits = multipartLimits,
-        log: CapturedLog = CapturedLog(), _ body: (S3FaultServer, S3Client) async throws -> Void
+        verification: S3Bucket.Verification, limits: S3Configuration.Limits = multipartLimits,
+        log: CapturedLog = CapturedLog(), _ body: (TestServer<S3Bucket>, S3Client) async throws -> Void
     ) async throws {
-        let server = try await S3FaultServer.start(verification: verification)
+        let server = try await S3Bucket.serve(.init(verification: verification))
         let client = S3Client(
             configuration: try Client.configuration(server, limits: limits), logger: log.logger(level: .trace))
         do {

@@ -10,7 +10,7 @@ import Testing
 
 @testable import PushPrepStorage
 
-/// The S3 client against ``S3FaultServer``: what is stored, what is skipped, what is retried,
+/// The S3 client against a test server speaking S3 (``S3Bucket``): what is stored, what is skipped, what is retried,
 /// what is reported, and that nothing secret is ever shown.
 @Suite("S3 client")
 struct S3ClientTests {
@@ -39,11 +39,14 @@ struct S3ClientTests {
     }
 
     static func configuration(
-        _ server: S3FaultServer, bucket: String? = nil, region: String? = nil, limits: S3Configuration.Limits? = nil
+        _ server: TestServer<S3Bucket>, bucket: String? = nil, region: String? = nil,
+        limits: S3Configuration.Limits? = nil
     ) throws(PushPrepError) -> S3Configuration {
         try S3Configuration(
-            endpoint: server.endpoint, bucket: bucket ?? server.bucket, region: region ?? server.region,
-            credentials: AWSCredentials(accessKeyID: server.accessKeyID, secretAccessKey: secret, sessionToken: token),
+            endpoint: server.endpoint, bucket: bucket ?? server.settings.bucket,
+            region: region ?? server.settings.region,
+            credentials: AWSCredentials(
+                accessKeyID: server.settings.accessKeyID, secretAccessKey: secret, sessionToken: token),
             limits: limits ?? fastLimits)
     }
 
@@ -60,9 +63,9 @@ struct S3ClientTests {
     static func withServer(
         partDelay: TimeAmount = .zero, retainBodies: Bool = true, bucket: String? = nil, region: String? = nil,
         limits: S3Configuration.Limits? = nil, log: CapturedLog = CapturedLog(),
-        _ body: (S3FaultServer, S3Client) async throws -> Void
+        _ body: (TestServer<S3Bucket>, S3Client) async throws -> Void
     ) async throws {
-        let server = try await S3FaultServer.start(retainBodies: retainBodies, partDelay: partDelay)
+        let server = try await S3Bucket.serve(.init(retainBodies: retainBodies, partDelay: partDelay))
         let client = S3Client(
             configuration: try configuration(server, bucket: bucket, region: region, limits: limits),
             logger: log.logger(level: .trace))
@@ -191,7 +194,7 @@ struct S3ClientTests {
     func retriesAreResigned() async throws {
         let file = try Self.makeFile(size: 1000)
         defer { try? FileManager.default.removeItem(atPath: file.path) }
-        let server = try await S3FaultServer.start()
+        let server = try await S3Bucket.serve()
         server.inject(.init(operation: .putObject, times: 2, action: .error(status: 500, code: "InternalError")))
         // A clock that moves a minute on each reading: a reused signature would show one date.
         let ticks = Mutex(0)
@@ -245,7 +248,7 @@ struct S3ClientTests {
     func retryAfterIsCapped() async throws {
         let file = try Self.makeFile(size: 1000)
         defer { try? FileManager.default.removeItem(atPath: file.path) }
-        let server = try await S3FaultServer.start()
+        let server = try await S3Bucket.serve()
         var limits = Self.fastLimits
         limits.backoff = Backoff(base: .milliseconds(5), cap: .seconds(2), minimumFraction: 0)
         limits.maxAttempts = 5
@@ -293,7 +296,8 @@ struct S3ClientTests {
         var limits = Self.fastLimits
         limits.maxAttempts = 3
         try await Self.withServer(limits: limits) { server, client in
-            server.inject(.init(operation: .putObject, times: 100, action: .error(status: 503, code: "SlowDown")))
+            server.inject(
+                .init(operation: .putObject, times: 100, action: .error(status: 503, code: "SlowDown")))
             let error = await Self.failure {
                 _ = try await client.publish(
                     file: file.path, key: "a.jpg", contentType: "image/jpeg", sha256: file.sha256)
@@ -335,9 +339,9 @@ struct S3ClientTests {
     func unknownKey() async throws {
         let file = try Self.makeFile(size: 100)
         defer { try? FileManager.default.removeItem(atPath: file.path) }
-        let server = try await S3FaultServer.start(accessKeyID: "AKIDOTHER")
+        let server = try await S3Bucket.serve(.init(accessKeyID: "AKIDOTHER"))
         let configuration = try S3Configuration(
-            endpoint: server.endpoint, bucket: server.bucket, region: server.region,
+            endpoint: server.endpoint, bucket: server.settings.bucket, region: server.settings.region,
             credentials: AWSCredentials(accessKeyID: "AKIDWRONG", secretAccessKey: Self.secret), limits: Self.fastLimits
         )
         let log = CapturedLog()
@@ -409,7 +413,8 @@ struct S3ClientTests {
             let result = try await client.publish(
                 file: file.path, key: "v.mp4", contentType: "video/mp4", sha256: file.sha256)
             #expect(result.outcome == .stored && result.retries == 1)
-            #expect(server.object("v.mp4")?.bytes == Array(try Data(contentsOf: URL(fileURLWithPath: file.path))))
+            #expect(
+                server.object("v.mp4")?.bytes == Array(try Data(contentsOf: URL(fileURLWithPath: file.path))))
             #expect(server.object("v.mp4")?.writes == 1)
         }
     }
@@ -418,7 +423,7 @@ struct S3ClientTests {
     func connectionRefused() async throws {
         let file = try Self.makeFile(size: 100)
         defer { try? FileManager.default.removeItem(atPath: file.path) }
-        let server = try await S3FaultServer.start()
+        let server = try await S3Bucket.serve()
         await server.shutdown()
         let log = CapturedLog()
         let started = ContinuousClock.now
@@ -524,7 +529,7 @@ struct S3ClientTests {
                 }
             }
             let deadline = ContinuousClock.now + .seconds(20)
-            while server.requests(.createMultipart).isEmpty || server.state.withLock({ $0.partsInFlight }) == 0,
+            while server.requests(.createMultipart).isEmpty || server.partsInFlight == 0,
                 ContinuousClock.now < deadline
             {
                 try await Task.sleep(for: .milliseconds(20))
@@ -551,7 +556,9 @@ struct S3ClientTests {
             let result = try await client.publish(
                 file: file.path, key: "m.mp4", contentType: "video/mp4", sha256: file.sha256)
             #expect(result.parts == 2 && result.retries == 1)
-            #expect(server.requests(.completeMultipart).count == 2 && server.object("m.mp4")?.size == 6 * 1024 * 1024)
+            #expect(
+                server.requests(.completeMultipart).count == 2 && server.object("m.mp4")?.size == 6 * 1024 * 1024
+            )
         }
     }
 
@@ -569,7 +576,8 @@ struct S3ClientTests {
             #expect(result.outcome == .stored && result.parts == 2)
             #expect(server.requests(.completeMultipart).map(\.status) == [200, 404])
             #expect(server.requests(.headObject).count == 2 && server.requests(.abortMultipart).isEmpty)
-            #expect(server.object("l.mp4")?.bytes == Array(try Data(contentsOf: URL(fileURLWithPath: file.path))))
+            #expect(
+                server.object("l.mp4")?.bytes == Array(try Data(contentsOf: URL(fileURLWithPath: file.path))))
         }
     }
 

@@ -9,7 +9,7 @@ import Testing
 @testable import PushPrepStorage
 
 /// Issue 28: what the S3 client says when the store does not implement a request or cannot be
-/// reached, against a real HTTP server on 127.0.0.1 (``S3FaultServer``) and a real closed port.
+/// reached, against a real HTTP server on 127.0.0.1 (``S3Bucket``'s routes) and a real closed port.
 extension S3ClientTests {
     @Test("501 NotImplemented: storage_denied (permanent) at once, one request, a sentence naming the server")
     func notImplementedIsPermanent() async throws {
@@ -18,7 +18,8 @@ extension S3ClientTests {
         var limits = Self.fastLimits
         limits.maxAttempts = 4
         try await Self.withServer(limits: limits) { server, client in
-            server.inject(.init(operation: .putObject, times: 100, action: .error(status: 501, code: "NotImplemented")))
+            server.inject(
+                .init(operation: .putObject, times: 100, action: .error(status: 501, code: "NotImplemented")))
             let error = await Self.failure {
                 _ = try await client.publish(
                     file: file.path, key: "a.jpg", contentType: "image/jpeg", sha256: file.sha256)

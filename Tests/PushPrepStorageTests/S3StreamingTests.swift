@@ -65,7 +65,7 @@ struct S3StreamingTests {
         let file = try S3ClientTests.makeFile(size: size, seed: 40)
         let warmup = try S3ClientTests.makeFile(size: 17 * 1024 * 1024, seed: 41)
         defer { for path in [file.path, warmup.path] { try? FileManager.default.removeItem(atPath: path) } }
-        let server = try await S3FaultServer.start(retainBodies: false)
+        let server = try await S3Bucket.serve(.init(retainBodies: false))
         for (label, threshold) in [("single-put", 64 * 1024 * 1024), ("multipart", 6 * 1024 * 1024)] {
             var limits = S3ClientTests.fastLimits
             limits.multipartThreshold = threshold
@@ -85,7 +85,7 @@ struct S3StreamingTests {
             print("S3 streaming, \(label): \(size) bytes, peak resident growth \(growth / 1024) KiB")
             #expect(result.bytes == size && result.outcome == .stored)
             #expect(growth < 24_000_000, "\(label): resident memory grew by \(growth) bytes for a \(size)-byte file")
-            let bodies = server.requests.filter { $0.path.hasSuffix("big-\(label).mp4") && $0.method == "PUT" }
+            let bodies = server.received.filter { $0.path.hasSuffix("big-\(label).mp4") && $0.method == "PUT" }
             #expect(bodies.map(\.bodyBytes).reduce(0, +) == size)
             #expect(bodies.map(\.bodyChunks).reduce(0, +) > 100, "the body arrived in many chunks")
             #expect(server.object("big-\(label).mp4")?.size == size)

@@ -287,7 +287,7 @@ struct ObjectStorePayloadCLITests {
             let store = try await server.storeURL(prefix: "fixed", bucket: bucket)
             let environment = try await server.pushprepEnvironment()
             try await CLI.inTemporaryDirectory { directory in
-                try await TestHTTPServer.with(files: ["banner.webp": bytes]) { http in
+                try await TestServer.with(files: ["banner.webp": bytes]) { http in
                     let payload =
                         #"{"aps":{"alert":"B"},"attachments":[{"id":"a","url":"\#(http.url("/files/banner.webp"))"}]}"#
                     try Data(payload.utf8).write(to: directory.appendingPathComponent("remote.json"))
@@ -341,7 +341,7 @@ struct ObjectStorePayloadCLITests {
         try TestTools.vips("gaussnoise", webp.path, "64", "48")
         let bytes = Array(try Data(contentsOf: webp))
         try await CLI.inTemporaryDirectory { directory in
-            try await TestHTTPServer.with(files: ["banner.webp": bytes]) { http in
+            try await TestServer.with(files: ["banner.webp": bytes]) { http in
                 let original = http.url("/files/banner.webp")
                 let payload = #"{"aps":{"alert":"B"},"attachments":[{"id":"a","url":"\#(original)"}]}"#
                 try Data(payload.utf8).write(to: directory.appendingPathComponent("remote.json"))

@@ -187,7 +187,7 @@ final class ProcessingSessionTests {
 
     @Test("a stop during a download cancels the fetch and leaves nothing in the cache folder")
     func stopsDownload() async throws {
-        let server = try await TestHTTPServer.start(files: [
+        let server = try await TestServer.start(files: [
             "photo.jpg": Array(try Data(contentsOf: URL(fileURLWithPath: try photo())))
         ])
         var remote = RemoteSettings()

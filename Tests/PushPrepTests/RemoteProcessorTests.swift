@@ -29,14 +29,14 @@ final class RemoteProcessorTests {
         return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
     }
 
-    private func withServer(_ body: (TestHTTPServer) async throws -> Void) async throws {
+    private func withServer(_ body: (TestServer<SourceFixtures>) async throws -> Void) async throws {
         let files = [
             "photo.jpg": try jpeg("photo.jpg", width: 320, height: 240),
             "other.jpg": try jpeg("other.jpg", width: 200, height: 100),
             // Another JPEG under a .png name, for the extension check.
             "photo.png": try jpeg("photo-as-png.jpg", width: 320, height: 240),
         ]
-        try await TestHTTPServer.with(files: files, body)
+        try await TestServer.with(files: files, body)
     }
 
     private func run(

@@ -388,7 +388,7 @@ let package = Package(
                     "PushPrepServer", "PushPrep", "PushPrepCore", "PushPrepJSON", "PushPrepPayload", "PushPrepQueue",
                     "PushPrepRemote", "PushPrepReport", "PushPrepWorker",
                     // `serve`'s composition (ServeServices), which InProcessServe runs.
-                    "pushprep",
+                    "pushprep", "PushPrepCommandLine",
                 ]
             ),
             ("PushPrepReportTests", ["PushPrepReport", "PushPrep", "PushPrepCore", "PushPrepPayload"]),

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import Prometheus
+import PushPrepCommandLine
 import PushPrepCore
 import PushPrepTestSupport
 import ServiceLifecycle
@@ -70,7 +71,7 @@ final class InProcessServe: ServeUnderTest {
         let command = try ServeCommand.parse(RunningServe.arguments(arguments, in: directory))
         let output = Output()
         let logger = Logger(label: "pushprep") { label in
-            LogLineHandler(label: label, level: Logger.Level(rawValue: command.logLevel) ?? .info) { line in
+            LogLineHandler(label: label, level: command.logging.level) { line in
                 output.stderr.withLock { $0 += line }
             }
         }

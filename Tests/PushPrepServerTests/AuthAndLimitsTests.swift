@@ -189,23 +189,13 @@ struct AuthAndLimitsTests {
         try await TestServer.with(files: ["a.bmp": TinyBMP.bytes(3)]) { files in
             // A process: SIGTERM and its exit status.
             let server = try await RunningServe.start(in: dir)
-            let api = APITestClient(baseURL: server.baseURL)
-            let created = try await api.post(
-                "/v1/jobs", json: #"{"sources": ["\#(files.url("/hold-first/2500/drain/a.bmp"))"]}"#)
-            let id = try #require((try created.json()["jobs"] as? [[String: Any]])?.first?["id"] as? Int)
-            _ = try await Poll.value("the job to run", within: .seconds(30)) { () -> Bool? in
-                let state = try await api.get("/v1/jobs/\(id)").json()["state"] as? String
-                return state == "running" ? true : nil
+            try await InProcessServeTests.drains(server, source: files.url("/hold-first/2500/drain/a.bmp")) {
+                server.process.send(SIGTERM)
+                let exit = await server.process.waitForExit(within: .seconds(60))
+                #expect(
+                    exit?.status == 0 && exit?.signal == nil, "\(String(describing: exit))\n\(server.logTail())")
+                return exit != nil
             }
-            async let waited = api.get("/v1/jobs/\(id)?wait=30s")
-            try await Task.sleep(for: .milliseconds(300))
-            server.process.send(SIGTERM)
-            let answer = try await waited
-            #expect(answer.status == 200)
-            #expect(try answer.json()["state"] as? String == "succeeded", "\(answer.text)")
-            let exit = await server.process.waitForExit(within: .seconds(60))
-            #expect(
-                exit?.status == 0 && exit?.signal == nil, "\(String(describing: exit))\n\(server.logTail())")
         }
     }
 

@@ -13,23 +13,33 @@ struct InProcessServeTests {
         defer { TestTools.removeDirectory(dir) }
         try await TestServer.with(files: ["a.bmp": TinyBMP.bytes(3)]) { files in
             let server = try await InProcessServe.start(in: dir)
-            let api = APITestClient(baseURL: server.baseURL)
-            let created = try await api.post(
-                "/v1/jobs", json: #"{"sources": ["\#(files.url("/hold-first/2500/drain/a.bmp"))"]}"#)
-            let id = try #require((try created.json()["jobs"] as? [[String: Any]])?.first?["id"] as? Int)
-            _ = try await Poll.value("the job to run", within: .seconds(30)) { () -> Bool? in
-                let state = try await api.get("/v1/jobs/\(id)").json()["state"] as? String
-                return state == "running" ? true : nil
+            try await Self.drains(server, source: files.url("/hold-first/2500/drain/a.bmp")) {
+                await server.stop(within: .seconds(60))
             }
-            async let waited = api.get("/v1/jobs/\(id)?wait=30s")
-            try await Task.sleep(for: .milliseconds(300))
-            async let stopped = server.stop(within: .seconds(60))
-            let answer = try await waited
-            #expect(answer.status == 200)
-            #expect(try answer.json()["state"] as? String == "succeeded", "\(answer.text)")
-            #expect(await stopped, "the services did not stop within 60 s\n\(server.logTail())")
             #expect(!server.isRunning)
         }
+    }
+
+    /// Submits `source` (its first request held 2.5 s) and, once its job runs and a long poll on
+    /// it is in flight, shuts `server` down with `stop`: the poll is answered with the finished
+    /// job, and `stop` says the server is gone in time. The one drain check of both harnesses.
+    static func drains(
+        _ server: some ServeUnderTest, source: String, stop: @escaping @Sendable () async -> Bool
+    ) async throws {
+        let api = APITestClient(baseURL: server.baseURL)
+        let created = try await api.post("/v1/jobs", json: #"{"sources": ["\#(source)"]}"#)
+        let id = try #require((try created.json()["jobs"] as? [[String: Any]])?.first?["id"] as? Int)
+        _ = try await Poll.value("the job to run", within: .seconds(30)) { () -> Bool? in
+            let state = try await api.get("/v1/jobs/\(id)").json()["state"] as? String
+            return state == "running" ? true : nil
+        }
+        async let waited = api.get("/v1/jobs/\(id)?wait=30s")
+        try await Task.sleep(for: .milliseconds(300))
+        async let stopped = stop()
+        let answer = try await waited
+        #expect(answer.status == 200)
+        #expect(try answer.json()["state"] as? String == "succeeded", "\(answer.text)")
+        #expect(await stopped, "the server did not stop within 60 s\n\(server.logTail(40))")
     }
 
     /// What the command refuses before it starts anything is refused here too, with its words.

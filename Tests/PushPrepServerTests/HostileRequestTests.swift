@@ -26,6 +26,34 @@ struct HostileRequestTests {
         keys: Bool = false, _ configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: @Sendable (any TestClientProtocol, Int, URL) async throws -> Void
     ) async throws {
+        try await withApplication(keys: keys, configure, .ahc(.http)) { client, dir in
+            try await body(client, try #require(client.port), dir)
+        }
+    }
+
+    /// Runs `body` with a client of the API's router (HummingbirdTesting's `.router`: the real
+    /// application's middleware and handlers, no socket), on a SQLite queue in a temporary
+    /// directory. The router's requests name `localhost` without a port (their authority), which
+    /// the server answers to as an `--allowed-host`.
+    static func withRouter(
+        keys: Bool = false, _ configure: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: @Sendable (any TestClientProtocol, URL) async throws -> Void
+    ) async throws {
+        try await withApplication(
+            keys: keys,
+            {
+                $0.allowedHosts.append("localhost")
+                configure(&$0)
+            }, .router,
+            body
+        )
+    }
+
+    /// The application `serve` runs, configured by `configure`, tested through `setup`.
+    private static func withApplication(
+        keys: Bool, _ configure: (inout ServerConfiguration) -> Void, _ setup: TestingSetup,
+        _ body: @Sendable (any TestClientProtocol, URL) async throws -> Void
+    ) async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         var configuration = ServerConfiguration(
@@ -40,9 +68,7 @@ struct HostileRequestTests {
             let application = APIServer.application(
                 configuration: settings, queue: queue, publicURL: PublicURL(configured: settings.publicURL),
                 registry: nil, readiness: {}, logger: .quiet, onListening: nil)
-            try await application.test(.ahc(.http)) { client in
-                try await body(client, try #require(client.port), dir)
-            }
+            try await application.test(setup) { client in try await body(client, dir) }
         }
     }
 

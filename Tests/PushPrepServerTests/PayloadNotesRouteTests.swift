@@ -12,7 +12,7 @@ import Testing
 @testable import PushPrepServer
 
 /// `POST /v1/payload` with renditions, against the API running in this process
-/// (HummingbirdTesting's live server, as ``HostileRequestTests`` runs it): the body is the
+/// (HummingbirdTesting's router, as ``HostileRequestTests/withRouter(keys:_:_:)`` runs it): the body is the
 /// payload `pushprep payload --compact` prints, with each provider's Android keys carrying the
 /// Android rendition, and what a platform goes without is said in `PushPrep-Note` headers, one
 /// per attachment and platform, as the CLI's lines on standard error.
@@ -69,7 +69,7 @@ struct PayloadNotesRouteTests {
         "the body is the payload with the Android rendition in each provider's keys, and no note when nothing is left out"
     )
     func renditionsInTheBody() async throws {
-        try await HostileRequestTests.withServer { client, _, _ in
+        try await HostileRequestTests.withRouter { client, _ in
             for dialect in PushDialect.allCases {
                 let answer = try await Self.post(
                     client,
@@ -96,7 +96,7 @@ struct PayloadNotesRouteTests {
 
     @Test("attachments on a host no phone reaches (serve without --public-url) get a PushPrep-Note saying so")
     func unreachableHostsInHeaders() async throws {
-        try await HostileRequestTests.withServer { client, _, _ in
+        try await HostileRequestTests.withRouter { client, _ in
             let local = Self.image.replacingOccurrences(of: Self.base, with: "http://127.0.0.1:8080/v1/attachments")
             let answer = try await Self.post(client, #"{"entries": [\#(local)], "title": "T", "body": "B"}"#)
             #expect(answer.status == .ok)
@@ -110,7 +110,7 @@ struct PayloadNotesRouteTests {
 
     @Test("what a platform goes without is a PushPrep-Note header per attachment and platform, as the CLI's lines")
     func notesInHeaders() async throws {
-        try await HostileRequestTests.withServer { client, _, _ in
+        try await HostileRequestTests.withRouter { client, _ in
             let sound = try await Self.post(
                 client, #"{"entries": [\#(Self.audio)], "dialect": "airship", "title": "T", "body": "B"}"#)
             #expect(sound.status == .ok)
@@ -158,7 +158,7 @@ struct PayloadNotesRouteTests {
         "one attachment by default, said in PushPrep-Selection; all and ids choose more; messages name ids and all, not --id"
     )
     func oneByDefault() async throws {
-        try await HostileRequestTests.withServer { client, _, _ in
+        try await HostileRequestTests.withRouter { client, _ in
             let entries = "[\(Self.image), \(Self.audio)]"
             let first = try await Self.post(client, #"{"entries": \#(entries), "title": "T", "body": "B"}"#)
             #expect(first.status == .ok, "\(String(buffer: first.body))")

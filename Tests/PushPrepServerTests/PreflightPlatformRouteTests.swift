@@ -40,7 +40,7 @@ struct PreflightPlatformRouteTests {
         let files = ["wide.jpg": jpeg + [UInt8](repeating: 0, count: 700_000 - jpeg.count)]
         try await TestServer.with(files: files) { host in
             let payload = Self.payload(host.url("/files/wide.jpg"))
-            try await HostileRequestTests.withServer({ $0.remote.allowedHosts = ["127.0.0.1"] }) { client, _, _ in
+            try await HostileRequestTests.withRouter({ $0.remote.allowedHosts = ["127.0.0.1"] }) { client, _ in
                 func preflight(_ extra: String) async throws -> TestResponse {
                     try await client.execute(
                         uri: "/v1/preflight", method: .post, headers: [.contentType: "application/json"],

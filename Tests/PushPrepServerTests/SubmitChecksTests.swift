@@ -12,8 +12,8 @@ import Testing
 
 @testable import PushPrepServer
 
-/// Issue 28 §2, against the API in this process (HummingbirdTesting's live server on
-/// 127.0.0.1): callback URLs judged at submit time by the webhooks' own address policy, type
+/// Issue 28 §2, against the API in this process (HummingbirdTesting's router, no socket):
+/// callback URLs judged at submit time by the webhooks' own address policy, type
 /// mismatches in words, and an upload's own file name as its job's display name. Every
 /// address here is a literal: nothing is resolved outside this machine.
 @Suite(.serialized)
@@ -24,10 +24,10 @@ struct SubmitChecksTests {
         _ configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: @Sendable (any TestClientProtocol, URL) async throws -> Void
     ) async throws {
-        try await HostileRequestTests.withServer({
+        try await HostileRequestTests.withRouter({
             $0.acceptsCallbacks = true
             configure(&$0)
-        }) { client, _, dir in try await body(client, dir) }
+        }) { client, dir in try await body(client, dir) }
     }
 
     static func post(_ client: any TestClientProtocol, _ path: String, _ body: String) async throws -> TestResponse {

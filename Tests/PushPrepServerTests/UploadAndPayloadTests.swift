@@ -174,11 +174,12 @@ struct UploadAndPayloadTests {
             try handle.close()
             return path
         }
-        func post(_ file: String, chunked: Bool) throws -> String {
+        func post(_ file: String, chunked: Bool) async throws -> String {
             var arguments = ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Expect:"]
             arguments += ["-H", "Content-Type: application/octet-stream", "--data-binary", "@\(file)"]
             if chunked { arguments += ["-H", "Transfer-Encoding: chunked"] }
-            let result = try TestTools.run("curl", arguments + ["\(server.baseURL)/v1/uploads"], timeout: .seconds(300))
+            let result = try await TestTools.runAsync(
+                "curl", arguments + ["\(server.baseURL)/v1/uploads"], timeout: .seconds(300))
             return String(decoding: result.stdout, as: UTF8.self)
         }
         func peakMegabytes() throws -> Int {
@@ -189,13 +190,13 @@ struct UploadAndPayloadTests {
         }
         let before = try peakMegabytes()
         let large = try zerosJPEG(150_000_000, name: "large.jpg")
-        #expect(try post(large, chunked: true) == "413")
-        #expect(try post(large, chunked: false) == "413")
+        #expect(try await post(large, chunked: true) == "413")
+        #expect(try await post(large, chunked: false) == "413")
         #expect(Self.uploads(dir).isEmpty, "\(Self.uploads(dir))")
         let afterRefused = try peakMegabytes()
 
         let fits = try zerosJPEG(90_000_000, name: "fits.jpg")
-        #expect(try post(fits, chunked: true) == "202")
+        #expect(try await post(fits, chunked: true) == "202")
         #expect(Self.uploads(dir).count == 1)
         let afterStored = try peakMegabytes()
         print(

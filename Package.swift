@@ -373,7 +373,7 @@ let package = Package(
             ("PushPrepCoreTests", ["PushPrepCore", "PushPrepJSON"]),
             ("PushPrepJSONTests", ["PushPrepJSON"]),
             ("PushPrepRemoteTests", ["PushPrepRemote", "PushPrepCore"]),
-            ("PushPrepMediaTests", ["PushPrepMedia", "PushPrepCore", "CFFmpeg"]),
+            ("PushPrepMediaTests", ["PushPrepMedia", "PushPrepCore", "CFFmpeg", "CVips"]),
             (
                 "PushPrepPayloadTests",
                 ["PushPrepPayload", "PushPrep", "PushPrepCore", "PushPrepJSON", "PushPrepRemote"]

@@ -1,3 +1,4 @@
+import CVips
 import Foundation
 import PushPrepCore
 import PushPrepTestSupport
@@ -58,6 +59,24 @@ struct VipsRuntimeTests {
             try TestTools.vips("copy", directory.appendingPathComponent("x.v").path, path)
             let image = try ImageHeaderReader.open(ImageSource(path: path))
             #expect(image.width == 8 && image.height == 4, "\(ext)")
+        }
+    }
+
+    /// In a fresh process (an exit test), an image's first libvips object, its source, starts
+    /// libvips through ``VipsRuntime``, with PushPrep's settings. Before the fix it started
+    /// libvips implicitly (with the default operation cache of 100), and a video's poster
+    /// starting it on another thread at the same time crashed in `vips_init`.
+    @Test("an image's source starts libvips with PushPrep's settings, in a process that had not started it")
+    func sourceStartsRuntime() async {
+        await #expect(processExitsWith: .success) {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("vips-start-\(getpid())").path
+            FileManager.default.createFile(atPath: path, contents: Data("not decoded".utf8))
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let descriptor = open(path, O_RDONLY)
+            guard descriptor >= 0 else { exit(2) }
+            _ = try? ImageSource(descriptor: descriptor)
+            close(descriptor)
+            exit(vips_cache_get_max() == 0 && vips_cache_get_max_files() == 0 ? 0 : 1)
         }
     }
 }

@@ -183,7 +183,13 @@ final class VipsSourceRef {
     /// Reads the open file `descriptor` through a duplicate libvips makes of it (and closes
     /// when the source goes): no path is opened. The duplicate shares the file offset with
     /// `descriptor` and with any other duplicate, so one file gets one source.
+    ///
+    /// libvips is started first: a source is the first libvips object an image makes, and
+    /// creating one otherwise starts libvips implicitly (its class initialiser calls
+    /// `vips_init`) without PushPrep's settings, racing with a video's poster on another
+    /// thread starting it through ``VipsRuntime`` (a crash in `vips_init`, seen in CI).
     init(duplicating descriptor: Int32) throws(PushPrepError) {
+        try VipsRuntime.start()
         guard let source = vips_source_new_from_descriptor(descriptor) else {
             throw PushPrepError(.ioError, "cannot read the input: \(takeVipsError())")
         }

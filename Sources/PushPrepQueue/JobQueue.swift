@@ -134,13 +134,17 @@ public protocol JobQueueAdmin: Sendable {
     func namedInResults(_ texts: [String]) async throws(PushPrepError) -> Set<String>
 }
 
+/// What a library user does with a queue: enqueue (idempotently too), and look after jobs; what
+/// ``JobQueues/withQueue(_:logger:_:)`` opens.
+public typealias QueueClient = JobQueue & JobQueueAdmin & IdempotentEnqueue
+
 /// Every capability of a queue, as ``SQLiteJobQueue`` and ``PostgresJobQueue`` implement them:
-/// what ``JobQueues/withQueue(_:logger:_:)`` opens. Consumers take the narrowest part they need.
-public typealias JobQueueBackend = JobQueue & JobQueueAdmin & IdempotentEnqueue & WebhookOutbox & ConsoleQueries
+/// what ``JobQueues/withBackend(_:logger:_:)`` opens. Consumers take the narrowest part they need.
+package typealias JobQueueBackend = JobQueue & JobQueueAdmin & IdempotentEnqueue & WebhookOutbox & ConsoleQueries
 
 /// What ``QueueWorker`` uses: claims and leases, pruning, idempotency keys' pruning, and its
 /// registration for the console.
-public typealias WorkerQueue = JobQueue & JobQueueAdmin & IdempotentEnqueue & ConsoleQueries
+package typealias WorkerQueue = JobQueue & JobQueueAdmin & IdempotentEnqueue & ConsoleQueries
 
 extension JobQueueAdmin {
     /// The newest `limit` jobs, optionally in one state (the first page of

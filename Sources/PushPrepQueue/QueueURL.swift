@@ -127,7 +127,18 @@ public enum JobQueues {
     /// Opens the queue at `url`, applies the schema migrations it is missing, runs `body`, and
     /// closes the queue (and its connections) when `body` returns or throws. A graceful shutdown
     /// of the calling service does not close it early: a worker drains through it.
+    ///
+    /// A library user gets the queue's jobs (``QueueClient``); PushPrep's own server, console and
+    /// webhooks use ``withBackend(_:logger:_:)``, whose queue also answers their queries.
     public static func withQueue<Result: Sendable>(
+        _ url: QueueURL, logger: Logger, _ body: (any QueueClient) async throws -> Result
+    ) async throws -> Result {
+        try await withBackend(url, logger: logger) { queue in try await body(queue) }
+    }
+
+    /// ``withQueue(_:logger:_:)`` with the whole backend: jobs, the webhook outbox and the
+    /// console's queries.
+    package static func withBackend<Result: Sendable>(
         _ url: QueueURL, logger: Logger, _ body: (any JobQueueBackend) async throws -> Result
     ) async throws -> Result {
         switch url {
@@ -135,7 +146,7 @@ public enum JobQueues {
             let queue = try SQLiteJobQueue(path: path, logger: logger)
             return try await body(queue)
         case .postgres(let location):
-            return try await PostgresJobQueue.withQueue(location, logger: logger, body)
+            return try await PostgresJobQueue.withQueue(location, logger: logger) { queue in try await body(queue) }
         }
     }
 }

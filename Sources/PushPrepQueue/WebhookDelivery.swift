@@ -1,9 +1,9 @@
-public import Foundation
-public import PushPrepCore
+package import Foundation
+package import PushPrepCore
 
 /// The webhook outbox of a ``JobQueue``: the deliveries the queue writes when a job with a
 /// callback URL ends, claimed and reported by a dispatcher.
-public protocol WebhookOutbox: Sendable {
+package protocol WebhookOutbox: Sendable {
     /// Leases up to `limit` due pending deliveries (`nextAttemptAt` passed), oldest first, at most
     /// as many per receiver host as `slots` leaves room for (a host without room is skipped, so
     /// newer deliveries to other hosts are not held up behind it): each one's `attempts` is
@@ -31,13 +31,13 @@ public protocol WebhookOutbox: Sendable {
 
 extension WebhookOutbox {
     /// Leases up to `limit` due pending deliveries, oldest first, whatever their receiver host.
-    public func claimDeliveries(limit: Int, lease: Duration) async throws(PushPrepError) -> [WebhookDelivery] {
+    package func claimDeliveries(limit: Int, lease: Duration) async throws(PushPrepError) -> [WebhookDelivery] {
         try await claimDeliveries(limit: limit, lease: lease, slots: .unbounded)
     }
 }
 
 /// Where a webhook delivery is in its life.
-public enum DeliveryState: String, Sendable, Codable, CaseIterable {
+package enum DeliveryState: String, Sendable, Codable, CaseIterable {
     /// Waiting for its `nextAttemptAt`, or claimed by a dispatcher until then.
     case pending
     /// The receiver answered with success.
@@ -52,37 +52,37 @@ public enum DeliveryState: String, Sendable, Codable, CaseIterable {
 /// one; a dispatcher claims it with ``WebhookOutbox/claimDeliveries(limit:lease:slots:)`` and reports
 /// with ``WebhookOutbox/finishDelivery(_:attempt:outcome:)``. Delivery is at least once: a dispatcher
 /// that dies after sending but before reporting has the delivery sent again after its lease.
-public struct WebhookDelivery: Sendable, Equatable {
+package struct WebhookDelivery: Sendable, Equatable {
     /// The row's id in this database: for the API and the console, never sent.
-    public var id: Int64
+    package var id: Int64
     /// The `webhook-id` header of every attempt: `msg_` and a random UUID, given by the
     /// database when the row is written (schema version 4; older rows got theirs in the upgrade),
     /// so it is the same on every retry and never repeats across databases or installations.
-    public var webhookID: String
-    public var jobID: JobID
+    package var webhookID: String
+    package var jobID: JobID
     /// The job's `callbackURL` when it ended.
-    public var url: String
+    package var url: String
     /// The host part of ``url``, lowercased, without port or user: what the queue groups
     /// deliveries by for ``ReceiverSlots``. Read by the database from the URL as stored, so it
     /// is a grouping key, not a checked host name.
-    public var receiverHost: String
+    package var receiverHost: String
     /// `job.succeeded`, `job.failed`, `job.dead` or `job.cancelled` (see ``event(for:)``).
-    public var event: String
+    package var event: String
     /// The job as it ended: a later manual retry of the job does not change what this delivery
     /// says.
-    public var job: JobRecord
-    public var state: DeliveryState
+    package var job: JobRecord
+    package var state: DeliveryState
     /// Claims so far, including the current one: the fencing token of
     /// ``WebhookOutbox/finishDelivery(_:attempt:outcome:)``.
-    public var attempts: Int
+    package var attempts: Int
     /// When a pending delivery is due (or its current claim's lease ends); nil once it is
     /// delivered or failed.
-    public var nextAttemptAt: Date?
+    package var nextAttemptAt: Date?
     /// The HTTP status of the last attempt, when there was an answer.
-    public var lastStatus: Int?
-    public var lastError: String?
-    public var createdAt: Date
-    public var deliveredAt: Date?
+    package var lastStatus: Int?
+    package var lastError: String?
+    package var createdAt: Date
+    package var deliveredAt: Date?
 
     package init(
         id: Int64, webhookID: String, jobID: JobID, url: String, receiverHost: String, event: String, job: JobRecord,
@@ -107,7 +107,7 @@ public struct WebhookDelivery: Sendable, Equatable {
 
     /// The event of a job that ended in `state` (`job.` and the state), or nil for a state that
     /// is not final.
-    public static func event(for state: JobState) -> String? {
+    package static func event(for state: JobState) -> String? {
         state.isFinished ? "job.\(state.rawValue)" : nil
     }
 }
@@ -116,19 +116,19 @@ public struct WebhookDelivery: Sendable, Equatable {
 /// so that a dispatcher never fills its send slots with one receiver's deliveries: the claim
 /// takes at most ``free``[host] for a host listed there (0: none, its slots are all busy), at
 /// most ``otherwise`` for any other, and skips the rest for newer deliveries to other hosts.
-public struct ReceiverSlots: Sendable, Equatable {
+package struct ReceiverSlots: Sendable, Equatable {
     /// The free slots of the hosts that have sends in flight.
-    public var free: [String: Int]
+    package var free: [String: Int]
     /// The slots of a host with nothing in flight.
-    public var otherwise: Int
+    package var otherwise: Int
 
-    public init(free: [String: Int] = [:], otherwise: Int) {
+    package init(free: [String: Int] = [:], otherwise: Int) {
         self.free = free
         self.otherwise = otherwise
     }
 
     /// No bound per host: the claim takes the oldest due deliveries, whatever their host.
-    public static let unbounded = ReceiverSlots(otherwise: Int(Int32.max))
+    package static let unbounded = ReceiverSlots(otherwise: Int(Int32.max))
 
     /// ``free`` as a JSON object, for the claim statements.
     package var freeJSON: String {
@@ -140,7 +140,7 @@ public struct ReceiverSlots: Sendable, Equatable {
 
 /// How one attempt to send a webhook went, reported with
 /// ``WebhookOutbox/finishDelivery(_:attempt:outcome:)``.
-public enum DeliveryOutcome: Sendable, Equatable {
+package enum DeliveryOutcome: Sendable, Equatable {
     /// The receiver accepted it: the delivery ends `delivered`.
     case delivered(status: Int)
     /// Failed for now: pending again, due after `after`.

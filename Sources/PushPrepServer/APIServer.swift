@@ -44,7 +44,7 @@ package struct APIServer: Service {
     }
 
     package func run() async throws {
-        try await JobQueues.withQueue(queueURL, logger: logger) { queue in
+        try await JobQueues.withBackend(queueURL, logger: logger) { queue in
             let sweeper = Self.uploadSweeper(configuration: configuration, queue: queue, logger: logger)
             let application = Self.application(
                 configuration: configuration, queue: queue, publicURL: publicURL, registry: registry,

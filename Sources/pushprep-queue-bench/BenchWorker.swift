@@ -36,7 +36,7 @@ struct BenchWorker: Service {
 
     /// Opens the connection and works until graceful shutdown or cancellation.
     func run() async throws {
-        try await JobQueues.withQueue(url, logger: logger) { queue in
+        try await JobQueues.withBackend(url, logger: logger) { queue in
             await worker.work(on: TimedJobQueue(base: queue, recorder: recorder))
         }
     }

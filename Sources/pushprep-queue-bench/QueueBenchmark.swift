@@ -24,7 +24,7 @@ struct QueueBenchmark: Sendable {
     }
 
     func run() async throws -> Result {
-        try await JobQueues.withQueue(url, logger: logger) { queue in
+        try await JobQueues.withBackend(url, logger: logger) { queue in
             try await requireEmpty(queue)
             let enqueueRecorder = CallRecorder()
             let enqueueSeconds = try await enqueueAll(TimedJobQueue(base: queue, recorder: enqueueRecorder))

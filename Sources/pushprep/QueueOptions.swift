@@ -41,7 +41,7 @@ struct QueueOptions: ParsableArguments {
         -> Result
     {
         do {
-            return try await JobQueues.withQueue(try url, logger: logger, body)
+            return try await JobQueues.withBackend(try url, logger: logger, body)
         } catch let error as PushPrepError {
             throw CommandFailure(message: error.description)
         }

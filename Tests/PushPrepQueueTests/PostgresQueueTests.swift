@@ -88,8 +88,8 @@ struct PostgresQueueTests {
     @Test("the listener reconnects after its connection is killed and wakes waiters again")
     func listenerReconnects() async throws {
         try await server.withFreshDatabase { url in
-            try await JobQueues.withQueue(url, logger: .quiet) { listener in
-                try await JobQueues.withQueue(url, logger: .quiet) { producer in
+            try await JobQueues.withBackend(url, logger: .quiet) { listener in
+                try await JobQueues.withBackend(url, logger: .quiet) { producer in
                     try await startListening(listener)
                     let database = PostgresTestServer.databaseName(url)
                     let listenerPID = try await server.execute(
@@ -136,7 +136,7 @@ struct PostgresQueueTests {
             let ids = try await withThrowingTaskGroup(of: JobID.self) { group in
                 for index in 0..<4 {
                     group.addTask {
-                        try await JobQueues.withQueue(url, logger: .quiet) { queue in
+                        try await JobQueues.withBackend(url, logger: .quiet) { queue in
                             let results = try await queue.enqueue([JobSpec(source: "job-\(index)", payload: "{}")])
                             return try #require(results.first).id
                         }
@@ -156,12 +156,12 @@ struct PostgresQueueTests {
     @Test("a schema newer than this build is refused with queue_unavailable")
     func newerSchemaRefused() async throws {
         try await server.withFreshDatabase { url in
-            try await JobQueues.withQueue(url, logger: .quiet) { _ in }
+            try await JobQueues.withBackend(url, logger: .quiet) { _ in }
             try await server.execute(
                 "INSERT INTO pushprep_schema_migrations (version) VALUES (999)",
                 database: PostgresTestServer.databaseName(url))
             let error = try await #require(throws: PushPrepError.self) {
-                try await JobQueues.withQueue(url, logger: .quiet) { _ in }
+                try await JobQueues.withBackend(url, logger: .quiet) { _ in }
             }
             #expect(error.code == .queueUnavailable)
             #expect(error.message.hasPrefix("the queue's schema is version 999, this PushPrep knows up to "))
@@ -175,7 +175,7 @@ struct PostgresQueueTests {
         let url = try QueueURL(parsing: "postgres://pushprep:secret@127.0.0.1:\(port)/jobs")
         let started = clock.now
         let error = try await #require(throws: PushPrepError.self) {
-            try await JobQueues.withQueue(url, logger: .quiet) { _ in }
+            try await JobQueues.withBackend(url, logger: .quiet) { _ in }
         }
         let elapsed = clock.now - started
         #expect(error.code == .queueUnavailable)
@@ -195,7 +195,7 @@ struct PostgresQueueTests {
     func missingDatabase() async throws {
         let url = try await server.url(database: "no_such_database")
         let error = try await #require(throws: PushPrepError.self) {
-            try await JobQueues.withQueue(url, logger: .quiet) { _ in }
+            try await JobQueues.withBackend(url, logger: .quiet) { _ in }
         }
         #expect(error.code == .queueUnavailable)
         #expect(error.message.contains(#"database "no_such_database" does not exist"#), "\(error.message)")
@@ -206,7 +206,7 @@ struct PostgresQueueTests {
         struct Stop: Error {}
         try await server.withFreshDatabase { url in
             await #expect(throws: Stop.self) {
-                try await JobQueues.withQueue(url, logger: .quiet) { queue in
+                try await JobQueues.withBackend(url, logger: .quiet) { queue in
                     _ = try await queue.enqueue([JobSpec(source: "a", payload: "{}")])
                     await queue.waitForWork(timeout: .milliseconds(100))
                     throw Stop()
@@ -266,8 +266,8 @@ struct PostgresQueueTests {
     /// two worker processes.
     private func withTwoQueues(_ body: (any JobQueueBackend, any JobQueueBackend) async throws -> Void) async throws {
         try await server.withFreshDatabase { url in
-            try await JobQueues.withQueue(url, logger: .quiet) { first in
-                try await JobQueues.withQueue(url, logger: .quiet) { second in
+            try await JobQueues.withBackend(url, logger: .quiet) { first in
+                try await JobQueues.withBackend(url, logger: .quiet) { second in
                     try await body(first, second)
                 }
             }

@@ -39,7 +39,7 @@ import Testing
         try FileManager.default.createSymbolicLink(atPath: "\(out)/link.jpg", withDestinationPath: outsideOutput)
 
         let database = dir.appendingPathComponent("queue.db").path
-        try await JobQueues.withQueue(.sqlite(path: database), logger: .quiet) { queue in
+        try await JobQueues.withBackend(.sqlite(path: database), logger: .quiet) { queue in
             let ids = try await queue.enqueue([
                 JobSpec(source: done, payload: "{}", priority: 9, maxAttempts: 1),
                 JobSpec(source: shared, payload: "{}", priority: 8, maxAttempts: 1),

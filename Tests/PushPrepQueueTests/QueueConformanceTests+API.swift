@@ -488,7 +488,7 @@ extension QueueConformanceTests {
                 ('succeeded', 'old-done', '{}', NULL, 5, 1700000000, 1700000000, 1700000100, 1700000100, '{"ok":1}')
             """
         try await withOldDatabase(backend, inserting: insert) { url, versions in
-            try await JobQueues.withQueue(url, logger: .quiet) { queue in
+            try await JobQueues.withBackend(url, logger: .quiet) { queue in
                 #expect(try await versions() == "1,2,3,4")
                 let old = try await queue.list(state: nil, limit: 10)
                 #expect(old.map(\.source) == ["old-done", "old-queued"])

@@ -427,7 +427,7 @@ extension QueueConformanceTests {
                     NULL, 1, 'old-worker', 1, 1700000000, NULL)
             """
         try await withOldDatabase(backend, version: 2, inserting: insert) { url, versions in
-            try await JobQueues.withQueue(url, logger: .quiet) { queue in
+            try await JobQueues.withBackend(url, logger: .quiet) { queue in
                 #expect(try await versions() == "1,2,3,4")
                 let jobs = try await queue.list(state: nil, limit: 10)
                 #expect(jobs.map(\.source) == ["old-running", "old-failed", "old-array", "old-odd", "old-image"])

@@ -65,7 +65,7 @@ extension QueueConformanceTests {
             UPDATE pushprep_jobs SET state = 'succeeded', finished_at = 1700000100, updated_at = 1700000100;
             """
         try await withOldDatabase(backend, version: 3, inserting: insert) { url, versions in
-            try await JobQueues.withQueue(url, logger: .quiet) { queue in
+            try await JobQueues.withBackend(url, logger: .quiet) { queue in
                 #expect(try await versions() == "1,2,3,4")
                 let old = try await queue.listDeliveries(state: nil, limit: 10).reversed().map { $0 }
                 #expect(old.map(\.job.source) == ["old-1", "old-2", "old-3"])

@@ -16,7 +16,7 @@ struct ConsoleBulkRetryTests {
         let browser = ConsoleBrowser(baseURL: server.baseURL)
         defer { Task { try? await browser.shutdown() } }
         let count = JobFilter.retryLimit + 2
-        let keyed = try await JobQueues.withQueue(ConsoleQueue.url(dir), logger: .quiet) { queue in
+        let keyed = try await JobQueues.withBackend(ConsoleQueue.url(dir), logger: .quiet) { queue in
             func fail(_ specs: [JobSpec]) async throws -> [JobID] {
                 let ids = try await queue.enqueue(specs).map(\.id)
                 let claimed = try await queue.claim(worker: "bulk-test", limit: specs.count, lease: .seconds(60))
@@ -43,7 +43,7 @@ struct ConsoleBulkRetryTests {
         let bulk = try await browser.post("/jobs/bulk-retry", form: [("csrf", csrf), ("state", "failed")])
         #expect(bulk.status == 303)
         #expect(bulk.header("Location") == "/jobs?state=failed&notice=bulk")
-        try await JobQueues.withQueue(ConsoleQueue.url(dir), logger: .quiet) { queue in
+        try await JobQueues.withBackend(ConsoleQueue.url(dir), logger: .quiet) { queue in
             let left = try await queue.list(filter: JobFilter(states: [.failed]), limit: 10, before: nil).map(\.id)
             #expect(left == [keyed], "every failed job but the one whose key a newer retried job took")
             #expect(try await queue.count(filter: JobFilter(states: [.queued])) == count + 1)

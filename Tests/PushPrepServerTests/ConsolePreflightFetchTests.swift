@@ -81,7 +81,7 @@ struct ConsolePreflightFetchTests {
             configuration.allowedHosts = ["localhost"]
             configuration.preflightFetchCeiling = PreflightSession.FetchBudget(maxURLs: 2, maxBytes: 2_000_000)
             let settings = configuration
-            try await JobQueues.withQueue(.sqlite(path: dir.appendingPathComponent("q.db").path), logger: .quiet) {
+            try await JobQueues.withBackend(.sqlite(path: dir.appendingPathComponent("q.db").path), logger: .quiet) {
                 queue in
                 let application = APIServer.application(
                     configuration: settings, queue: queue, publicURL: PublicURL(configured: nil), registry: nil,

@@ -86,7 +86,7 @@ enum ConsoleQueue {
 
     /// Enqueues `sources`; returns their ids in order.
     static func enqueue(_ directory: URL, _ sources: [String]) async throws -> [JobID] {
-        try await JobQueues.withQueue(url(directory), logger: .quiet) { queue in
+        try await JobQueues.withBackend(url(directory), logger: .quiet) { queue in
             try await queue.enqueue(sources.map { JobSpec(source: $0, payload: "{}", maxAttempts: 1) }).map(\.id)
         }
     }
@@ -96,7 +96,7 @@ enum ConsoleQueue {
         -> [JobID]
     {
         let ids = try await enqueue(directory, sources)
-        try await JobQueues.withQueue(url(directory), logger: .quiet) { queue in
+        try await JobQueues.withBackend(url(directory), logger: .quiet) { queue in
             let claimed = try await queue.claim(worker: "console-test-worker", limit: 1000, lease: .seconds(60))
             let mine = claimed.filter { ids.contains($0.id) }
             _ = try await queue.finish(
@@ -109,6 +109,6 @@ enum ConsoleQueue {
     }
 
     static func state(_ directory: URL, _ id: JobID) async throws -> JobState? {
-        try await JobQueues.withQueue(url(directory), logger: .quiet) { queue in try await queue.job(id)?.state }
+        try await JobQueues.withBackend(url(directory), logger: .quiet) { queue in try await queue.job(id)?.state }
     }
 }

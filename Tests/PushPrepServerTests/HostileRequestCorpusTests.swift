@@ -202,7 +202,7 @@ struct HostileRequestCorpusTests {
         setup.apply(to: &configuration)
         try configuration.validate()
         let settings = configuration
-        try await JobQueues.withQueue(.sqlite(path: dir.appendingPathComponent("q.db").path), logger: .quiet) {
+        try await JobQueues.withBackend(.sqlite(path: dir.appendingPathComponent("q.db").path), logger: .quiet) {
             queue in
             let application = APIServer.application(
                 configuration: settings, queue: queue, publicURL: PublicURL(configured: settings.publicURL),

@@ -63,7 +63,7 @@ struct HostileRequestTests {
             at: dir.appendingPathComponent("uploads"), withIntermediateDirectories: true)
         configure(&configuration)
         let settings = configuration
-        try await JobQueues.withQueue(.sqlite(path: dir.appendingPathComponent("q.db").path), logger: .quiet) {
+        try await JobQueues.withBackend(.sqlite(path: dir.appendingPathComponent("q.db").path), logger: .quiet) {
             queue in
             let application = APIServer.application(
                 configuration: settings, queue: queue, publicURL: PublicURL(configured: settings.publicURL),

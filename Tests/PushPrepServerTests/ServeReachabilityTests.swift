@@ -28,7 +28,7 @@ struct ServeReachabilityTests {
         configure(&configuration)
         let settings = configuration
         let log = CapturedLog()
-        try await JobQueues.withQueue(.sqlite(path: dir.appendingPathComponent("q.db").path), logger: .quiet) {
+        try await JobQueues.withBackend(.sqlite(path: dir.appendingPathComponent("q.db").path), logger: .quiet) {
             queue in
             let application = APIServer.application(
                 configuration: settings, queue: queue, publicURL: PublicURL(configured: settings.publicURL),

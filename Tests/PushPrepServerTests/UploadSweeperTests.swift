@@ -29,7 +29,7 @@ import Testing
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: outside)
         let foreign = "\(uploads)/notes.txt"
         try Data("operator's".utf8).write(to: URL(fileURLWithPath: foreign))
-        try await JobQueues.withQueue(.sqlite(path: dir.appendingPathComponent("queue.db").path), logger: .quiet) {
+        try await JobQueues.withBackend(.sqlite(path: dir.appendingPathComponent("queue.db").path), logger: .quiet) {
             queue in
             let ids = try await queue.enqueue([
                 JobSpec(source: finished, payload: "{}", maxAttempts: 1),

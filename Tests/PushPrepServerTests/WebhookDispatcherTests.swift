@@ -152,7 +152,7 @@ struct WebhookDispatcherTests {
         let directory = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(directory) }
         let url = QueueURL.sqlite(path: directory.appendingPathComponent("queue.db").path)
-        let ids = try await JobQueues.withQueue(url, logger: .quiet) { queue in
+        let ids = try await JobQueues.withBackend(url, logger: .quiet) { queue in
             let ids = try await Self.finishJobs(queue, count: 4, url: receiver.url())
             try await Self.running(try Self.dispatcher(queue, Self.settings(concurrency: 1))) {
                 try await Poll.until("the first request arrives", within: .seconds(20)) {
@@ -166,7 +166,7 @@ struct WebhookDispatcherTests {
             #expect(try receiver.requests.count == 1)
             return ids
         }
-        try await JobQueues.withQueue(url, logger: .quiet) { queue in
+        try await JobQueues.withBackend(url, logger: .quiet) { queue in
             try await Self.running(try Self.dispatcher(queue, Self.settings(concurrency: 2))) {
                 try await Poll.until("all are delivered", within: .seconds(30)) {
                     try await Self.states(queue, ids) == Array(repeating: .delivered, count: 4)
@@ -264,7 +264,7 @@ struct WebhookDispatcherTests {
         defer { TestTools.removeDirectory(directory) }
         let path = directory.appendingPathComponent("queue.db").path
         let locked = directory.appendingPathComponent("locked").path
-        try await JobQueues.withQueue(.sqlite(path: path), logger: .quiet) { queue in
+        try await JobQueues.withBackend(.sqlite(path: path), logger: .quiet) { queue in
             let ids = try await Self.finishJobs(queue, count: 1, url: receiver.url())
             var settings = Self.settings()
             settings.timeout = .seconds(1)

@@ -25,10 +25,10 @@ package enum QueueFixture {
             let directory = try TestTools.temporaryDirectory()
             defer { TestTools.removeDirectory(directory) }
             let url = QueueURL.sqlite(path: directory.appendingPathComponent("queue.db").path)
-            return try await JobQueues.withQueue(url, logger: .quiet) { try await body($0, url) }
+            return try await JobQueues.withBackend(url, logger: .quiet) { try await body($0, url) }
         case .postgres:
             return try await PostgresTestServer.shared.withFreshDatabase { url in
-                try await JobQueues.withQueue(url, logger: .quiet) { try await body($0, url) }
+                try await JobQueues.withBackend(url, logger: .quiet) { try await body($0, url) }
             }
         }
     }

@@ -1,15 +1,15 @@
-public import Foundation
+package import Foundation
 import PushPrepCore
 
 /// The jobs that finished in one interval, for the console's throughput chart: counted by the
 /// state they ended in (a job retried by hand counts once, at its latest end).
-public struct ActivityBucket: Sendable, Equatable, Codable {
+package struct ActivityBucket: Sendable, Equatable, Codable {
     /// The interval's start; it lasts the `bucket` asked for.
-    public var start: Date
-    public var succeeded: Int
+    package var start: Date
+    package var succeeded: Int
     /// Ended `failed` or `dead`.
-    public var failed: Int
-    public var cancelled: Int
+    package var failed: Int
+    package var cancelled: Int
 
     package init(start: Date, succeeded: Int = 0, failed: Int = 0, cancelled: Int = 0) {
         self.start = start
@@ -19,9 +19,9 @@ public struct ActivityBucket: Sendable, Equatable, Codable {
     }
 
     /// The most buckets one ``ConsoleQueries/activity(since:bucket:)`` returns (a day of minutes).
-    public static let maximumCount = 1440
+    package static let maximumCount = 1440
     /// A bucket's range in seconds.
-    public static let widthSeconds: ClosedRange<Double> = 1...86_400
+    package static let widthSeconds: ClosedRange<Double> = 1...86_400
 
     /// The buckets covering `since` up to `now`: each `width` long (clamped to
     /// ``widthSeconds``), starting at `since` on its grid, the newest ``maximumCount`` only (the

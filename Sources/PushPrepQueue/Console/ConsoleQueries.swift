@@ -1,10 +1,10 @@
-public import Foundation
-public import PushPrepCore
+package import Foundation
+package import PushPrepCore
 
 /// The console's queries (schema version 3): filtered job tables and bulk retries, throughput,
 /// the registered workers and each job's attempts. A ``JobQueue`` capability; each backend keeps
 /// only its SQL, the filter's rules are ``JobFilter``'s.
-public protocol ConsoleQueries: Sendable {
+package protocol ConsoleQueries: Sendable {
     /// Up to `limit` (clamped to ``JobFilter/pageLimit``) jobs matching `filter`, newest first,
     /// older than the job `before` when given (the same keyset pages as
     /// ``list(state:limit:before:)``).

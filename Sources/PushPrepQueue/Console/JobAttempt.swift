@@ -1,11 +1,11 @@
-public import Foundation
+package import Foundation
 import PushPrepCore
 
 /// One claim of a job and how it ended, written by the database in the transaction of the claim
 /// and of the end (triggers on the jobs table, schema version 3), so no path can skip it.
-public struct JobAttempt: Sendable, Equatable, Codable {
+package struct JobAttempt: Sendable, Equatable, Codable {
     /// How an attempt ended.
-    public enum Outcome: String, Sendable, Codable, CaseIterable {
+    package enum Outcome: String, Sendable, Codable, CaseIterable {
         case succeeded
         /// The handler failed; the job was queued again or ended `failed` or `dead`.
         case failed
@@ -26,20 +26,20 @@ public struct JobAttempt: Sendable, Equatable, Codable {
         }
     }
 
-    public var jobID: JobID
+    package var jobID: JobID
     /// The job's attempt number at the claim, from 1 (a retry by hand starts again at 1).
-    public var attempt: Int
+    package var attempt: Int
     /// The claim's fencing token: unique per job, increasing.
-    public var leaseToken: Int64
+    package var leaseToken: Int64
     /// The worker that claimed it.
-    public var worker: String
-    public var startedAt: Date
+    package var worker: String
+    package var startedAt: Date
     /// Nil while it runs.
-    public var endedAt: Date?
+    package var endedAt: Date?
     /// Nil while it runs.
-    public var outcome: Outcome?
-    public var errorCode: String?
-    public var errorMessage: String?
+    package var outcome: Outcome?
+    package var errorCode: String?
+    package var errorMessage: String?
 
     package init(
         jobID: JobID, attempt: Int, leaseToken: Int64, worker: String, startedAt: Date, endedAt: Date?,
@@ -62,5 +62,5 @@ public struct JobAttempt: Sendable, Equatable, Codable {
         "the process of the worker holding the lease is gone; the lease was ended for a rescue"
 
     /// The most attempts ``ConsoleQueries/attempts(job:)`` returns: the newest ones.
-    public static let listLimit = 500
+    package static let listLimit = 500
 }

@@ -1,5 +1,5 @@
 import Foundation
-public import PushPrepCore
+package import PushPrepCore
 
 /// What a job produced, for filtering: the `kind` of a succeeded job's result (its manifest
 /// entry), or `unknown` before it succeeded (and for a result without a kind).
@@ -52,18 +52,18 @@ public enum JobKind: String, Sendable, Codable, CaseIterable {
 /// Which jobs the console's table shows: every condition given must hold (an empty set or a nil
 /// means any). Used by ``ConsoleQueries/list(filter:limit:before:)``, ``ConsoleQueries/count(filter:)`` and
 /// ``ConsoleQueries/retry(matching:)``.
-public struct JobFilter: Sendable, Equatable {
+package struct JobFilter: Sendable, Equatable {
     /// Jobs in one of these states; empty for any state.
-    public var states: Set<JobState>
+    package var states: Set<JobState>
     /// Jobs of this kind (``JobKind/unknown``: not succeeded, or a result without a kind), or nil.
-    public var kind: JobKind?
+    package var kind: JobKind?
     /// Jobs whose source contains this text, ignoring case (ASCII letters on SQLite, every
     /// letter on PostgreSQL); `%`, `_` and `\` match themselves. Nil or empty for any.
-    public var source: String?
+    package var source: String?
     /// Jobs whose last error has this code (a failed job's, or a retried job's last failure), or nil.
-    public var errorCode: String?
+    package var errorCode: String?
 
-    public init(states: Set<JobState> = [], kind: JobKind? = nil, source: String? = nil, errorCode: String? = nil) {
+    package init(states: Set<JobState> = [], kind: JobKind? = nil, source: String? = nil, errorCode: String? = nil) {
         self.states = states
         self.kind = kind
         self.source = source
@@ -71,20 +71,20 @@ public struct JobFilter: Sendable, Equatable {
     }
 
     /// Every job.
-    public static let all = JobFilter()
+    package static let all = JobFilter()
 
     /// The most jobs one page lists: `limit` is clamped to `0...pageLimit`.
-    public static let pageLimit = 1000
+    package static let pageLimit = 1000
     /// The most jobs one ``ConsoleQueries/retry(matching:)`` considers (newest first); call it again
     /// for the rest.
-    public static let retryLimit = 10_000
+    package static let retryLimit = 10_000
     /// The longest `source` text, in characters.
-    public static let sourceLength = 500
+    package static let sourceLength = 500
     /// The longest `errorCode`, in characters.
-    public static let errorCodeLength = 100
+    package static let errorCodeLength = 100
 
     /// Refuses texts past their length (`invalid_request`): a filter comes from a query string.
-    public func validate() throws(PushPrepError) {
+    package func validate() throws(PushPrepError) {
         if let source, source.count > Self.sourceLength {
             throw PushPrepError(
                 .invalidRequest, "a source filter must be at most \(Self.sourceLength) characters, got \(source.count)")

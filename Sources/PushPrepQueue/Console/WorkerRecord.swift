@@ -1,15 +1,15 @@
-public import Foundation
+package import Foundation
 
 /// A worker process as it announces itself to the queue (see ``ConsoleQueries/recordWorker(_:)``);
 /// only the queue's own worker (``QueueWorker``) makes one.
-public struct WorkerRegistration: Sendable, Equatable {
+package struct WorkerRegistration: Sendable, Equatable {
     /// The worker's id, as its leases name it (``WorkerConfiguration/workerID``).
-    public var id: String
+    package var id: String
     /// The machine's host name.
-    public var host: String
-    public var pid: Int
+    package var host: String
+    package var pid: Int
     /// Jobs it runs at once.
-    public var concurrency: Int
+    package var concurrency: Int
 
     /// The longest id or host stored, in UTF-8 bytes; longer ones are cut.
     static let textLimit = 200
@@ -27,16 +27,16 @@ public struct WorkerRegistration: Sendable, Equatable {
 }
 
 /// A registered worker, with the jobs it holds now.
-public struct WorkerRecord: Sendable, Equatable, Codable {
-    public var id: String
-    public var host: String
-    public var pid: Int
-    public var concurrency: Int
-    public var startedAt: Date
+package struct WorkerRecord: Sendable, Equatable, Codable {
+    package var id: String
+    package var host: String
+    package var pid: Int
+    package var concurrency: Int
+    package var startedAt: Date
     /// Its latest registration or heartbeat.
-    public var lastSeenAt: Date
+    package var lastSeenAt: Date
     /// The running jobs whose lease it holds, by id.
-    public var runningJobs: [JobID]
+    package var runningJobs: [JobID]
 
     package init(
         id: String, host: String, pid: Int, concurrency: Int, startedAt: Date, lastSeenAt: Date,
@@ -52,8 +52,8 @@ public struct WorkerRecord: Sendable, Equatable, Codable {
     }
 
     /// The most workers ``ConsoleQueries/workers(seenSince:)`` returns (most recently seen first).
-    public static let listLimit = 1000
+    package static let listLimit = 1000
     /// Registrations not seen for this long are deleted when a worker registers: a worker killed
     /// with SIGKILL never removes its own.
-    public static let forgottenAfter: Duration = .seconds(86_400)
+    package static let forgottenAfter: Duration = .seconds(86_400)
 }

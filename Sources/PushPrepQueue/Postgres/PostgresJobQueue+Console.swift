@@ -1,18 +1,18 @@
-public import Foundation
+package import Foundation
 import Logging
 import PostgresNIO
-public import PushPrepCore
+package import PushPrepCore
 
 /// What the console reads (schema version 3): filtered pages of jobs, bulk retry, activity,
 /// workers and attempts.
 extension PostgresJobQueue: ConsoleQueries {
-    public func list(filter: JobFilter, limit: Int, before: JobID?) async throws(PushPrepError) -> [JobRecord] {
+    package func list(filter: JobFilter, limit: Int, before: JobID?) async throws(PushPrepError) -> [JobRecord] {
         try filter.validate()
         return try await records(
             "list jobs", PostgresJobFilterSQL.list(filter, limit: JobFilter.clampedPage(limit), before: before))
     }
 
-    public func count(filter: JobFilter) async throws(PushPrepError) -> Int {
+    package func count(filter: JobFilter) async throws(PushPrepError) -> Int {
         try filter.validate()
         return try await perform("count jobs") {
             var count = 0
@@ -25,7 +25,7 @@ extension PostgresJobQueue: ConsoleQueries {
         }
     }
 
-    public func retry(matching filter: JobFilter) async throws(PushPrepError) -> Int {
+    package func retry(matching filter: JobFilter) async throws(PushPrepError) -> Int {
         try filter.validate()
         guard let retryable = filter.retryable else { return 0 }
         do {
@@ -45,7 +45,7 @@ extension PostgresJobQueue: ConsoleQueries {
         }
     }
 
-    public func activity(since: Date, bucket: Duration) async throws(PushPrepError) -> [ActivityBucket] {
+    package func activity(since: Date, bucket: Duration) async throws(PushPrepError) -> [ActivityBucket] {
         let (first, width, count) = ActivityBucket.grid(since: since, until: Date(), width: bucket)
         guard count > 0 else { return [] }
         let query = Self.query(
@@ -61,7 +61,7 @@ extension PostgresJobQueue: ConsoleQueries {
         }
     }
 
-    public func recordWorker(_ worker: WorkerRegistration) async throws(PushPrepError) {
+    package func recordWorker(_ worker: WorkerRegistration) async throws(PushPrepError) {
         let query = Self.query(
             PostgresConsoleSQL.recordWorker, WorkerRegistration.bounded(worker.id),
             WorkerRegistration.bounded(worker.host), worker.pid, worker.concurrency, WorkerRecord.forgottenAfter.seconds
@@ -69,12 +69,12 @@ extension PostgresJobQueue: ConsoleQueries {
         try await perform("register worker \(worker.id)") { _ = try await client.query(query, logger: logger) }
     }
 
-    public func removeWorker(id: String) async throws(PushPrepError) {
+    package func removeWorker(id: String) async throws(PushPrepError) {
         let query = Self.query(PostgresConsoleSQL.removeWorker, WorkerRegistration.bounded(id))
         try await perform("remove worker \(id)") { _ = try await client.query(query, logger: logger) }
     }
 
-    public func workers(seenSince date: Date) async throws(PushPrepError) -> [WorkerRecord] {
+    package func workers(seenSince date: Date) async throws(PushPrepError) -> [WorkerRecord] {
         let query = Self.query(PostgresConsoleSQL.workers, date, WorkerRecord.listLimit)
         return try await perform("list workers") {
             var workers: [WorkerRecord] = []
@@ -98,7 +98,7 @@ extension PostgresJobQueue: ConsoleQueries {
         }
     }
 
-    public func attempts(job: JobID) async throws(PushPrepError) -> [JobAttempt] {
+    package func attempts(job: JobID) async throws(PushPrepError) -> [JobAttempt] {
         let query = Self.query(PostgresConsoleSQL.attempts, job, JobAttempt.listLimit)
         return try await perform("read the attempts of job \(job)") {
             var attempts: [JobAttempt] = []

@@ -1,12 +1,12 @@
 import Foundation
 import PostgresNIO
-public import PushPrepCore
+package import PushPrepCore
 
 /// The webhook outbox: deliveries are written by the `pushprep_jobs_webhook` trigger (schema
 /// version 2) in the transaction that ends a job; these methods hand them to dispatchers on any
 /// number of hosts.
 extension PostgresJobQueue: WebhookOutbox {
-    public func claimDeliveries(limit: Int, lease: Duration, slots: ReceiverSlots) async throws(PushPrepError)
+    package func claimDeliveries(limit: Int, lease: Duration, slots: ReceiverSlots) async throws(PushPrepError)
         -> [WebhookDelivery]
     {
         guard limit > 0 else { return [] }
@@ -21,7 +21,7 @@ extension PostgresJobQueue: WebhookOutbox {
         return claimed.sorted { $0.id < $1.id }
     }
 
-    public func finishDelivery(
+    package func finishDelivery(
         _ id: Int64, attempt: Int, outcome: DeliveryOutcome
     ) async throws(PushPrepError) -> Bool {
         let (state, status, error, after): (DeliveryState, Int?, String?, Double)
@@ -46,14 +46,14 @@ extension PostgresJobQueue: WebhookOutbox {
         }
     }
 
-    public func deliveries(job: JobID) async throws(PushPrepError) -> [WebhookDelivery] {
+    package func deliveries(job: JobID) async throws(PushPrepError) -> [WebhookDelivery] {
         var bindings = PostgresBindings()
         bindings.append(job)
         return try await deliveries(
             "read the webhook deliveries of job \(job)", PostgresQuery(unsafeSQL: DeliverySQL.ofJob, binds: bindings))
     }
 
-    public func listDeliveries(state: DeliveryState?, limit: Int) async throws(PushPrepError) -> [WebhookDelivery] {
+    package func listDeliveries(state: DeliveryState?, limit: Int) async throws(PushPrepError) -> [WebhookDelivery] {
         var bindings = PostgresBindings()
         bindings.append(max(limit, 0))
         if let state { bindings.append(state.rawValue) }

@@ -55,7 +55,7 @@ public final class PostgresJobQueue: JobQueue, JobQueueAdmin {
     ///   never hangs), refuses the credentials, or holds a schema newer than this PushPrep;
     ///   whatever `body` throws.
     public static func withQueue<Result: Sendable>(
-        _ location: QueueURL.PostgresLocation, logger: Logger, _ body: (any JobQueueBackend) async throws -> Result
+        _ location: QueueURL.PostgresLocation, logger: Logger, _ body: (PostgresJobQueue) async throws -> Result
     ) async throws -> Result {
         let description = QueueURL.postgres(location).description
         let connections = try ConnectionSettings(location, description: description)

@@ -1,11 +1,11 @@
-public import Foundation
+package import Foundation
 import GRDB
-public import PushPrepCore
+package import PushPrepCore
 
 /// What the console reads (schema version 3): filtered pages of jobs, bulk retry, activity,
 /// workers and attempts.
 extension SQLiteJobQueue: ConsoleQueries {
-    public func list(filter: JobFilter, limit: Int, before: JobID?) async throws(PushPrepError) -> [JobRecord] {
+    package func list(filter: JobFilter, limit: Int, before: JobID?) async throws(PushPrepError) -> [JobRecord] {
         try filter.validate()
         let (conditions, arguments) = Self.conditions(filter, before: before)
         return try await read("list jobs") { db in
@@ -20,7 +20,7 @@ extension SQLiteJobQueue: ConsoleQueries {
         }
     }
 
-    public func count(filter: JobFilter) async throws(PushPrepError) -> Int {
+    package func count(filter: JobFilter) async throws(PushPrepError) -> Int {
         try filter.validate()
         let (conditions, arguments) = Self.conditions(filter, before: nil)
         return try await read("count jobs") { db in
@@ -29,7 +29,7 @@ extension SQLiteJobQueue: ConsoleQueries {
         }
     }
 
-    public func retry(matching filter: JobFilter) async throws(PushPrepError) -> Int {
+    package func retry(matching filter: JobFilter) async throws(PushPrepError) -> Int {
         try filter.validate()
         guard let retryable = filter.retryable else { return 0 }
         let (conditions, arguments) = Self.conditions(retryable, before: nil)
@@ -61,7 +61,7 @@ extension SQLiteJobQueue: ConsoleQueries {
         }
     }
 
-    public func activity(since: Date, bucket: Duration) async throws(PushPrepError) -> [ActivityBucket] {
+    package func activity(since: Date, bucket: Duration) async throws(PushPrepError) -> [ActivityBucket] {
         let (first, width, count) = ActivityBucket.grid(since: since, until: Date(), width: bucket)
         guard count > 0 else { return [] }
         let start = first.timeIntervalSince1970
@@ -77,7 +77,7 @@ extension SQLiteJobQueue: ConsoleQueries {
         }
     }
 
-    public func recordWorker(_ worker: WorkerRegistration) async throws(PushPrepError) {
+    package func recordWorker(_ worker: WorkerRegistration) async throws(PushPrepError) {
         try await write("register worker \(worker.id)") { db in
             let now = Self.now()
             try db.cachedStatement(sql: ConsoleSQL.forgetWorkers).execute(
@@ -90,14 +90,14 @@ extension SQLiteJobQueue: ConsoleQueries {
         }
     }
 
-    public func removeWorker(id: String) async throws(PushPrepError) {
+    package func removeWorker(id: String) async throws(PushPrepError) {
         try await write("remove worker \(id)") { db in
             try db.execute(
                 sql: "DELETE FROM pushprep_workers WHERE id = ?", arguments: [WorkerRegistration.bounded(id)])
         }
     }
 
-    public func workers(seenSince date: Date) async throws(PushPrepError) -> [WorkerRecord] {
+    package func workers(seenSince date: Date) async throws(PushPrepError) -> [WorkerRecord] {
         try await read("list workers") { db in
             let arguments: StatementArguments = [date.timeIntervalSince1970, WorkerRecord.listLimit]
             var workers = try Row.fetchAll(db, sql: ConsoleSQL.workers, arguments: arguments).map { row in
@@ -115,7 +115,7 @@ extension SQLiteJobQueue: ConsoleQueries {
         }
     }
 
-    public func attempts(job: JobID) async throws(PushPrepError) -> [JobAttempt] {
+    package func attempts(job: JobID) async throws(PushPrepError) -> [JobAttempt] {
         try await read("read the attempts of job \(job)") { db in
             try Row.fetchAll(db, sql: ConsoleSQL.attempts, arguments: [job, JobAttempt.listLimit]).reversed().map {
                 row in

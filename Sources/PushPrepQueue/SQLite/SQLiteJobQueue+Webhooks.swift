@@ -1,11 +1,11 @@
 import Foundation
 import GRDB
-public import PushPrepCore
+package import PushPrepCore
 
 /// The webhook outbox: deliveries are written by the `pushprep_jobs_webhook` trigger (schema
 /// version 2) in the transaction that ends a job; these methods hand them to a dispatcher.
 extension SQLiteJobQueue: WebhookOutbox {
-    public func claimDeliveries(limit: Int, lease: Duration, slots: ReceiverSlots) async throws(PushPrepError)
+    package func claimDeliveries(limit: Int, lease: Duration, slots: ReceiverSlots) async throws(PushPrepError)
         -> [WebhookDelivery]
     {
         guard limit > 0 else { return [] }
@@ -22,7 +22,7 @@ extension SQLiteJobQueue: WebhookOutbox {
         }
     }
 
-    public func finishDelivery(
+    package func finishDelivery(
         _ id: Int64, attempt: Int, outcome: DeliveryOutcome
     ) async throws(PushPrepError) -> Bool {
         try await write("record webhook delivery \(id)") { db in
@@ -50,13 +50,13 @@ extension SQLiteJobQueue: WebhookOutbox {
         }
     }
 
-    public func deliveries(job: JobID) async throws(PushPrepError) -> [WebhookDelivery] {
+    package func deliveries(job: JobID) async throws(PushPrepError) -> [WebhookDelivery] {
         try await read("read the webhook deliveries of job \(job)") { db in
             try Row.fetchAll(db, sql: DeliverySQL.ofJob, arguments: [job]).map(Self.delivery)
         }
     }
 
-    public func listDeliveries(state: DeliveryState?, limit: Int) async throws(PushPrepError) -> [WebhookDelivery] {
+    package func listDeliveries(state: DeliveryState?, limit: Int) async throws(PushPrepError) -> [WebhookDelivery] {
         try await read("list webhook deliveries") { db in
             let rows: [Row]
             if let state {

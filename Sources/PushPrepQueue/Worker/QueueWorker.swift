@@ -30,10 +30,10 @@ public final class QueueWorker<Handler: JobHandler>: Service {
     }
 
     /// Opens the queue and works until graceful shutdown or cancellation. The queue stays open
-    /// through the drain (see ``JobQueues/withQueue(_:logger:_:)``).
+    /// through the drain (see ``JobQueues/withBackend(_:logger:_:)``).
     public func run() async throws {
         try configuration.validate()
-        try await JobQueues.withQueue(url, logger: logger) { queue in await self.work(on: queue) }
+        try await JobQueues.withBackend(url, logger: logger) { queue in await self.work(on: queue) }
     }
 
     /// Stops claiming and starts the drain, as a graceful shutdown does.
@@ -46,7 +46,7 @@ public final class QueueWorker<Handler: JobHandler>: Service {
     }
 
     /// Works on an open queue until graceful shutdown or cancellation.
-    public func work(on queue: any WorkerQueue) async {
+    package func work(on queue: any WorkerQueue) async {
         logger.info(
             "worker started",
             metadata: [

@@ -257,7 +257,7 @@ package struct WebhookService: Service, CustomStringConvertible {
     }
 
     package func run() async throws {
-        try await JobQueues.withQueue(queueURL, logger: logger) { queue in
+        try await JobQueues.withBackend(queueURL, logger: logger) { queue in
             try await WebhookDispatcher(queue: queue, settings: settings, signer: signer, logger: logger).run()
         }
     }

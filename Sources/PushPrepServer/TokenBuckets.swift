@@ -7,7 +7,9 @@ import PushPrepCore
 ///
 /// The table keeps at most `maxKeys` keys, so memory stays bounded however many keys arrive:
 /// when it is full, the keys whose bucket has refilled go first (they hold nothing a new bucket
-/// would not), then the least recently updated half (a forgotten key only starts again full).
+/// would not), then the least recently updated ones, down to half the table (a forgotten key
+/// only starts again full). A pass over the table thus makes room for at least `maxKeys / 2` new
+/// keys, so a stream of new keys costs a pass per half table, not one per key.
 struct TokenBuckets: Sendable {
     /// The tokens a full bucket holds.
     let capacity: Double
@@ -54,11 +56,12 @@ struct TokenBuckets: Sendable {
         min(capacity, bucket.tokens + max((now - bucket.updated).seconds, 0) * rate)
     }
 
-    /// Makes room: drops the refilled buckets, and when that is not enough, the least recently
-    /// updated half.
+    /// Makes room: drops the refilled buckets, then the least recently updated ones until at most
+    /// half the table is left. (Dropping only the refilled ones could free one place a pass, and
+    /// a pass per new key when buckets refill as fast as new keys arrive.)
     private mutating func evict(now: ContinuousClock.Instant) {
         table = table.filter { refilled($0.value, now: now) < capacity }
-        guard table.count >= maxKeys else { return }
+        guard table.count > maxKeys / 2 else { return }
         let kept = table.sorted { $0.value.updated > $1.value.updated }.prefix(maxKeys / 2)
         table = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
     }

@@ -171,7 +171,7 @@ struct PostgresQueueTests {
 
     @Test("no server on the port: queue_unavailable at once, naming the queue without a password")
     func unreachableServer() async throws {
-        let port = try PostgresTestServer.freePort()
+        let port = try ChildProcessTools.freePort()
         let url = try QueueURL(parsing: "postgres://pushprep:secret@127.0.0.1:\(port)/jobs")
         let started = clock.now
         let error = try await #require(throws: PushPrepError.self) {

@@ -117,7 +117,7 @@ struct QueueHardeningTests {
     func metricsListenOnLoopbackByDefault() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let port = try await WorkerProcessTests.freePort()
+        let port = try ChildProcessTools.freePort()
         try await QueueFixture.withQueue(.sqlite) { _, url in
             let worker = try PushPrepCLI.startWorker(
                 queue: url.commandLineArgument, out: dir.appendingPathComponent("out"), in: dir,

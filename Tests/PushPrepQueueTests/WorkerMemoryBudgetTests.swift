@@ -45,7 +45,7 @@ struct WorkerMemoryBudgetTests {
         try await QueueFixture.withQueue(.sqlite) { queue, url in
             let queueArgument = url.commandLineArgument
             let ids = try WorkerProcessTests.enqueue(inputs, queue: queueArgument, in: directory)
-            let port = try await WorkerProcessTests.freePort()
+            let port = try ChildProcessTools.freePort()
             let worker = try PushPrepCLI.startWorker(
                 queue: queueArgument, out: directory.appendingPathComponent("out-\(UUID().uuidString)"),
                 in: directory, concurrency: 4,

@@ -1,6 +1,4 @@
 import Foundation
-import NIOCore
-import NIOPosix
 import PushPrepCore
 import PushPrepTestSupport
 import Testing
@@ -588,7 +586,7 @@ struct WorkerProcessTests {
         let input = dir.appendingPathComponent("m.bmp")
         let bytes = TinyBMP.bytes(500)
         try Data(bytes).write(to: input)
-        let port = try await Self.freePort()
+        let port = try ChildProcessTools.freePort()
 
         try await QueueFixture.withQueue(backend) { queue, url in
             let queueArgument = url.commandLineArgument
@@ -751,15 +749,6 @@ struct WorkerProcessTests {
         try #require(result.status == 0, "\(result.stderrText)")
         return try #require(
             try JSONSerialization.jsonObject(with: result.stdout) as? [[String: Any]], "\(result.stdoutText)")
-    }
-
-    /// A TCP port that was free a moment ago on 127.0.0.1.
-    static func freePort() async throws -> Int {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .bind(host: "127.0.0.1", port: 0).get()
-        let port = try #require(channel.localAddress?.port)
-        try await channel.close()
-        return port
     }
 
     /// The body of `GET url`, or nil when the server does not answer 200 (yet).

@@ -82,7 +82,7 @@ struct WorkerStoreTests {
             try await WorkerProcessTests.stop(denied)
 
             ids += try WorkerProcessTests.enqueue([inputs[1].path], queue: url.commandLineArgument, in: dir)
-            let port = try PostgresTestServer.freePort()
+            let port = try ChildProcessTools.freePort()
             let unreachable = try PushPrepCLI.startWorker(
                 queue: url.commandLineArgument, out: dir,
                 store: "s3://\(bucket)/x?region=us-east-1&endpoint=http://127.0.0.1:\(port)",

@@ -121,6 +121,27 @@ package enum ChildProcessTools {
         kill(pid, 0) == 0 || errno == EPERM
     }
 
+    /// A TCP port on 127.0.0.1 that nothing listens on: bound to port 0, read, closed. For a
+    /// program that takes its port as an argument (PostgreSQL, moto, a worker's metrics port);
+    /// a server of the tests' own binds port 0 itself.
+    package static func freePort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw TestTools.Failure(description: "socket(): \(String(cString: strerror(errno)))") }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(socket, address, length) == 0 && getsockname(socket, address, &length) == 0
+            }
+        }
+        guard bound else { throw TestTools.Failure(description: "bind(): \(String(cString: strerror(errno)))") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
     /// Whether something accepts TCP connections on 127.0.0.1:`port` now. A connection on the
     /// loopback interface is accepted or refused at once, so this does not block.
     static func acceptsConnections(port: Int) -> Bool {

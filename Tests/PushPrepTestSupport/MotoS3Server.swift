@@ -222,7 +222,7 @@ package final class MotoS3Server: Sendable {
         let log = directory.appendingPathComponent("server.log")
         var lastFailure: (any Error)?
         for _ in 0..<3 {
-            let port = try PostgresTestServer.freePort()
+            let port = try ChildProcessTools.freePort()
             let pid = try ChildProcessTools.spawn(
                 [python, "-m", "moto.server", "-H", "127.0.0.1", "-p", "\(port)"], in: directory, output: log,
                 environment: environment)

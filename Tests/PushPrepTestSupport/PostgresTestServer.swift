@@ -155,7 +155,7 @@ package final class PostgresTestServer: Sendable {
         let log = directory.appendingPathComponent("server.log")
         var lastFailure: (any Error)?
         for _ in 0..<3 {
-            let port = try freePort()
+            let port = try ChildProcessTools.freePort()
             let settings = [
                 "port": "\(port)", "listen_addresses": "'127.0.0.1'",
                 "unix_socket_directories": "'\(directory.path)'",
@@ -178,25 +178,6 @@ package final class PostgresTestServer: Sendable {
             }
         }
         throw lastFailure ?? TestTools.Failure(description: "the PostgreSQL test server did not start")
-    }
-
-    /// A TCP port on 127.0.0.1 that nothing listens on: bound to port 0, read, closed.
-    package static func freePort() throws -> Int {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw TestTools.Failure(description: "socket(): \(String(cString: strerror(errno)))") }
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(socket, address, length) == 0 && getsockname(socket, address, &length) == 0
-            }
-        }
-        guard bound else { throw TestTools.Failure(description: "bind(): \(String(cString: strerror(errno)))") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     // MARK: - Running as the postgres user

@@ -300,7 +300,7 @@ struct ObjectStoreCLITests {
         let server = MotoS3Server.shared
         let environment = try await server.pushprepEnvironment()
         // A port nothing listens on: a stopped server, as the client sees it.
-        let port = try PostgresTestServer.freePort()
+        let port = try ChildProcessTools.freePort()
         let store = "s3://pushprep-gone/push?region=us-east-1&endpoint=http://127.0.0.1:\(port)"
         try await Self.inTemporaryDirectory { directory in
             let inputs = try Self.makeSamples(in: directory)

@@ -333,7 +333,7 @@ struct ObjectStorePayloadCLITests {
     func preflightFixUnreachable() async throws {
         let environment = try await MotoS3Server.shared.pushprepEnvironment()
         // A port nothing listens on: a stopped server, as the client sees it.
-        let port = try PostgresTestServer.freePort()
+        let port = try ChildProcessTools.freePort()
         let store = "s3://pushprep-gone/push?region=us-east-1&endpoint=http://127.0.0.1:\(port)"
         let webpDirectory = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(webpDirectory) }

@@ -1,6 +1,7 @@
 package import ArgumentParser
 package import Logging
 import PushPrepCore
+import Synchronization
 
 /// The level `--log-level` has when it is not given.
 package protocol DefaultLogLevel {
@@ -43,13 +44,25 @@ package struct LogLevelOption<Default: DefaultLogLevel>: ParsableArguments {
 
     /// Sends every log line at `level` or above to standard error, each key, value and message
     /// escaped where the line is written (``LogLineHandler``).
+    ///
+    /// The first call also makes this the process's logging system, for the loggers libraries
+    /// make themselves (Hummingbird's, PostgresNIO's); swift-log allows that once per process, so
+    /// a later call (another command run in the same process, as the in-process tests do) gets
+    /// its logger without bootstrapping again.
     package static func makeLogger(level: Logger.Level, label: String = "pushprep") -> Logger {
-        LoggingSystem.bootstrap { label in
-            LogLineHandler.standardError(label: label, level: level)
+        let first = bootstrapped.withLock { done in
+            defer { done = true }
+            return !done
         }
-        return Logger(label: label)
+        if first {
+            LoggingSystem.bootstrap { label in LogLineHandler.standardError(label: label, level: level) }
+        }
+        return Logger(label: label) { label in LogLineHandler.standardError(label: label, level: level) }
     }
 }
+
+/// Whether ``LogLevelOption/makeLogger(level:label:)`` has bootstrapped the logging system.
+private let bootstrapped = Mutex(false)
 
 /// `--log-level` of the commands that do one thing (default `warning`).
 package typealias LoggingOptions = LogLevelOption<WarningsByDefault>

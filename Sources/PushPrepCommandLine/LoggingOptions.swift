@@ -22,7 +22,7 @@ package enum InfoByDefault: DefaultLogLevel {
 /// `--log-level`, with the default `Default` names: shared by every command of `pushprep` and
 /// by the queue bench.
 package struct LogLevelOption<Default: DefaultLogLevel>: ParsableArguments {
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    @Option(help: "trace, debug, info, notice, warning, error or critical.")
     package var logLevel: String = Default.level.rawValue
 
     /// The default level.

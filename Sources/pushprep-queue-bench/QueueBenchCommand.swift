@@ -41,24 +41,22 @@ struct RunCommand: AsyncParsableCommand {
 
     @OptionGroup var worker: WorkerOptions
 
-    @Option(name: .long, help: "Jobs to enqueue and process.")
+    @Option(help: "Jobs to enqueue and process.")
     var jobs: Int = 20_000
 
-    @Option(name: .long, help: "Queue workers, each with its own connection.")
+    @Option(help: "Queue workers, each with its own connection.")
     var workers: Int = 1
 
-    @Option(name: .customLong("enqueue-batch"), help: "Jobs per enqueue call.")
+    @Option(help: "Jobs per enqueue call.")
     var enqueueBatch: Int = 500
 
-    @Flag(name: .long, help: "Run each worker in its own process instead of as tasks in this one.")
+    @Flag(help: "Run each worker in its own process instead of as tasks in this one.")
     var processes = false
 
-    @Option(
-        name: .customLong("stats-interval"),
-        help: "Seconds between reads of the queue's counts while it runs (not part of the timing).")
+    @Option(help: "Seconds between reads of the queue's counts while it runs (not part of the timing).")
     var statsInterval: Double = 0.5
 
-    @Option(name: .long, help: "Seconds the processing may take before the run fails.")
+    @Option(help: "Seconds the processing may take before the run fails.")
     var timeout: Double = 600
 
     func validate() throws {
@@ -105,7 +103,7 @@ struct WorkerProcessCommand: AsyncParsableCommand {
 
     @OptionGroup var worker: WorkerOptions
 
-    @Option(name: .long, help: "Where to write this worker's report (JSON) when it stops.")
+    @Option(help: "Where to write this worker's report (JSON) when it stops.")
     var report: String
 
     func run() async throws {
@@ -126,18 +124,16 @@ struct WorkerProcessCommand: AsyncParsableCommand {
 
 /// The options every worker gets, in this process or in a child.
 struct WorkerOptions: ParsableArguments {
-    @Option(
-        name: .long,
-        help: ArgumentHelp("sqlite:PATH or postgres://USER@HOST:PORT/DB; must hold no jobs.", valueName: "url"))
+    @Option(help: ArgumentHelp("sqlite:PATH or postgres://USER@HOST:PORT/DB; must hold no jobs.", valueName: "url"))
     var queue: String
 
-    @Option(name: .long, help: "Jobs each worker runs at once (a claim takes at most the free slots).")
+    @Option(help: "Jobs each worker runs at once (a claim takes at most the free slots).")
     var concurrency: Int = 32
 
-    @Option(name: .customLong("poll-interval"), help: "Seconds an idle worker waits before looking for work again.")
+    @Option(help: "Seconds an idle worker waits before looking for work again.")
     var pollInterval: Double = 0.05
 
-    @Option(name: .long, help: "Seconds a claim holds a job without a heartbeat.")
+    @Option(help: "Seconds a claim holds a job without a heartbeat.")
     var lease: Double = 60
 
     @OptionGroup var logging: LoggingOptions

@@ -7,9 +7,7 @@ import PushPrepServer
 /// answers only URLs this server signed (HMAC-SHA256, like imgproxy's), and the jobs the API
 /// shows carry such URLs.
 struct AttachmentSigningOptions: ParsableArguments {
-    @Flag(
-        name: .customLong("sign-attachments"),
-        help: "Serve attachments only by signed, expiring URLs (needs --out and --attachment-key-file).")
+    @Flag(help: "Serve attachments only by signed, expiring URLs (needs --out and --attachment-key-file).")
     var signAttachments = false
 
     @Option(

@@ -28,18 +28,16 @@ struct EnqueueCommand: AsyncParsableCommand {
 
     @OptionGroup var queue: QueueOptions
 
-    @Option(name: .long, help: "Higher runs first (-1000...1000).")
+    @Option(help: "Higher runs first (-1000...1000).")
     var priority: Int = 0
 
-    @Option(name: .long, help: "Seconds to wait before the job may run (0...2592000, 30 days).")
+    @Option(help: "Seconds to wait before the job may run (0...2592000, 30 days).")
     var delay: Double = 0
 
-    @Option(name: .customLong("max-attempts"), help: "Tries before the job ends dead (1...100).")
+    @Option(help: "Tries before the job ends dead (1...100).")
     var maxAttempts: Int = 5
 
-    @Option(
-        name: .customLong("job-timeout"),
-        help: "Seconds one attempt may take in all, 1...86400 (default: the worker's --job-timeout).")
+    @Option(help: "Seconds one attempt may take in all, 1...86400 (default: the worker's --job-timeout).")
     var jobTimeout: Double?
 
     @Option(
@@ -49,7 +47,6 @@ struct EnqueueCommand: AsyncParsableCommand {
     var baseURL: String?
 
     @Flag(
-        name: .customLong("no-check"),
         help:
             "Queue local paths without checking that they exist and can be read here (workers on another file system).")
     var noCheck = false

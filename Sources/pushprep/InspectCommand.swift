@@ -26,7 +26,7 @@ struct InspectCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Remote sources") var remote: RemoteOptions
 
-    @Flag(name: .long, help: "Print JSON (an array of reports) instead of text.")
+    @Flag(help: "Print JSON (an array of reports) instead of text.")
     var json = false
 
     @Argument(help: "Files, directories, http(s) URLs, or - for paths and URLs on standard input.")

@@ -26,10 +26,10 @@ struct JobsCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Jobs, newest first.")
 
-        @Option(name: .long, help: "Only jobs in this state: queued, running, succeeded, failed, dead, cancelled.")
+        @Option(help: "Only jobs in this state: queued, running, succeeded, failed, dead, cancelled.")
         var state: JobState?
 
-        @Option(name: .long, help: "At most this many jobs (1...100000).")
+        @Option(help: "At most this many jobs (1...100000).")
         var limit: Int = 50
 
         @OptionGroup var common: Common
@@ -65,7 +65,6 @@ struct JobsCommand: AsyncParsableCommand {
         @Argument(help: "The job's id.") var id: JobID
 
         @Flag(
-            name: .long,
             help: """
                 Print a manifest of the succeeded job's entry (the schema of process's manifest.json), \
                 for payload - or preflight --manifest.
@@ -175,21 +174,20 @@ struct JobsCommand: AsyncParsableCommand {
     struct Prune: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete finished jobs older than the retention.")
 
-        @Option(name: .customLong("older-than"), help: "Days since the job finished (0...3650).")
+        @Option(help: "Days since the job finished (0...3650).")
         var olderThan: Double = 7
 
         @Flag(
-            name: .customLong("delete-files"),
             help: """
                 Also delete the pruned jobs' uploads (under --uploads) and outputs (under --out) that no job left \
                 in the queue still needs.
                 """)
         var deleteFiles = false
 
-        @Option(name: .customLong("uploads"), help: "The uploads directory serve was given (with --delete-files).")
+        @Option(help: "The uploads directory serve was given (with --delete-files).")
         var uploads: String = "./pushprep-uploads"
 
-        @Option(name: .customLong("out"), help: "The out directory the outputs are in (with --delete-files).")
+        @Option(help: "The out directory the outputs are in (with --delete-files).")
         var out: String = "./pushprep-out"
 
         @OptionGroup var common: Common

@@ -12,7 +12,6 @@ struct MemoryLimitOption: ParsableArguments {
     static let minimum = 16 << 20
 
     @Option(
-        name: .customLong("memory-limit"),
         help: ArgumentHelp(
             "The memory inputs being decoded at once may use, above the process's baseline, by their estimates "
                 + "(500MB, 2GiB, 512Mi or bytes; at least 16MiB).",

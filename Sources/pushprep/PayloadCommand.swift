@@ -81,7 +81,7 @@ struct PayloadCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Queue (with --job)") var queue: QueueOptions
 
-    @Option(name: .long, help: "apns, onesignal, airship, braze or fcm.")
+    @Option(help: "apns, onesignal, airship, braze or fcm.")
     var dialect: PushDialect = .apns
 
     @Option(
@@ -89,31 +89,28 @@ struct PayloadCommand: AsyncParsableCommand {
         help: ArgumentHelp("Send this attachment (repeatable; default: the first ready one).", valueName: "id"))
     var ids: [String] = []
 
-    @Flag(
-        name: .long,
-        help: "Send every ready attachment (APNs and OneSignal; iOS shows the first without a content extension).")
+    @Flag(help: "Send every ready attachment (APNs and OneSignal; iOS shows the first without a content extension).")
     var all = false
 
-    @Option(name: .long, help: "The alert's title.")
+    @Option(help: "The alert's title.")
     var title: String?
 
-    @Option(name: .long, help: "The alert's subtitle.")
+    @Option(help: "The alert's subtitle.")
     var subtitle: String?
 
-    @Option(name: .long, help: "The alert's body.")
+    @Option(help: "The alert's body.")
     var body: String?
 
-    @Option(name: .long, help: "The notification category (registered by the app).")
+    @Option(help: "The notification category (registered by the app).")
     var category: String?
 
-    @Option(name: .customLong("thread-id"), help: "The thread the notification is grouped in.")
+    @Option(help: "The thread the notification is grouped in.")
     var threadID: String?
 
-    @Option(name: .long, help: "The sound's file name, or default.")
+    @Option(help: "The sound's file name, or default.")
     var sound: String?
 
     @Option(
-        name: .customLong("base-url"),
         help: ArgumentHelp(
             "URL prefix of the out directory, for manifests written without one (overrides the manifest's); "
                 + "with --store, of the bucket (joined with each object's key)."))
@@ -124,13 +121,12 @@ struct PayloadCommand: AsyncParsableCommand {
     @OptionGroup var logging: LoggingOptions
 
     @Option(
-        name: .long,
         help: ArgumentHelp(
             "A JSON object file merged into the payload from its top level (targeting, custom data;"
                 + " fcm: {\"message\": {\"token\": …}}); generated keys win.", valueName: "file"))
     var merge: String?
 
-    @Flag(name: .long, help: "Print compact JSON (the bytes that count against the limit) instead of pretty.")
+    @Flag(help: "Print compact JSON (the bytes that count against the limit) instead of pretty.")
     var compact = false
 
     func validate() throws {

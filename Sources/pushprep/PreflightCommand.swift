@@ -53,10 +53,10 @@ struct PreflightCommand: AsyncParsableCommand {
     @Argument(help: "Payload files, or - for standard input.")
     var payloads: [String]
 
-    @Option(name: .long, help: "auto, apns, onesignal, airship, braze or fcm.")
+    @Option(help: "auto, apns, onesignal, airship, braze or fcm.")
     var dialect: String = "auto"
 
-    @Flag(name: .long, help: "Download the attachments (within the budget below) and check their bytes.")
+    @Flag(help: "Download the attachments (within the budget below) and check their bytes.")
     var fetch = false
 
     @Option(
@@ -65,57 +65,47 @@ struct PreflightCommand: AsyncParsableCommand {
     var fetchMaxURLs: Int = PreflightSession.FetchBudget().maxURLs
 
     @Option(
-        name: .customLong("fetch-max-bytes"),
         help: "With --fetch: no download starts once a payload's total reaches this, 1e6...1e10 (default 200000000).")
     var fetchMaxBytes: Int = PreflightSession.FetchBudget().maxBytes
 
-    @Option(name: .customLong("push-type"), help: "alert, voip or background (sets the size limit).")
+    @Option(help: "alert, voip or background (sets the size limit).")
     var pushType: PushType = .alert
 
-    @Flag(name: .long, help: "Print JSON instead of text.")
+    @Flag(help: "Print JSON instead of text.")
     var json = false
 
     @Option(
-        name: .long,
         help: "Also write a self-contained HTML page here: each payload's notification preview beside its findings.")
     var report: String?
 
-    @Flag(name: .long, help: "Exit 3 when there are warnings (and no errors).")
+    @Flag(help: "Exit 3 when there are warnings (and no errors).")
     var strict = false
 
-    @Flag(
-        name: .customLong("allow-http"),
-        help: "The app has an App Transport Security exception: http:// attachment URLs are a warning.")
+    @Flag(help: "The app has an App Transport Security exception: http:// attachment URLs are a warning.")
     var allowHTTP = false
 
-    @Option(name: .customLong("time-budget"), help: "Seconds the service extension has to download (default 30).")
+    @Option(help: "Seconds the service extension has to download (default 30).")
     var timeBudget: Double = 30
 
-    @Option(
-        name: .customLong("slow-link-kbps"),
-        help: "The slow connection download times are estimated on, in kbit/s (default 1600).")
+    @Option(help: "The slow connection download times are estimated on, in kbit/s (default 1600).")
     var slowLinkKbps: Double = 1600
 
     @Option(
-        name: .customLong("assume-bandwidth"),
         help:
             "The speed the Android image's download is estimated at, against FCM's 5 s: 1mbit, 500kbit, or bits per second (default 1mbit)."
     )
     var assumeBandwidth: String = "1mbit"
 
     @Option(
-        name: .long,
         help:
             "A manifest written by process: images of the payload it made are judged by its numbers, and --fix uses its renditions."
     )
     var manifest: String?
 
-    @Option(name: .long, help: "Write a corrected payload here (implies --fetch; one payload).")
+    @Option(help: "Write a corrected payload here (implies --fetch; one payload).")
     var fix: String?
 
-    @Option(
-        name: .long,
-        help: "With --fix: where processed attachments are written (as --store file:DIR; default ./pushprep-out).")
+    @Option(help: "With --fix: where processed attachments are written (as --store file:DIR; default ./pushprep-out).")
     var out: String?
 
     @Option(

@@ -44,7 +44,6 @@ struct ProcessCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     @Option(
-        name: .long,
         help: ArgumentHelp(
             "Where to write the manifest (- for standard output). Default: <out>/manifest.json; standard output "
                 + "with an s3:// store (the manifest names local sources: keep it out of the bucket)."))
@@ -60,11 +59,10 @@ struct ProcessCommand: AsyncParsableCommand {
     @Option(name: ProcessingSettings.Declared.baseURL.name, help: ProcessingSettings.Declared.baseURL.argumentHelp)
     var baseURL: String?
 
-    @Flag(name: .long, help: "Print one line per input after the run (source, output, size).")
+    @Flag(help: "Print one line per input after the run (source, output, size).")
     var list = false
 
     @Option(
-        name: .long,
         help: ArgumentHelp(
             "Also write a self-contained HTML report here: each input's notification preview, sizes before and after "
                 + "against Apple's limits, warnings and failures in plain words."))

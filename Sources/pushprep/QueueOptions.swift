@@ -8,13 +8,11 @@ import PushPrepQueue
 /// `--queue` and where its password comes from, shared by `enqueue`, `worker` and `jobs`.
 struct QueueOptions: ParsableArguments {
     @Option(
-        name: .long,
         help: ArgumentHelp(
             "sqlite:PATH (one machine) or postgres://USER:PASSWORD@HOST:PORT/DB (many hosts).", valueName: "url"))
     var queue: String = QueueURL.defaultValue
 
     @Option(
-        name: .customLong("queue-password-file"),
         help: ArgumentHelp(
             "Read the PostgreSQL password from this file (one trailing newline ignored) instead of the URL; "
                 + "without either, PGPASSWORD is used.",
@@ -50,7 +48,7 @@ struct QueueOptions: ParsableArguments {
 
 /// `--json`, shared by the queue commands.
 struct JSONOutputOptions: ParsableArguments {
-    @Flag(name: .long, help: "Print JSON instead of a table.")
+    @Flag(help: "Print JSON instead of a table.")
     var json = false
 
     /// Prints `value` as pretty JSON with sorted keys and ISO 8601 dates. A number JSON cannot

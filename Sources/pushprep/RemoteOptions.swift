@@ -5,14 +5,10 @@ import PushPrepRemote
 
 /// How `http://` and `https://` inputs are fetched, shared by `process` and `inspect`.
 struct RemoteOptions: ParsableArguments {
-    @Option(
-        name: .customLong("max-download-bytes"),
-        help: "Refuse downloads larger than this (default 200000000 for video, 50000000 otherwise).")
+    @Option(help: "Refuse downloads larger than this (default 200000000 for video, 50000000 otherwise).")
     var maxDownloadBytes: Int?
 
-    @Flag(
-        name: .customLong("allow-private-networks"),
-        help: "Allow URLs on loopback, private networks and CGNAT (link-local and reserved stay blocked).")
+    @Flag(help: "Allow URLs on loopback, private networks and CGNAT (link-local and reserved stay blocked).")
     var allowPrivateNetworks = false
 
     @Option(
@@ -20,15 +16,13 @@ struct RemoteOptions: ParsableArguments {
         help: ArgumentHelp("Allow this URL host whatever it resolves to (repeatable).", valueName: "host"))
     var allowHosts: [String] = []
 
-    @Option(name: .customLong("connect-timeout"), help: "Seconds to open a connection, per try.")
+    @Option(help: "Seconds to open a connection, per try.")
     var connectTimeout: Double = 10
 
-    @Option(name: .customLong("read-timeout"), help: "Seconds of silence allowed while downloading.")
+    @Option(help: "Seconds of silence allowed while downloading.")
     var readTimeout: Double = 30
 
-    @Option(
-        name: .customLong("fetch-timeout"),
-        help: "Seconds for the whole fetch of one URL, redirects and retries included.")
+    @Option(help: "Seconds for the whole fetch of one URL, redirects and retries included.")
     var fetchTimeout: Double = 120
 
     func validate() throws {

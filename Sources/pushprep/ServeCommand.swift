@@ -45,22 +45,20 @@ struct ServeCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "The address to listen on (anything but loopback needs --api-keys-file).")
+    @Option(help: "The address to listen on (anything but loopback needs --api-keys-file).")
     var host: String = "127.0.0.1"
 
-    @Option(name: .long, help: "The port to listen on (0 picks a free one; the bound port is printed).")
+    @Option(help: "The port to listen on (0 picks a free one; the bound port is printed).")
     var port: Int = 8080
 
     @OptionGroup var queue: QueueOptions
 
     @OptionGroup var output: OutputOptions
 
-    @Option(name: .long, help: "Embedded workers' jobs at once; 0 for an API-only node (default: the core count).")
+    @Option(help: "Embedded workers' jobs at once; 0 for an API-only node (default: the core count).")
     var workers: Int = ProcessingSettings.defaultJobs
 
-    @Option(
-        name: .customLong("public-url"),
-        help: "How clients reach this server, e.g. https://push.example.com (default: http://HOST:PORT).")
+    @Option(help: "How clients reach this server, e.g. https://push.example.com (default: http://HOST:PORT).")
     var publicURL: String?
 
     @Option(
@@ -71,21 +69,18 @@ struct ServeCommand: AsyncParsableCommand {
     var baseURL: String?
 
     @Option(
-        name: .customLong("uploads"),
         help:
             "Where uploads are kept until processed; workers read local files only from here (default ./pushprep-uploads)."
     )
     var uploads: String = "./pushprep-uploads"
 
-    @Option(
-        name: .customLong("api-keys-file"),
-        help: "API keys, one per line with optional scopes (KEY [read|write|read,write]); KEY may be sha256:HEX.")
+    @Option(help: "API keys, one per line with optional scopes (KEY [read|write|read,write]); KEY may be sha256:HEX.")
     var apiKeysFile: String?
 
-    @Option(name: .customLong("rate-limit"), help: "Requests a second per API key (token bucket); none by default.")
+    @Option(help: "Requests a second per API key (token bucket); none by default.")
     var rateLimit: Double?
 
-    @Option(name: .customLong("rate-burst"), help: "Requests a key may send at once above its rate.")
+    @Option(help: "Requests a key may send at once above its rate.")
     var rateBurst: Double = 100
 
     @Option(
@@ -97,41 +92,32 @@ struct ServeCommand: AsyncParsableCommand {
         ))
     var allowedHosts: [String] = []
 
-    @Option(
-        name: .customLong("auth-failure-limit"),
-        help: "Failed API keys and console logins a client address may make at once before 429 (0: no limit).")
+    @Option(help: "Failed API keys and console logins a client address may make at once before 429 (0: no limit).")
     var authFailureLimit: Int = 20
 
-    @Option(
-        name: .customLong("auth-failure-window"),
-        help: "Seconds in which --auth-failure-limit failures are forgiven again.")
+    @Option(help: "Seconds in which --auth-failure-limit failures are forgiven again.")
     var authFailureWindow: Double = 60
 
-    @Option(name: .customLong("max-queued"), help: "Refuse new jobs with 429 while more than this many are queued.")
+    @Option(help: "Refuse new jobs with 429 while more than this many are queued.")
     var maxQueued: Int = 50_000
 
-    @Option(name: .customLong("max-body-bytes"), help: "The largest JSON request body.")
+    @Option(help: "The largest JSON request body.")
     var maxBodyBytes: Int = 1 << 20
 
-    @Option(name: .customLong("max-upload-bytes"), help: "The largest upload (POST /v1/uploads).")
+    @Option(help: "The largest upload (POST /v1/uploads).")
     var maxUploadBytes: Int = 200_000_000
 
-    @Option(name: .customLong("max-wait"), help: "The longest ?wait= and ?timeout= a request may ask for, in seconds.")
+    @Option(help: "The longest ?wait= and ?timeout= a request may ask for, in seconds.")
     var maxWait: Double = 60
 
     @Option(
-        name: .customLong("request-timeout"),
         help: "Seconds a request may take to be handled, its upload included (408 past it; longer than --max-wait).")
     var requestTimeout: Double = 300
 
-    @Option(
-        name: .customLong("max-waits"),
-        help: "Long polls (?wait=, POST /v1/process) waiting at once over all clients; more get 429.")
+    @Option(help: "Long polls (?wait=, POST /v1/process) waiting at once over all clients; more get 429.")
     var maxWaits: Int = ServerConfiguration().maxWaits
 
-    @Option(
-        name: .customLong("max-waits-per-client"),
-        help: "Long polls waiting at once per API key (per client address without keys); more get 429.")
+    @Option(help: "Long polls waiting at once per API key (per client address without keys); more get 429.")
     var maxWaitsPerClient: Int = ServerConfiguration().maxWaitsPerClient
 
     @Option(
@@ -139,30 +125,25 @@ struct ServeCommand: AsyncParsableCommand {
         help: "The most attachment URLs one POST /v1/preflight may download (its fetch_max_urls at most).")
     var maxPreflightURLs: Int = PreflightSession.FetchBudget().maxURLs
 
-    @Option(
-        name: .customLong("max-preflight-bytes"),
-        help: "The most bytes one POST /v1/preflight may download (its fetch_max_bytes at most).")
+    @Option(help: "The most bytes one POST /v1/preflight may download (its fetch_max_bytes at most).")
     var maxPreflightBytes: Int = PreflightSession.FetchBudget().maxBytes
 
     @Option(
-        name: .customLong("keep-uploads"),
         help:
             "Seconds an upload is kept once no queued or running job refers to it, then deleted (more than the longest upload-to-enqueue time of any server sharing --uploads)."
     )
     var keepUploads: Double = 60
 
-    @Option(name: .customLong("webhook-url"), help: "Where to POST job results of jobs created without a callback_url.")
+    @Option(help: "Where to POST job results of jobs created without a callback_url.")
     var webhookURL: String?
 
     @Option(
-        name: .customLong("webhook-secret-file"),
         help: ArgumentHelp(
             "Sign webhooks (Standard Webhooks) with the secret in this file (whsec_BASE64; several lines while rotating).",
             discussion: "Without it the server takes no callback_url: an unsigned webhook could be forged."))
     var webhookSecretFile: String?
 
     @Option(
-        name: .customLong("console-secret-file"),
         help: ArgumentHelp(
             "Sign the console's login sessions with the secret in this file (at least 32 bytes).",
             discussion: "Without it each process signs with a random key of its own: a restart logs everyone out."))

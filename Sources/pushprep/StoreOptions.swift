@@ -13,7 +13,6 @@ import PushPrepStorage
 /// where it is stored, and the store URL and the key must not reach a manifest or a job.
 struct StoreSelection: ParsableArguments {
     @Option(
-        name: .long,
         help: ArgumentHelp(
             "The store: file:DIR (as --out DIR) or s3://BUCKET/PREFIX[?region=R&endpoint=URL&path-style=true].",
             discussion: "Credentials, region and endpoint are found as the AWS CLI finds them (AWS_ACCESS_KEY_ID, "
@@ -23,7 +22,6 @@ struct StoreSelection: ParsableArguments {
     var store: String?
 
     @Option(
-        name: .long,
         help: ArgumentHelp(
             "With an s3:// store: give presigned GET URLs valid this long (7d, 24h, 90m, 3600s; at most 7 days).",
             valueName: "duration"))
@@ -83,19 +81,16 @@ struct StoreSelection: ParsableArguments {
 struct StoreOptions: ParsableArguments {
     @OptionGroup var selection: StoreSelection
 
-    @Option(name: .customLong("cache-control"), help: "With an s3:// store: the Cache-Control stored with each object.")
+    @Option(help: "With an s3:// store: the Cache-Control stored with each object.")
     var cacheControl: String = S3Configuration.defaultCacheControl
 
-    @Option(
-        name: .customLong("multipart-threshold"),
-        help: "With an s3:// store: files larger than this many bytes go up in parts.")
+    @Option(help: "With an s3:// store: files larger than this many bytes go up in parts.")
     var multipartThreshold: Int = S3Configuration.Limits().multipartThreshold
 
-    @Option(
-        name: .customLong("part-size"), help: "With an s3:// store: the size of each part in bytes (at least 5 MiB).")
+    @Option(help: "With an s3:// store: the size of each part in bytes (at least 5 MiB).")
     var partSize: Int = S3Configuration.Limits().partSize
 
-    @Option(name: .customLong("parallel-parts"), help: "With an s3:// store: parts of one file sent at once (1...64).")
+    @Option(help: "With an s3:// store: parts of one file sent at once (1...64).")
     var parallelParts: Int = S3Configuration.Limits().parallelParts
 
     /// `--store`, else `--out`, else `defaultOut` (see ``StoreSelection/location(out:defaultOut:)``).
@@ -128,7 +123,7 @@ struct StoreOptions: ParsableArguments {
 /// `--out` and the store it is the short form of: where `process`, `worker` and `serve` put
 /// their outputs.
 struct OutputOptions: ParsableArguments {
-    @Option(name: .long, help: "The out directory (the same as --store file:DIR; default ./pushprep-out).")
+    @Option(help: "The out directory (the same as --store file:DIR; default ./pushprep-out).")
     var out: String?
 
     @OptionGroup(title: "Object storage") var storage: StoreOptions

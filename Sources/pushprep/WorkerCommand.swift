@@ -49,30 +49,26 @@ struct WorkerCommand: AsyncParsableCommand {
 
     @OptionGroup var output: OutputOptions
 
-    @Option(name: .long, help: "Jobs run at once (default: the number of cores).")
+    @Option(help: "Jobs run at once (default: the number of cores).")
     var concurrency: Int = ProcessingSettings.defaultJobs
 
     @OptionGroup(title: "Leases, retries and retention") var tuning: WorkerTuningOptions
 
-    @Option(name: .customLong("metrics-port"), help: "Serve Prometheus metrics on this port (GET /metrics).")
+    @Option(help: "Serve Prometheus metrics on this port (GET /metrics).")
     var metricsPort: Int?
 
     @Option(
-        name: .customLong("metrics-host"),
         help: "The address the metrics server listens on (0.0.0.0 for every interface; there is no authentication).")
     var metricsHost: String = MetricsServer.defaultHost
 
     @Option(
-        name: .long,
         help: ArgumentHelp(
             "The sources queued jobs may name: remote (URLs only), local (paths only) or any.",
             discussion: "Default: any with a SQLite queue (one machine, one owner); remote with PostgreSQL, "
                 + "or any when --source-root is given."))
     var sources: SourcePolicy.Kinds?
 
-    @Option(
-        name: .customLong("source-root"),
-        help: "Local paths must resolve (symbolic links followed) to files under this directory.")
+    @Option(help: "Local paths must resolve (symbolic links followed) to files under this directory.")
     var sourceRoot: String?
 
     @OptionGroup(title: "Remote sources") var remote: RemoteOptions

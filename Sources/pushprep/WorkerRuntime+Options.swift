@@ -13,34 +13,25 @@ import ServiceLifecycle
 /// How queue workers hold, retry and keep jobs: shared by `worker` and `serve` (whose embedded
 /// workers take the same options).
 struct WorkerTuningOptions: ParsableArguments {
-    @Option(
-        name: .customLong("drain-timeout"),
-        help: "Seconds running jobs may take to finish after SIGTERM/SIGINT (0...86400).")
+    @Option(help: "Seconds running jobs may take to finish after SIGTERM/SIGINT (0...86400).")
     var drainTimeout: Double = 30
 
-    @Option(name: .long, help: "Seconds a claim holds a job without a heartbeat (1...86400).")
+    @Option(help: "Seconds a claim holds a job without a heartbeat (1...86400).")
     var lease: Double = 60
 
-    @Option(
-        name: .customLong("poll-interval"),
-        help: "Seconds between looks for work when nothing signals it (0.01...3600).")
+    @Option(help: "Seconds between looks for work when nothing signals it (0.01...3600).")
     var pollInterval: Double = 1
 
-    @Option(
-        name: .customLong("job-timeout"),
-        help: "Seconds one attempt may take, for jobs enqueued without one (1...86400).")
+    @Option(help: "Seconds one attempt may take, for jobs enqueued without one (1...86400).")
     var jobTimeout: Double = 600
 
-    @Option(
-        name: .customLong("retry-base"),
-        help: "Seconds before the first retry, doubled for each further one (0.1...86400).")
+    @Option(help: "Seconds before the first retry, doubled for each further one (0.1...86400).")
     var retryBase: Double = 15
 
-    @Option(
-        name: .customLong("retry-max"), help: "The longest wait between retries, in seconds (up to 2592000, 30 days).")
+    @Option(help: "The longest wait between retries, in seconds (up to 2592000, 30 days).")
     var retryMax: Double = 3600
 
-    @Option(name: .long, help: "Days finished jobs are kept before pruning, 0...3650 (0 keeps them).")
+    @Option(help: "Days finished jobs are kept before pruning, 0...3650 (0 keeps them).")
     var retention: Double = 7
 
     @OptionGroup var memory: MemoryLimitOption

@@ -1,7 +1,13 @@
 public import Foundation
+package import PushPrepCore
 
 /// Everything the queue knows about a job.
-public struct JobRecord: Sendable, Equatable, Codable {
+///
+/// Its JSON (`Encodable`) is the queue's bookkeeping: the columns in ``CodingKeys`` (identity,
+/// state, schedule, attempts and lease), under their Swift names, absent when nil. What the job
+/// holds (its payload, result and error, the client's callback, metadata and request id) is not
+/// in it: a view shows those decoded (``settings``, ``entry``, ``lastError``) or not at all.
+public struct JobRecord: Sendable, Equatable, Encodable {
     public var id: JobID
     public var state: JobState
     public var source: String
@@ -69,6 +75,39 @@ public struct JobRecord: Sendable, Equatable, Codable {
         self.requestID = requestID
         self.kind = kind
     }
+
+    /// The columns the record's JSON holds.
+    enum CodingKeys: String, CodingKey {
+        case id, state, source, priority, attempt, maxAttempts, timeoutSeconds, runAt, createdAt, updatedAt
+        case finishedAt, leaseOwner, leaseToken, leaseExpiresAt, cancelRequested
+    }
+}
+
+extension JobRecord {
+    /// The last error: why the job failed, or why its previous attempt did; nil when none.
+    package var lastError: JobError? {
+        errorCode.map { JobError(code: $0, message: errorMessage ?? "") }
+    }
+
+    /// The settings the payload holds, or nil when this build cannot read them (a payload
+    /// written by another version).
+    package var settings: ProcessingSettings? {
+        try? JSONDecoder().decode(ProcessingSettings.self, from: Data(payload.utf8))
+    }
+
+    /// The manifest entry the result holds, once succeeded; nil without a result or when this
+    /// build cannot read it (written by another version).
+    package var entry: ManifestEntry? {
+        result.flatMap { try? JSONDecoder().decode(ManifestEntry.self, from: Data($0.utf8)) }
+    }
+}
+
+/// A job's last error, as views show it: its code and message.
+package struct JobError: Sendable, Codable, Equatable {
+    /// A ``PushPrepError/Code`` as text (as the queue stores it).
+    package var code: String
+    /// What went wrong, in words.
+    package var message: String
 }
 
 /// Counts for `jobs stats` and the queue-depth metric.

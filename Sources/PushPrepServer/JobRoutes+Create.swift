@@ -62,7 +62,7 @@ extension JobRoutes {
 
     func create(_ request: Request, _ context: APIRequestContext) async throws -> Response {
         let body = try await RequestBody.collect(request, maxBytes: configuration.maxBodyBytes)
-        let create = try RequestBody.decode(CreateRequest.self, from: body, allowedKeys: CreateRequest.keys)
+        let create = try RequestBody.decode(CreateRequest.self, from: body)
         let specs = try await specs(for: create, maxSources: configuration.maxSourcesPerRequest, context: context)
         return try await accept(specs, request: request, body: body, context: context)
     }

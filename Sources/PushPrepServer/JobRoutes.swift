@@ -144,7 +144,7 @@ struct JobRoutes {
             } ?? min(.seconds(30), .milliseconds(Int64(configuration.maxWaitSeconds * 1000)))
         var request = request
         let body = try await RequestBody.collect(&request, maxBytes: configuration.maxBodyBytes)
-        var create = try RequestBody.decode(CreateRequest.self, from: body, allowedKeys: CreateRequest.keys)
+        var create = try RequestBody.decode(CreateRequest.self, from: body)
         create.priority = create.priority ?? JobSpec.priorities.upperBound
         let specs = try await specs(for: create, maxSources: configuration.maxProcessSources, context: context)
         let (ids, jobs) = try await longPoll(&request, context) {

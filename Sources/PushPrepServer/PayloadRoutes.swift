@@ -77,7 +77,7 @@ struct PayloadRoutes {
 
     func payload(_ request: Request, _ context: APIRequestContext) async throws -> Response {
         let bytes = try await RequestBody.collect(request, maxBytes: configuration.maxBodyBytes)
-        let body = try RequestBody.decode(PayloadRequest.self, from: bytes, allowedKeys: PayloadRequest.keys)
+        let body = try RequestBody.decode(PayloadRequest.self, from: bytes)
         let dialect = try Self.dialect(body.dialect ?? PushDialect.apns.rawValue)
         let entries: [ManifestEntry]
         let source: String
@@ -214,7 +214,7 @@ struct PayloadRoutes {
 
     func preflight(_ request: Request, _ context: APIRequestContext) async throws -> Response {
         let bytes = try await RequestBody.collect(request, maxBytes: configuration.maxBodyBytes)
-        let body = try RequestBody.decode(PreflightRequest.self, from: bytes, allowedKeys: PreflightRequest.keys)
+        let body = try RequestBody.decode(PreflightRequest.self, from: bytes)
         let payload: [UInt8]
         let document = try JSONValue.parse(bytes).value
         switch document["payload"] {

@@ -12,7 +12,7 @@ protocol DescribedFields {
 }
 
 /// A JSON request body whose members are its `CodingKeys`, and those it reads from the parsed
-/// document apart from decoding: the keys it takes (``keys``, what ``RequestBody/decode(_:from:allowedKeys:)``
+/// document apart from decoding: the keys it takes (``keys``, what ``RequestBody/decode(_:from:)``
 /// refuses others by) follow from the type, so a field added to it is taken without a second list.
 protocol KeyedRequestBody: Decodable {
     /// The body's decoded members.
@@ -49,11 +49,10 @@ enum RequestBody {
     }
 
     /// Decodes `bytes` as `Value` after a strict parse (``JSONValue/parse(_:)``: no
-    /// duplicate keys, no trailing garbage) that also checks the top-level object has only
-    /// `allowedKeys`. Every failure is `invalid_request` naming the field.
-    static func decode<Value: Decodable>(_ type: Value.Type, from bytes: [UInt8], allowedKeys: Set<String>) throws
-        -> Value
-    {
+    /// duplicate keys, no trailing garbage) that also checks the top-level object has only the
+    /// body's ``KeyedRequestBody/keys``. Every failure is `invalid_request` naming the field.
+    static func decode<Value: KeyedRequestBody>(_ type: Value.Type, from bytes: [UInt8]) throws -> Value {
+        let allowedKeys = Value.keys
         let document: JSONDocument
         do {
             document = try JSONValue.parse(bytes)

@@ -355,7 +355,6 @@ struct UploadForm {
             }
         }
         let body = Array(JSONValue.object(JSONObject(members)).serialized().utf8)
-        return try RequestBody.decode(
-            JobRoutes.CreateRequest.self, from: body, allowedKeys: JobRoutes.CreateRequest.keys)
+        return try RequestBody.decode(JobRoutes.CreateRequest.self, from: body)
     }
 }

@@ -36,12 +36,9 @@ enum JobEntries {
                     + (record.state == .queued || record.state == .running
                         ? ": wait for it (pushprep jobs show \(id))" : ""))
         }
-        guard let text = record.result,
-            let entry = try? JSONDecoder().decode(ManifestEntry.self, from: Data(text.utf8))
-        else {
+        guard let entry = record.entry else {
             throw PushPrepError(.invalidJobState, "job \(id) has no manifest entry this PushPrep can read")
         }
-        let settings = (try? JSONDecoder().decode(ProcessingSettings.self, from: Data(record.payload.utf8))) ?? .init()
-        return Finished(entry: entry, settings: settings)
+        return Finished(entry: entry, settings: record.settings ?? .init())
     }
 }

@@ -98,8 +98,7 @@ struct JobsCommand: AsyncParsableCommand {
             guard let job else {
                 throw CommandFailure(message: "\(PushPrepError.Code.jobNotFound): no job \(id)")
             }
-            let view = JobView(job)
-            if common.output.json { return try JSONOutputOptions.print(view) }
+            if common.output.json { return try JSONOutputOptions.print(JobView(job)) }
             // What clients queued, and what their sources answered, is printed escaped.
             let shown = UntrustedText.escaped
             var lines = [
@@ -119,7 +118,7 @@ struct JobsCommand: AsyncParsableCommand {
             if let timeout = job.timeoutSeconds { lines.append("timeout:   \(timeout) s") }
             if let code = job.errorCode { lines.append("error:     \(shown(code)): \(shown(job.errorMessage ?? ""))") }
             print(lines.joined(separator: "\n"))
-            if let entry = view.result {
+            if let entry = job.entry {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
                 print("manifest entry:")
@@ -261,53 +260,29 @@ struct JobsCommand: AsyncParsableCommand {
 
 extension JobState: ExpressibleByArgument {}
 
-/// A job as `jobs show --json` and `jobs list --json` print it: the record, with the payload
-/// and the result decoded.
+/// A job as `jobs show --json` and `jobs list --json` print it: the record's own JSON (its
+/// queue columns, ``JobRecord/CodingKeys``), with its error, settings and result decoded beside
+/// them, each absent when nil.
 struct JobView: Encodable {
-    var id: JobID
-    var state: JobState
-    var source: String
-    var priority: Int
-    var attempt: Int
-    var maxAttempts: Int
-    var timeoutSeconds: Double?
-    var runAt: Date
-    var createdAt: Date
-    var updatedAt: Date
-    var finishedAt: Date?
-    var leaseOwner: String?
-    var leaseToken: Int64
-    var leaseExpiresAt: Date?
-    var cancelRequested: Bool
-    var error: ErrorView?
-    var settings: ProcessingSettings?
-    var result: ManifestEntry?
+    var job: JobRecord
 
-    /// The last error: why the job failed, or why its previous attempt did.
-    struct ErrorView: Encodable {
-        var code: String
-        var message: String
+    /// The keys beside the record's own.
+    enum CodingKeys: String, CodingKey {
+        case error, settings, result
     }
 
+    /// The view of `job`.
     init(_ job: JobRecord) {
-        id = job.id
-        state = job.state
-        source = job.source
-        priority = job.priority
-        attempt = job.attempt
-        maxAttempts = job.maxAttempts
-        timeoutSeconds = job.timeoutSeconds
-        runAt = job.runAt
-        createdAt = job.createdAt
-        updatedAt = job.updatedAt
-        finishedAt = job.finishedAt
-        leaseOwner = job.leaseOwner
-        leaseToken = job.leaseToken
-        leaseExpiresAt = job.leaseExpiresAt
-        cancelRequested = job.cancelRequested
-        error = job.errorCode.map { ErrorView(code: $0, message: job.errorMessage ?? "") }
-        settings = try? JSONDecoder().decode(ProcessingSettings.self, from: Data(job.payload.utf8))
-        result = job.result.flatMap { try? JSONDecoder().decode(ManifestEntry.self, from: Data($0.utf8)) }
+        self.job = job
+    }
+
+    /// The record's members, then the decoded ones in the same object (the output sorts keys).
+    func encode(to encoder: any Encoder) throws {
+        try job.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(job.lastError, forKey: .error)
+        try container.encodeIfPresent(job.settings, forKey: .settings)
+        try container.encodeIfPresent(job.entry, forKey: .result)
     }
 
     /// The state, with "cancelling" for a running job asked to stop and "scheduled" for a

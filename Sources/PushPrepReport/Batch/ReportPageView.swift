@@ -57,18 +57,30 @@ struct ReportPageView {
         var hasOperations: Bool
     }
 
+    /// The sizes table: the input's and the output's measures, side by side.
     struct Sizes {
-        var beforeType: String
-        var afterType: String
-        var beforeDimensions: String
-        var afterDimensions: String
-        var beforeBytes: String
-        var afterBytes: String
+        var before: Measures
+        var after: Measures
         var change: String
         var extra: String?
         /// The bar against Apple's limit, an inline SVG.
         var limitBar: String
         var limitText: String
+    }
+
+    /// A column of the sizes table: a file's type, dimensions and bytes, as texts.
+    struct Measures {
+        var type: String
+        var dimensions: String
+        var bytes: String
+
+        /// The measures of a file of `type`, `width` by `height` pixels (either unknown is `–`
+        /// for both), of `bytes` bytes.
+        init(type: String, width: Int?, height: Int?, bytes: Int) {
+            self.type = type
+            dimensions = ReportFormat.dimensions(width, height) ?? "–"
+            self.bytes = ReportFormat.bytes(bytes)
+        }
     }
 
     struct Problem {
@@ -181,10 +193,10 @@ struct ReportPageView {
             "\(ReportFormat.bytes(attachment.bytes)) is \(share) of Apple's \(ReportFormat.bytes(limit)) limit for "
             + "\(SizeChart.noun(attachment.kind, 2))"
         return Sizes(
-            beforeType: input.type, afterType: typeName(attachment).lowercased(),
-            beforeDimensions: ReportFormat.dimensions(input.width, input.height) ?? "–",
-            afterDimensions: ReportFormat.dimensions(attachment.width, attachment.height) ?? "–",
-            beforeBytes: ReportFormat.bytes(input.bytes), afterBytes: ReportFormat.bytes(attachment.bytes),
+            before: Measures(type: input.type, width: input.width, height: input.height, bytes: input.bytes),
+            after: Measures(
+                type: typeName(attachment).lowercased(), width: attachment.width, height: attachment.height,
+                bytes: attachment.bytes),
             change: change(from: input.bytes, to: attachment.bytes),
             extra: extra.isEmpty ? nil : extra.joined(separator: ", "),
             limitBar: limitBar(bytes: attachment.bytes, limit: limit, label: limitText), limitText: limitText)

@@ -44,9 +44,9 @@ enum ReportTemplates {
         {{#sizes}}<table class="sizes">
         <caption class="muted">Before → after{{#extra}} ({{extra}}){{/extra}}</caption>
         <tr><th scope="col"></th><th scope="col">Before</th><th scope="col">After</th></tr>
-        <tr><th scope="row">Type</th><td>{{beforeType}}</td><td>{{afterType}}</td></tr>
-        <tr><th scope="row">Size</th><td>{{beforeDimensions}}</td><td>{{afterDimensions}}</td></tr>
-        <tr><th scope="row">Bytes</th><td>{{beforeBytes}}</td><td>{{afterBytes}} ({{change}})</td></tr>
+        <tr><th scope="row">Type</th><td>{{before.type}}</td><td>{{after.type}}</td></tr>
+        <tr><th scope="row">Size</th><td>{{before.dimensions}}</td><td>{{after.dimensions}}</td></tr>
+        <tr><th scope="row">Bytes</th><td>{{before.bytes}}</td><td>{{after.bytes}} ({{change}})</td></tr>
         </table>
         {{{limitBar}}}
         <p class="limit-text">{{limitText}}</p>{{/sizes}}

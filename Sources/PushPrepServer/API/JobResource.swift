@@ -31,7 +31,7 @@ package struct JobResource: Sendable, Encodable, Equatable {
     package var runAt: Date
     @ExplicitNull package var finishedAt: Date?
     /// The last error: why the job failed, or why its previous attempt did.
-    @ExplicitNull package var error: ErrorView?
+    @ExplicitNull package var error: JobError?
     /// The manifest entry, once succeeded (`status` `ok` or `failed`).
     @ExplicitNull package var attachment: ManifestEntry?
     /// The job's settings, as the worker runs them.
@@ -43,11 +43,6 @@ package struct JobResource: Sendable, Encodable, Equatable {
     /// The `X-Request-Id` of the request that created the job.
     @ExplicitNull package var requestID: String?
     package var links: Links
-
-    package struct ErrorView: Sendable, Codable, Equatable {
-        package var code: String
-        package var message: String
-    }
 
     package struct Links: Sendable, Encodable, Equatable {
         /// This job: `/v1/jobs/{id}` (the member `self`).
@@ -91,9 +86,9 @@ package struct JobResource: Sendable, Encodable, Equatable {
         updatedAt = record.updatedAt
         runAt = record.runAt
         finishedAt = record.finishedAt
-        error = record.errorCode.map { ErrorView(code: $0, message: record.errorMessage ?? "") }
-        attachment = record.result.flatMap { try? JSONDecoder().decode(ManifestEntry.self, from: Data($0.utf8)) }
-        settings = try? JSONDecoder().decode(ProcessingSettings.self, from: Data(record.payload.utf8))
+        error = record.lastError
+        attachment = record.entry
+        settings = record.settings
         // An upload's file name is kept in the metadata column, apart from the client's own.
         let (sourceName, metadata) = UploadName.split(
             record.metadata.flatMap { try? JSONValue.parse(Array($0.utf8)).value })

@@ -113,4 +113,31 @@ extension IdempotencyKey {
     static func pruned(_ id: JobID) -> PushPrepError {
         PushPrepError(.jobNotFound, "job \(id), recorded under this idempotency key, was pruned")
     }
+
+    /// Checks every spec (``QueueRules/validate(_:)``), then this key, before anything is
+    /// looked up or recorded.
+    func validate(_ specs: [JobSpec]) throws(PushPrepError) {
+        try QueueRules.validate(specs)
+        try validate()
+    }
+
+    /// The job ids of this key's record, from its two columns as the backend could read them:
+    /// ``unreadable(_:)`` when either could not be (a record edited by hand),
+    /// ``conflict(_:)`` when the record is another request's (another fingerprint).
+    func recordedIDs(fingerprint: String?, ids: [JobID]?) throws(PushPrepError) -> [JobID] {
+        guard let fingerprint, let ids else { throw Self.unreadable(self) }
+        guard fingerprint == self.fingerprint else { throw Self.conflict(self) }
+        return ids
+    }
+
+    /// The replay of a record: its jobs in their recorded order, each with its current stored
+    /// state (nil: the job was pruned, ``pruned(_:)``), `created` false, `replayed` true.
+    static func replay(_ jobs: [(JobID, String?)]) throws(PushPrepError) -> IdempotentEnqueueResult {
+        var results: [EnqueueResult] = []
+        for (id, state) in jobs {
+            guard let state else { throw pruned(id) }
+            results.append(EnqueueResult(id: id, created: false, state: try JobState(stored: state)))
+        }
+        return IdempotentEnqueueResult(results: results, replayed: true)
+    }
 }

@@ -37,9 +37,7 @@ package struct APIServer: Service {
         self.queueURL = queueURL
         self.registry = registry
         self.readiness = readiness
-        var logger = logger
-        logger[metadataKey: "component"] = "api"
-        self.logger = logger
+        self.logger = logger.with("component", "api")
         self.onListening = onListening
     }
 

@@ -22,9 +22,7 @@ struct AuthMiddleware: RouterMiddleware {
     /// Failed keys per client address (shared with the console's logins).
     let failures: AuthFailureLimiter
 
-    func handle(
-        _ request: Request, context: APIRequestContext, next: (Request, APIRequestContext) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: APIRequestContext, next: Next) async throws -> Response {
         var context = context
         if let keys {
             guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {

@@ -1,6 +1,7 @@
 import Hummingbird
 package import Logging
 package import Prometheus
+import PushPrepCore
 import ServiceLifecycle
 
 /// Serves the Prometheus registry as text on `GET /metrics` (and `GET /healthz`), as a
@@ -21,13 +22,11 @@ package struct MetricsServer: Service {
         let router = Router()
         router.addMetricsRoute(registry: registry)
         router.get("healthz") { _, _ -> String in "ok\n" }
-        var logger = logger
-        logger[metadataKey: "component"] = "metrics"
         application = Application(
             router: router,
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "pushprep"),
             onServerRunning: { channel in await onListening?(channel.localAddress?.port ?? port) },
-            logger: logger)
+            logger: logger.with("component", "metrics"))
     }
 
     package func run() async throws {

@@ -6,6 +6,12 @@ import PushPrepCore
 import PushPrepQueue
 import Synchronization
 
+extension RouterMiddleware {
+    /// The rest of the chain, which a middleware's `handle` calls with the request it passes
+    /// on: the one signature every middleware of this server spells, named once here.
+    typealias Next = (Request, Context) async throws -> Response
+}
+
 /// The outermost step: gives the request its id (`X-Request-Id` when the client sent a sane
 /// one, else a new one), puts it on the logger and the response, turns every error into a
 /// problem (so no handler can answer anything but problem JSON), and writes one access-log
@@ -20,9 +26,7 @@ struct RequestIDMiddleware: RouterMiddleware {
     /// method. Filled once every route is registered.
     let routes: RouteTable
 
-    func handle(
-        _ request: Request, context: APIRequestContext, next: (Request, APIRequestContext) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: APIRequestContext, next: Next) async throws -> Response {
         var context = context
         let start = ContinuousClock.now
         context.requestID = Self.sanitized(request.headers[.xRequestID]) ?? Self.makeID()
@@ -137,9 +141,7 @@ struct DeadlineMiddleware: RouterMiddleware {
 
     let timeout: Duration
 
-    func handle(
-        _ request: Request, context: APIRequestContext, next: (Request, APIRequestContext) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: APIRequestContext, next: Next) async throws -> Response {
         let timeout = timeout
         return try await withoutActuallyEscaping(next) { next in
             let request = UnsafeTransfer(request)

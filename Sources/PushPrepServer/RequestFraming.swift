@@ -17,9 +17,7 @@ struct TransferEncodingMiddleware: RouterMiddleware {
     typealias Context = APIRequestContext
 
     /// Passes a request with no `Transfer-Encoding` or `chunked` alone; answers any other.
-    func handle(
-        _ request: Request, context: APIRequestContext, next: (Request, APIRequestContext) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: APIRequestContext, next: Next) async throws -> Response {
         let values = request.headers[values: .transferEncoding]
         guard !values.isEmpty else { return try await next(request, context) }
         let codings = values.joined(separator: ",").split(separator: ",")

@@ -245,9 +245,7 @@ struct HostMiddleware: RouterMiddleware {
 
     let names: ServerNames
 
-    func handle(
-        _ request: Request, context: APIRequestContext, next: (Request, APIRequestContext) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: APIRequestContext, next: Next) async throws -> Response {
         if let problem = names.problem(for: request) { throw problem }
         return try await next(request, context)
     }

@@ -305,7 +305,7 @@ final class AudioPipelineTests {
         }
         let packet = try MediaPacket()
         let frame = try MediaFrame()
-        while try media.read(into: packet.pointer) {
+        while try media.read(into: packet.pointer, during: "reading the tone") {
             defer { av_packet_unref(packet.pointer) }
             guard packet.pointer.pointee.stream_index == stream.pointee.index else { continue }
             #expect(avcodec_send_packet(decoder.context, packet.pointer) >= 0)
@@ -349,7 +349,7 @@ final class AudioPipelineTests {
         var samples: Int64 = 0
         let packet = try MediaPacket()
         let frame = try MediaFrame()
-        while try media.read(into: packet.pointer), !transcoder.isFull {
+        while try media.read(into: packet.pointer, during: "reading the tone"), !transcoder.isFull {
             defer { av_packet_unref(packet.pointer) }
             #expect(avcodec_send_packet(decoder.context, packet.pointer) >= 0)
             while avcodec_receive_frame(decoder.context, frame.pointer) >= 0 {

@@ -28,10 +28,9 @@ struct AudioPacketReader {
         throws(PushPrepError)
     {
         while true {
-            try input.deadline.check("reading the audio")
             let more: Bool
             do {
-                more = try input.read(into: packet.pointer)
+                more = try input.read(into: packet.pointer, during: "reading the audio")
             } catch {
                 guard error.code == .corruptInput, !input.deadline.fired else { throw error }
                 damage = error.message

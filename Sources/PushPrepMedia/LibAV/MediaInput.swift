@@ -135,8 +135,11 @@ package final class MediaInput {
         return stream
     }
 
-    /// Reads the next packet into `packet`; false at the end of the input.
-    func read(into packet: UnsafeMutablePointer<AVPacket>) throws(PushPrepError) -> Bool {
+    /// Reads the next packet into `packet` once this input's deadline allows it (`step` names
+    /// the work for a deadline that has passed, as ``MediaDeadline/check(_:)`` does); false at
+    /// the end of the input. Every read is a deadline point, so no read loop can forget one.
+    func read(into packet: UnsafeMutablePointer<AVPacket>, during step: String) throws(PushPrepError) -> Bool {
+        try deadline.check(step)
         let status = av_read_frame(context, packet)
         if status == cffmpegshims_error_eof() { return false }
         if status < 0 { throw avError(status, "cannot read the media", deadline: deadline) }

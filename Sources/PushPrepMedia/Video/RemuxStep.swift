@@ -114,8 +114,7 @@ package enum RemuxStep {
         var lastVideoSeen = 0.0
         var reachedEnd = false
         while !(videoDone && audioDone) {
-            try deadline.check("copying the video")
-            guard try input.read(into: packet.pointer) else {
+            guard try input.read(into: packet.pointer, during: "copying the video") else {
                 reachedEnd = true
                 break
             }

@@ -183,8 +183,7 @@ enum VideoTranscodeStep {
         let videoFrame = try MediaFrame()
         let audioFrame = try MediaFrame()
         while !(videoDone && audioDone) {
-            try deadline.check("transcoding the video")
-            guard try input.read(into: packet.pointer) else {
+            guard try input.read(into: packet.pointer, during: "transcoding the video") else {
                 reachedEnd = true
                 break
             }

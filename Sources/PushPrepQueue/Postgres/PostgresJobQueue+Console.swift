@@ -30,10 +30,8 @@ extension PostgresJobQueue: ConsoleQueries {
         guard let retryable = filter.retryable else { return 0 }
         do {
             return try await perform("retry jobs") {
-                try await client.withConnection { connection in
-                    try await connection.withTransaction(logger: logger) { connection in
-                        try await Self.retry(retryable, on: connection, logger: logger)
-                    }
+                try await client.withTransaction(logger: logger) { connection in
+                    try await Self.retry(retryable, on: connection, logger: logger)
                 }
             }
         } catch {

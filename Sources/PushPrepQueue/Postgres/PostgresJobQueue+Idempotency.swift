@@ -10,13 +10,10 @@ extension PostgresJobQueue: IdempotentEnqueue {
     public func enqueue(
         _ specs: [JobSpec], idempotency: IdempotencyKey
     ) async throws(PushPrepError) -> IdempotentEnqueueResult {
-        try QueueRules.validate(specs)
-        try idempotency.validate()
+        try idempotency.validate(specs)
         return try await perform("enqueue jobs under an idempotency key") {
-            try await client.withConnection { connection in
-                try await connection.withTransaction(logger: logger) { connection in
-                    try await Self.enqueue(specs, idempotency: idempotency, on: connection, logger: logger)
-                }
+            try await client.withTransaction(logger: logger) { connection in
+                try await Self.enqueue(specs, idempotency: idempotency, on: connection, logger: logger)
             }
         }
     }
@@ -79,20 +76,17 @@ extension PostgresJobQueue: IdempotentEnqueue {
             """, logger: logger)
         for try await row in recorded {
             // A record edited by hand (a NULL among the ids) is `queue_unavailable`, said in words.
-            guard let (fingerprint, ids) = try? row.decode((String, [JobID]).self) else {
-                throw IdempotencyKey.unreadable(idempotency)
-            }
-            guard fingerprint == idempotency.fingerprint else { throw IdempotencyKey.conflict(idempotency) }
-            return IdempotentEnqueueResult(
-                results: try await replay(ids, on: connection, logger: logger), replayed: true)
+            let record = try? row.decode((String, [JobID]).self)
+            let ids = try idempotency.recordedIDs(fingerprint: record?.0, ids: record?.1)
+            return try IdempotencyKey.replay(try await states(of: ids, on: connection, logger: logger))
         }
         return nil
     }
 
-    /// The recorded jobs in their recorded order and current state.
-    private static func replay(
-        _ ids: [JobID], on connection: PostgresConnection, logger: Logger
-    ) async throws -> [EnqueueResult] {
+    /// The recorded jobs in their recorded order, each with its stored state (nil when pruned).
+    private static func states(
+        of ids: [JobID], on connection: PostgresConnection, logger: Logger
+    ) async throws -> [(JobID, String?)] {
         let rows = try await connection.query(
             """
             SELECT recorded.id, job.state
@@ -100,12 +94,9 @@ extension PostgresJobQueue: IdempotentEnqueue {
             LEFT JOIN pushprep_jobs AS job ON job.id = recorded.id
             ORDER BY recorded.position
             """, logger: logger)
-        var results: [EnqueueResult] = []
-        for try await (id, state) in rows.decode((JobID, String?).self) {
-            guard let state else { throw IdempotencyKey.pruned(id) }
-            results.append(EnqueueResult(id: id, created: false, state: try JobState(stored: state)))
-        }
-        return results
+        var states: [(JobID, String?)] = []
+        for try await job in rows.decode((JobID, String?).self) { states.append(job) }
+        return states
     }
 }
 

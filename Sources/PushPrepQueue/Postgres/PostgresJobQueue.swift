@@ -101,10 +101,8 @@ public final class PostgresJobQueue: JobQueue, JobQueueAdmin {
         try QueueRules.validate(specs)
         guard !specs.isEmpty else { return [] }
         return try await perform("enqueue jobs") {
-            try await client.withConnection { connection in
-                try await connection.withTransaction(logger: logger) { connection in
-                    try await Self.enqueue(specs, on: connection, logger: logger)
-                }
+            try await client.withTransaction(logger: logger) { connection in
+                try await Self.enqueue(specs, on: connection, logger: logger)
             }
         }
     }

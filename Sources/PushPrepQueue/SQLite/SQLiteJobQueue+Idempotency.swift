@@ -9,8 +9,7 @@ extension SQLiteJobQueue: IdempotentEnqueue {
     public func enqueue(
         _ specs: [JobSpec], idempotency: IdempotencyKey
     ) async throws(PushPrepError) -> IdempotentEnqueueResult {
-        try QueueRules.validate(specs)
-        try idempotency.validate()
+        try idempotency.validate(specs)
         return try await write("enqueue jobs under an idempotency key") { db in
             let now = Self.now()
             if let recorded = try Self.recorded(idempotency, db, now: now) { return recorded }
@@ -54,21 +53,16 @@ extension SQLiteJobQueue: IdempotentEnqueue {
                 db, sql: IdempotencySQL.find,
                 arguments: [idempotency.scope, idempotency.key, now - idempotency.retention.seconds])
         else { return nil }
-        guard let fingerprint = String.fromDatabaseValue(row[0] as DatabaseValue),
-            let ids = String.fromDatabaseValue(row[1] as DatabaseValue).flatMap(IdempotencyKey.jobIDs(json:))
-        else { throw IdempotencyKey.unreadable(idempotency) }
-        guard fingerprint == idempotency.fingerprint else { throw IdempotencyKey.conflict(idempotency) }
-        return IdempotentEnqueueResult(results: try replay(ids, db), replayed: true)
+        let ids = try idempotency.recordedIDs(
+            fingerprint: String.fromDatabaseValue(row[0] as DatabaseValue),
+            ids: String.fromDatabaseValue(row[1] as DatabaseValue).flatMap(IdempotencyKey.jobIDs(json:)))
+        return try IdempotencyKey.replay(try states(of: ids, db))
     }
 
-    /// The recorded jobs in their recorded order and current state.
-    private static func replay(_ ids: [JobID], _ db: Database) throws -> [EnqueueResult] {
+    /// The recorded jobs in their recorded order, each with its stored state (nil when pruned).
+    private static func states(of ids: [JobID], _ db: Database) throws -> [(JobID, String?)] {
         let json = "[" + ids.map { String($0) }.joined(separator: ",") + "]"
-        let states = try String?.fetchAll(db, sql: IdempotencySQL.jobs, arguments: [json])
-        return try zip(ids, states).map { id, state in
-            guard let state else { throw IdempotencyKey.pruned(id) }
-            return EnqueueResult(id: id, created: false, state: try JobState(stored: state))
-        }
+        return Array(zip(ids, try String?.fetchAll(db, sql: IdempotencySQL.jobs, arguments: [json])))
     }
 }
 

@@ -23,9 +23,7 @@ public final class QueueWorker<Handler: JobHandler>: Service {
         self.url = url
         self.configuration = configuration
         self.handler = handler
-        var logger = logger
-        logger[metadataKey: "worker"] = "\(configuration.workerID)"
-        self.logger = logger
+        self.logger = logger.with("worker", "\(configuration.workerID)")
         self.metrics = WorkerMetrics()
     }
 

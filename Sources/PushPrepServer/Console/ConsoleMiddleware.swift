@@ -10,13 +10,12 @@ import Synchronization
 /// Every error of the page's handler and of the middleware inside becomes an HTML page; every
 /// answer gets the console's security headers (``ConsoleRoutes/pagePolicy``).
 struct ConsoleSessionMiddleware: RouterMiddleware {
+    typealias Context = ConsoleRequestContext
+
     let routes: ConsoleRoutes
 
     /// `next` with the session in the context; its errors as pages; the headers on every answer.
-    func handle(
-        _ request: Request, context: ConsoleRequestContext,
-        next: (Request, ConsoleRequestContext) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: ConsoleRequestContext, next: Next) async throws -> Response {
         let sessions = routes.sessions
         var setCookie: String?
         var response: Response
@@ -54,16 +53,15 @@ struct ConsoleSessionMiddleware: RouterMiddleware {
 /// CSRF token in its form's `csrf` field (else 403: the form has expired). The body, capped at
 /// `--max-body-bytes` (413 beyond), is left in the context for the page (``ConsoleRequestContext/form(_:)``).
 struct ConsoleCSRFMiddleware: RouterMiddleware {
+    typealias Context = ConsoleRequestContext
+
     let sessions: ConsoleSessions
     /// The names this server answers to, for the same-origin check.
     let names: ServerNames
     let maxBodyBytes: Int
 
     /// `next` for a GET; for a POST, once its origin and token pass, with its form in the context.
-    func handle(
-        _ request: Request, context: ConsoleRequestContext,
-        next: (Request, ConsoleRequestContext) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: ConsoleRequestContext, next: Next) async throws -> Response {
         guard request.method == .post else { return try await next(request, context) }
         let visit = try context.visit()
         guard RequestOrigin.isSameOrigin(request, names: names) else {
@@ -84,13 +82,12 @@ struct ConsoleCSRFMiddleware: RouterMiddleware {
 /// The scope a group of pages needs (`read` to see, `write` to change jobs): else 403. The
 /// access log then names the session's key, as it does a bearer key.
 struct ConsoleScopeMiddleware: RouterMiddleware {
+    typealias Context = ConsoleRequestContext
+
     let scope: APIKey.Scope
 
     /// `next` once the session has the scope.
-    func handle(
-        _ request: Request, context: ConsoleRequestContext,
-        next: (Request, ConsoleRequestContext) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: ConsoleRequestContext, next: Next) async throws -> Response {
         let session = try context.visit().session
         guard session.scopes.contains(scope) else {
             throw Problem(.forbidden, .forbidden, "your API key lacks the \(scope.rawValue) scope")
@@ -105,11 +102,10 @@ struct ConsoleScopeMiddleware: RouterMiddleware {
 /// The console's security headers (``ConsoleRoutes/secured(_:policy:)``) on the answers that
 /// need no session: login, logout and the assets.
 struct ConsoleHeadersMiddleware: RouterMiddleware {
+    typealias Context = ConsoleRequestContext
+
     /// `next`'s answer with the security headers.
-    func handle(
-        _ request: Request, context: ConsoleRequestContext,
-        next: (Request, ConsoleRequestContext) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: ConsoleRequestContext, next: Next) async throws -> Response {
         ConsoleRoutes.secured(try await next(request, context))
     }
 }

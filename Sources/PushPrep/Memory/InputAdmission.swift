@@ -62,6 +62,13 @@ final class InputAdmission {
         return waited
     }
 
+    /// ``admit(_:)`` as a media pipeline calls it, for an input whose pipeline has `deadline`:
+    /// the time the input waited for memory moves the deadline as much later, since it is not
+    /// the input's own processing time.
+    func admit(postponing deadline: MediaDeadline) -> (MemoryEstimate) throws(PushPrepError) -> Void {
+        { estimate throws(PushPrepError) in deadline.postpone(by: try self.admit(estimate)) }
+    }
+
     /// Gives the reservation back; calling it again does nothing. After a big input the
     /// allocator's free memory goes back to the system first (``FreedMemory``), so the inputs
     /// admitted next find the room the budget says is there.

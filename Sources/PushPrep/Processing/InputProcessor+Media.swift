@@ -16,10 +16,8 @@ extension InputProcessor {
             .video, fingerprint: settings.videoFingerprint, item: item, file: file
         ) { temporary, deadline throws(PushPrepError) in
             try VideoPipeline.process(
-                path: file.decodePath, settings: settings, outputPath: temporary, deadline: deadline
-            ) { estimate throws(PushPrepError) in
-                deadline.postpone(by: try admission.admit(estimate))
-            }
+                path: file.decodePath, settings: settings, outputPath: temporary, deadline: deadline,
+                admit: admission.admit(postponing: deadline))
         }
         var input = InputInfo(
             type: type.rawValue, bytes: file.size, width: video.input?.video?.displayWidth,
@@ -103,10 +101,8 @@ extension InputProcessor {
             .audio, fingerprint: settings.audioFingerprint, item: item, file: file
         ) { temporary, deadline throws(PushPrepError) in
             try AudioPipeline.process(
-                path: file.decodePath, type: type, settings: settings, outputPath: temporary, deadline: deadline
-            ) { estimate throws(PushPrepError) in
-                deadline.postpone(by: try admission.admit(estimate))
-            }
+                path: file.decodePath, type: type, settings: settings, outputPath: temporary, deadline: deadline,
+                admit: admission.admit(postponing: deadline))
         }
         builder.operations = audio.operations
         let output = try builder.commit(temporary, as: audio.format)

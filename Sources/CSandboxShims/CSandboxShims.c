@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/landlock.h>
 #include <malloc.h>
 #include <sched.h>
@@ -81,6 +82,13 @@ int csandboxshims_set_limits(uint64_t address_space, uint64_t cpu_seconds, uint6
 
 int csandboxshims_set_no_new_privs(void) {
     return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 ? 0 : -errno;
+}
+
+int csandboxshims_drop_capabilities(void) {
+    struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+    memset(data, 0, sizeof(data));
+    return syscall(SYS_capset, &header, data) == 0 ? 0 : -errno;
 }
 
 // MARK: - Landlock
@@ -277,6 +285,7 @@ int csandboxshims_open_descriptor_count(void) { return -ENOSYS; }
 int csandboxshims_thread_count(void) { return -ENOSYS; }
 int csandboxshims_set_limits(uint64_t a, uint64_t c, uint64_t f, uint64_t o) { (void)a; (void)c; (void)f; (void)o; return -ENOSYS; }
 int csandboxshims_set_no_new_privs(void) { return -ENOSYS; }
+int csandboxshims_drop_capabilities(void) { return -ENOSYS; }
 int csandboxshims_landlock_abi(void) { return -ENOSYS; }
 int csandboxshims_landlock_restrict(int s, const char *const *r, int c) { (void)s; (void)r; (void)c; return -ENOSYS; }
 int csandboxshims_seccomp_apply(void) { return -ENOSYS; }

@@ -3,7 +3,7 @@ import Foundation
 package import PushPrepCore
 
 /// How a decoder process confines itself as it starts, in this order: empty environment, no
-/// inherited descriptor, rlimits, `PR_SET_NO_NEW_PRIVS`, Landlock (where the kernel has it),
+/// inherited descriptor, rlimits, `PR_SET_NO_NEW_PRIVS` and no capabilities, Landlock (where the kernel has it),
 /// seccomp. Each layer is a call into CSandboxShims (C: the system calls, Landlock's kernel
 /// structures and libseccomp are C interfaces Swift's Glibc module lacks or imports badly);
 /// the order and the report are here.
@@ -79,7 +79,9 @@ package enum Confinement {
         }
         if !skipped(.noNewPrivs) {
             try check(csandboxshims_set_no_new_privs(), "PR_SET_NO_NEW_PRIVS")
-            layers.append(LayerState(.noNewPrivs, supported: true, applied: true, detail: "set"))
+            try check(csandboxshims_drop_capabilities(), "dropping capabilities")
+            layers.append(
+                LayerState(.noNewPrivs, supported: true, applied: true, detail: "set; every capability dropped"))
         }
         if !skipped(.landlock) {
             layers.append(try landlock())

@@ -33,7 +33,7 @@ package enum SandboxLayer: String, Codable, CaseIterable, Sendable {
     case descriptors
     /// Address space, CPU time, file size, open files, no core dumps.
     case rlimits
-    /// `PR_SET_NO_NEW_PRIVS`.
+    /// `PR_SET_NO_NEW_PRIVS`, and no capabilities (a decoder started by root keeps uid 0 only).
     case noNewPrivs = "no_new_privs"
     /// Landlock: paths, TCP and signals.
     case landlock

@@ -75,8 +75,10 @@ package enum DecoderService {
                 case .probe(let port):
                     // The staging directory is the working directory: a probe writes next to it.
                     let results = SandboxProbe.runAll(
-                        stagingPath: FileManager.default.currentDirectoryPath, connectPort: port,
-                        addressSpace: options.limits.addressSpace)
+                        ProbeContext(
+                            stagingPath: FileManager.default.currentDirectoryPath, connectPort: port,
+                            addressSpace: options.limits.addressSpace,
+                            landlock: layers.contains { $0.layer == .landlock && $0.applied }))
                     try channel.send(DecoderReply.probes(results))
                 case .process(let input, let outputDirectory, let settings):
                     guard isPlainName(input), isPlainName(outputDirectory) else {

@@ -35,7 +35,7 @@ package struct SandboxCheckReport: Encodable, Sendable {
         lines.append("Probes (inside a confined decoder process):")
         for result in probes {
             let status = result.blocked ? "blocked by \(result.layer?.rawValue ?? "?")" : "NOT blocked"
-            lines.append("  \(pad(result.probe.rawValue, 22)) \(pad(status, 22)) \(result.detail)")
+            lines.append("  \(pad(result.probe.rawValue, 23)) \(pad(status, 22)) \(result.detail)")
         }
         if passed {
             lines.append("Sandbox check passed: every layer this machine offers is applied and every probe is blocked.")

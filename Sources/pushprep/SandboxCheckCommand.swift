@@ -9,10 +9,11 @@ struct SandboxCheckCommand: AsyncParsableCommand {
         abstract: "Show what a confined decoder process can do on this machine.",
         discussion: """
             Starts a real decoder process, confined as PushPrep confines the processes that decode \
-            inputs (empty environment, no inherited descriptors, rlimits, no new privileges, \
-            Landlock where the kernel has it, a seccomp filter), and tries from inside it: opening \
-            /etc/passwd, connecting to 127.0.0.1, running /bin/true, reading the environment, \
-            writing outside its staging directory, and allocating past its address-space limit. \
+            inputs (empty environment, no inherited descriptors, rlimits, no new privileges and no \
+            capabilities, Landlock where the kernel has it, a seccomp filter), and tries from inside \
+            it: opening /etc/passwd, connecting to 127.0.0.1, running /bin/true, reading the \
+            environment, writing outside its staging directory, allocating past its address-space \
+            limit, and reading its parent's environment through /proc. \
             Prints each layer found on this machine (cgroup v2 too) and each probe's outcome, with \
             the layer that blocked it.
 

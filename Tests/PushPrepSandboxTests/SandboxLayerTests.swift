@@ -24,6 +24,7 @@ struct SandboxLayerTests {
         if run.state(.landlock)?.supported == true {
             #expect(probes[.openPasswd]?.layer == .landlock)
             #expect(probes[.writeOutside]?.layer == .landlock)
+            #expect(probes[.readParentEnvironment]?.layer == .landlock)
         }
         for probe in SandboxProbe.allCases {
             #expect(probes[probe]?.blocked == true, "\(probe): \(String(describing: probes[probe]))")
@@ -63,7 +64,8 @@ struct SandboxLayerTests {
         }
     }
 
-    @Test("without Landlock, seccomp alone refuses the connection and the exec, not the files")
+    @Test(
+        "without Landlock, seccomp alone refuses the connection and the exec, not the files; /proc as the user allows")
     func seccompWithoutLandlock() async throws {
         let run = try await DecoderUnderTest.start(skipping: [.landlock])
         let probes = try await run.probes()
@@ -74,6 +76,29 @@ struct SandboxLayerTests {
         #expect(probes[.execTrue]?.layer == .seccomp)
         #expect(probes[.openPasswd]?.blocked == false, "\(String(describing: probes[.openPasswd]))")
         #expect(probes[.writeOutside]?.blocked == false)
+        // Without Landlock, a parent of the same user is shielded only by the capabilities the
+        // decoder dropped, and only when that user is root (CAP_SYS_PTRACE would pass the check).
+        let parent = probes[.readParentEnvironment]
+        if getuid() == 0 {
+            #expect(parent?.layer == .noNewPrivs, "\(String(describing: parent))")
+        } else {
+            #expect(parent?.blocked == false, "\(String(describing: parent))")
+        }
+    }
+
+    @Test("without Landlock, no_new_privs and seccomp the decoder reads its parent's environment from /proc")
+    func parentEnvironment() async throws {
+        // no_new_privs goes with seccomp: a filter without it needs CAP_SYS_ADMIN.
+        let open = try await DecoderUnderTest.start(skipping: [.landlock, .noNewPrivs, .seccomp])
+        let read = try await open.probes()[.readParentEnvironment]
+        await open.finish()
+        #expect(read?.blocked == false, "\(String(describing: read))")
+        #expect(read?.detail == "opened /proc/\(getpid())/environ")
+
+        let confined = try await DecoderUnderTest.start()
+        let refused = try await confined.probes()[.readParentEnvironment]
+        await confined.finish()
+        #expect(refused?.blocked == true, "\(String(describing: refused))")
     }
 
     @Test("the decoder clears an environment it was given; without that layer it can read it")

@@ -37,6 +37,10 @@ int csandboxshims_set_limits(uint64_t address_space, uint64_t cpu_seconds, uint6
 /// prctl(PR_SET_NO_NEW_PRIVS, 1): no exec can ever grant privileges again; seccomp needs it.
 int csandboxshims_set_no_new_privs(void);
 
+/// Empties the effective, permitted and inheritable capability sets (capset(2)): a decoder
+/// started by root keeps uid 0 but not CAP_SYS_PTRACE, CAP_DAC_OVERRIDE and the rest.
+int csandboxshims_drop_capabilities(void);
+
 /// The Landlock ABI version the kernel offers (1...), or -errno: -ENOSYS (no such syscall)
 /// or -EOPNOTSUPP (built in but disabled at boot).
 int csandboxshims_landlock_abi(void);

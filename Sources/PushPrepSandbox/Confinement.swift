@@ -51,6 +51,7 @@ package enum Confinement {
                 .ioError, "the decoder runs \(threads) threads before confining itself; it must run one")
         }
         if !skipped(.descriptors) {
+            let inherited = csandboxshims_open_descriptor_count()
             try check(csandboxshims_close_descriptors_from(stagingDescriptor + 1), "closing inherited descriptors")
             guard fchdir(stagingDescriptor) == 0 else {
                 throw PushPrepError(
@@ -60,7 +61,9 @@ package enum Confinement {
             layers.append(
                 LayerState(
                     .descriptors, supported: true, applied: true,
-                    detail: "\(open) open: 0-2, the channel (3), the staging directory (4, the working directory)"))
+                    detail:
+                        "closed \(inherited - open) inherited; \(open) open: 0-2, the channel (3), the staging directory (4, the working directory)"
+                ))
         }
         if !skipped(.rlimits) {
             // Each malloc arena reserves 64 MiB of address space: two are plenty for one input.

@@ -21,14 +21,16 @@ struct ConfinedDecodingTests {
                 try TestTools.vips(
                     "gaussnoise", staging.appendingPathComponent("photo.jpg").path, "1600", "1200", "--mean", "128")
                 try TestTools.ffmpeg(
-                    "-v", "error", "-f", "lavfi", "-i", "testsrc=size=640x360:rate=25:duration=3", "-f", "lavfi",
-                    "-i", "sine=duration=3", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest",
+                    // MPEG-4 Part 2, which the phone does not take: libav decodes it to H.264.
+                    "-v", "error", "-f", "lavfi", "-i", "testsrc=size=1280x720:rate=25:duration=3", "-f", "lavfi",
+                    "-i", "sine=duration=3", "-c:v", "mpeg4", "-q:v", "4", "-c:a", "aac", "-shortest",
                     staging.appendingPathComponent("movie.mp4").path)
             }
             #expect(run.state(.seccomp)?.applied == true)
 
             let photo = try await process(run, "photo.jpg")
             #expect(photo.kind == .image)
+            #expect(photo.operations.contains { $0.hasPrefix("resized 1600x1200") }, "\(photo.operations)")
             let image = try await ChildProcessTools.blocking {
                 try ImageProbe.probe(staging.appendingPathComponent("out").appendingPathComponent(photo.file))
             }
@@ -36,6 +38,7 @@ struct ConfinedDecodingTests {
 
             let movie = try await process(run, "movie.mp4")
             #expect(movie.kind == .video)
+            #expect(movie.operations.contains("transcode"), "decoded and encoded, not remuxed: \(movie.operations)")
             let (hasVideo, bytes) = try await ChildProcessTools.blocking {
                 let probe = try MovieProbe.probe(
                     staging.appendingPathComponent("out").appendingPathComponent(movie.file).path)

@@ -12,7 +12,13 @@ import Testing
 struct SandboxLayerTests {
     @Test("with every layer, every probe is blocked by the layer that answers it")
     func everyLayer() async throws {
+        // A descriptor the decoder inherits (posix_spawn passes every one without FD_CLOEXEC).
+        let leaked = open("/dev/null", O_RDONLY)
+        defer { close(leaked) }
         let run = try await DecoderUnderTest.start()
+        let descriptors = run.state(.descriptors)?.detail ?? ""
+        #expect(descriptors.contains("; 5 open"), "\(descriptors)")
+        #expect(!descriptors.hasPrefix("closed 0 "), "the leaked descriptor reached the decoder open: \(descriptors)")
         let probes = try await run.probes()
         let connected = run.acceptedConnection()
         #expect(await run.finish() == 0)

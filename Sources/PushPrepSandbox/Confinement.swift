@@ -38,10 +38,13 @@ package enum Confinement {
             layers.append(LayerState(layer, supported: true, applied: false, detail: "skipped (test mode)"))
             return true
         }
+        func applied(_ layer: SandboxLayer, _ detail: String) {
+            layers.append(LayerState(layer, supported: true, applied: true, detail: detail))
+        }
 
         if !skipped(.environment) {
             try check(csandboxshims_clear_environment(), "clearing the environment")
-            layers.append(LayerState(.environment, supported: true, applied: true, detail: "empty"))
+            applied(.environment, "empty")
         }
         // Landlock confines the calling thread and the threads it starts later, not the others:
         // the decoder must still be single-threaded here (seccomp is synchronised anyway).
@@ -58,12 +61,8 @@ package enum Confinement {
                     .ioError, "descriptor 4 is not the staging directory: \(DecoderChannel.describe(errno))")
             }
             let open = csandboxshims_open_descriptor_count()
-            layers.append(
-                LayerState(
-                    .descriptors, supported: true, applied: true,
-                    detail:
-                        "closed \(inherited - open) inherited; \(open) open: 0-2, the channel (3), the staging directory (4, the working directory)"
-                ))
+            let kept = "0-2, the channel (3), the staging directory (4, the working directory)"
+            applied(.descriptors, "closed \(inherited - open) inherited; \(open) open: \(kept)")
         }
         if !skipped(.rlimits) {
             // Each malloc arena reserves 64 MiB of address space: two are plenty for one input.
@@ -73,18 +72,15 @@ package enum Confinement {
                     UInt64(limits.addressSpace), UInt64(limits.cpuSeconds), UInt64(limits.fileSize),
                     UInt64(limits.openFiles)),
                 "setting rlimits")
-            layers.append(
-                LayerState(
-                    .rlimits, supported: true, applied: true,
-                    detail:
-                        "address space \(limits.addressSpace) bytes, CPU \(limits.cpuSeconds) s, file size \(limits.fileSize) bytes, \(limits.openFiles) descriptors, no core dumps"
-                ))
+            applied(
+                .rlimits,
+                "address space \(limits.addressSpace) bytes, CPU \(limits.cpuSeconds) s, file size "
+                    + "\(limits.fileSize) bytes, \(limits.openFiles) descriptors, no core dumps")
         }
         if !skipped(.noNewPrivs) {
             try check(csandboxshims_set_no_new_privs(), "PR_SET_NO_NEW_PRIVS")
             try check(csandboxshims_drop_capabilities(), "dropping capabilities")
-            layers.append(
-                LayerState(.noNewPrivs, supported: true, applied: true, detail: "set; every capability dropped"))
+            applied(.noNewPrivs, "set; every capability dropped")
         }
         if !skipped(.landlock) {
             layers.append(try landlock())
@@ -97,10 +93,7 @@ package enum Confinement {
                 return layers
             }
             let rules = try check(csandboxshims_seccomp_apply(), "loading the seccomp filter")
-            layers.append(
-                LayerState(
-                    .seccomp, supported: true, applied: true,
-                    detail: "\(rules) rules: network, exec, ptrace, mount, namespaces, bpf, modules... refused"))
+            applied(.seccomp, "\(rules) rules: network, exec, ptrace, mount, namespaces, bpf, modules... refused")
         }
         return layers
     }

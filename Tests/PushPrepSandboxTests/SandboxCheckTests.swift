@@ -37,6 +37,24 @@ struct SandboxCheckTests {
         #expect(output.contains("open_etc_passwd") && output.contains("blocked by"))
     }
 
+    @Test("the decoder subcommand is hidden, and refuses to run without its descriptors or with a bad option")
+    func hiddenDecoder() async throws {
+        let binary = try #require(TestTools.pushprepBinary(), "the pushprep executable was not built")
+        let help = String(decoding: try await TestTools.runAsync(binary.path, ["--help"]).stdout, as: UTF8.self)
+        #expect(help.contains("\n  sandbox-check "), "\(help)")
+        #expect(!help.contains("\n  decoder "), "\(help)")
+
+        // Started by hand: no channel, no staging directory.
+        let alone = try await TestTools.runAsync(binary.path, ["decoder"])
+        #expect(alone.status == 70)
+        let stderr = String(decoding: alone.stderr, as: UTF8.self)
+        #expect(stderr.contains("descriptor 4 is not the staging directory"), "\(stderr)")
+
+        let bad = try await TestTools.runAsync(binary.path, ["decoder", "--skip-layer", "everything"])
+        #expect(bad.status == 2)
+        #expect(String(decoding: bad.stderr, as: UTF8.self).contains("--skip-layer: no layer everything"))
+    }
+
     @Test("sandbox-check fails, naming the probes that got through, when a layer is missing")
     func failsWithoutALayer() async throws {
         let binary = try #require(TestTools.pushprepBinary(), "the pushprep executable was not built")

@@ -20,7 +20,8 @@ package enum DecoderReply: Codable, Sendable {
     case probes([ProbeResult])
     /// The answer to ``DecoderRequest/process(input:outputDirectory:settings:)``.
     case processed(ManifestEntry)
-    /// A request the decoder does not take (a name that is not a plain name), in words.
+    /// A request the decoder does not take (a name that is not a plain name), or, as its first
+    /// message, why it cannot confine itself; in words.
     case refused(String)
 }
 

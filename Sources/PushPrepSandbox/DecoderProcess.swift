@@ -70,10 +70,11 @@ package final class DecoderProcess: Sendable {
             let reply = try await offThread { () throws(PushPrepError) in
                 try channel.receive(DecoderReply.self, deadline: .now + timeout)
             }
-            guard case .ready(let layers) = reply else {
-                throw PushPrepError(.ioError, "the decoder's first message is not its ready message")
+            switch reply {
+            case .ready(let layers): return DecoderProcess(pid: pid, channel: channel, layers: layers)
+            case .refused(let why): throw PushPrepError(.ioError, "it could not start: \(why)")
+            default: throw PushPrepError(.ioError, "the decoder's first message is not its ready message")
             }
-            return DecoderProcess(pid: pid, channel: channel, layers: layers)
         } catch {
             await DecoderProcess(pid: pid, channel: channel, layers: []).kill()
             throw PushPrepError(.ioError, "decoder process \(pid) is not trusted: \(error.message)")

@@ -46,14 +46,16 @@ package enum DecoderService {
 
     /// Runs the decoder on descriptor 3 (the channel) and 4 (the staging directory); returns its
     /// exit status: 0 after an exit request or the parent's hang-up, 70 when it cannot confine
-    /// itself (the reason on standard error).
+    /// itself (the reason on standard error and, as ``DecoderReply/refused(_:)``, on the channel).
     package static func run(_ options: Options, logger: Logger) -> Int32 {
         let channel = DecoderChannel(descriptor: Confinement.channelDescriptor)
         let layers: [LayerState]
         do {
             layers = try Confinement.apply(limits: options.limits, skipping: options.skipping)
         } catch {
+            // Said on the channel too, so that the parent reports why (a layer it cannot apply).
             logger.error("\(error.message)")
+            try? channel.send(DecoderReply.refused(error.message))
             return 70
         }
         if let garbage = options.garbage {

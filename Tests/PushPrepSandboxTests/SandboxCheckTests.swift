@@ -70,6 +70,20 @@ struct SandboxCheckTests {
         #expect(report.text.contains("NOT blocked"))
     }
 
+    @Test("a decoder that cannot apply a layer stops, and sandbox-check says which and why")
+    func layerThatCannotApply() async throws {
+        let binary = try #require(TestTools.pushprepBinary(), "the pushprep executable was not built")
+        // RLIMIT_NOFILE above the kernel's nr_open (1048576 by default): setrlimit answers EPERM.
+        let report = await SandboxCheck.run(
+            executable: binary.path, options: DecoderService.Options(limits: DecoderLimits(openFiles: 1 << 30)))
+        #expect(!report.passed)
+        #expect(report.probes.isEmpty)
+        let problem = report.problems.first ?? ""
+        #expect(
+            problem.contains("could not start: the decoder cannot confine itself: setting rlimits failed: EPERM"),
+            "\(problem)")
+    }
+
     @Test(
         "a decoder that writes garbage on its channel is reported as untrusted, and reaped",
         arguments: DecoderService.Garbage.allCases)

@@ -19,9 +19,12 @@ SWIFT ?= swift
 # (/usr/share/color/icc/ghostscript: an Adobe RGB-compatible a98.icc, the ProPhoto rommrgb.icc, an
 # sRGB one) the colour tests tag their wide-gamut and sRGB fixtures with. curl and jq are what
 # scripts/first-hour.sh (a new user's first hour, run by `make test`) talks to `serve` and reads JSON with.
+# libseccomp-dev is the library (and header) decoder processes build their seccomp filter with
+# (Sources/CSandboxShims).
 APT_PACKAGES := pkg-config libvips-dev libvips-tools \
 	libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg time \
-	libsqlite3-dev sqlite3 postgresql python3-jsonschema python3-venv strace libgs-common curl jq
+	libsqlite3-dev sqlite3 postgresql python3-jsonschema python3-venv strace libgs-common curl jq \
+	libseccomp-dev
 
 # The SigV4 signer's test compares it with botocore's (scripts/sigv4_reference.py); the storage
 # tests run moto's S3 server (`python -m moto.server`) and read objects back with boto3

@@ -122,6 +122,13 @@ let package = Package(
             name: "CFFmpegShims",
             dependencies: ["CFFmpeg"]
         ),
+        // The system calls that confine a decoder process (environment, descriptors, rlimits,
+        // no_new_privs, Landlock) and its seccomp filter, with libseccomp (libseccomp-dev), and
+        // the probes `sandbox-check` runs inside one.
+        .target(
+            name: "CSandboxShims",
+            linkerSettings: [.linkedLibrary("seccomp", .when(platforms: [.linux]))]
+        ),
         // The order- and literal-keeping JSON value and its strict parser (push payloads).
         .target(
             name: "PushPrepJSON",
@@ -210,6 +217,20 @@ let package = Package(
                 Product.logging,
                 Product.crypto,
                 Product.nioPosix,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Decoder processes: how one confines itself, the framed messages on its channel, starting
+        // one from the parent, and `sandbox-check`'s probes and report.
+        .target(
+            name: "PushPrepSandbox",
+            dependencies: [
+                "CSandboxShims",
+                "PushPrep",
+                "PushPrepCore",
+                // A decoder's processing session takes remote settings (it fetches nothing).
+                "PushPrepRemote",
+                Product.logging,
             ],
             swiftSettings: swiftSettings
         ),
@@ -326,6 +347,7 @@ let package = Package(
                 "PushPrepReport",
                 "PushPrepServer",
                 "PushPrepWorker",
+                "PushPrepSandbox",
                 Product.serviceLifecycle,
                 Product.unixSignals,
                 Product.metrics,
@@ -392,6 +414,7 @@ let package = Package(
                 ]
             ),
             ("PushPrepReportTests", ["PushPrepReport", "PushPrep", "PushPrepCore", "PushPrepPayload"]),
+            ("PushPrepSandboxTests", ["PushPrepSandbox", "PushPrepCore"]),
         ].map { name, modules in
             // Each source target's tests, depending on the modules they import; those that drive the
             // CLI run the built `pushprep` binary (the support target finds it).

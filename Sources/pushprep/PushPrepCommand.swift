@@ -19,11 +19,12 @@ struct PushPrepCommand: AsyncParsableCommand {
               pushprep preflight payload.json --fetch
               pushprep enqueue uploads/ && pushprep worker --out out
               pushprep jobs list --state failed
+              pushprep sandbox-check
             """,
         version: PushPrepVersion.current,
         subcommands: [
             ProcessCommand.self, InspectCommand.self, PayloadCommand.self, PreflightCommand.self, EnqueueCommand.self,
-            WorkerCommand.self, JobsCommand.self, ServeCommand.self,
+            WorkerCommand.self, JobsCommand.self, ServeCommand.self, SandboxCheckCommand.self, DecoderCommand.self,
         ]
     )
 

@@ -1,0 +1,143 @@
+import Dispatch
+import Foundation
+package import Logging
+import PushPrep
+import PushPrepCore
+import PushPrepRemote
+import Synchronization
+
+/// The decoder process's side (`pushprep decoder`, hidden): it confines itself, says so on its
+/// channel, then answers requests one at a time until it is asked to exit or its parent closes
+/// the channel. It runs on the process's main thread, which must still be its only thread (see
+/// ``Confinement``); the pipeline's own threads start later, inside the confinement.
+package enum DecoderService {
+    /// A decoder's options, from its command line.
+    package struct Options: Sendable {
+        /// The rlimits it sets on itself.
+        package var limits: DecoderLimits
+        /// Layers not to apply: tests only, to show which layer blocks a probe.
+        package var skipping: Set<SandboxLayer>
+        /// Test mode: send this instead of the ready message, then wait for the channel to close.
+        package var garbage: Garbage?
+
+        /// Options for a decoder with `limits`, every layer, and no garbage.
+        package init(limits: DecoderLimits, skipping: Set<SandboxLayer> = [], garbage: Garbage? = nil) {
+            self.limits = limits
+            self.skipping = skipping
+            self.garbage = garbage
+        }
+    }
+
+    /// What a decoder in the garbage test mode writes on its channel: a length header past
+    /// ``DecoderChannel/maximumFrame`` (`oversized`), a frame of a valid length whose bytes are
+    /// no message (`malformed`), or half a frame before it closes the channel (`truncated`).
+    package enum Garbage: String, CaseIterable, Sendable, Codable {
+        case oversized, malformed, truncated
+
+        /// The bytes.
+        var bytes: Data {
+            switch self {
+            case .oversized: Data([0xFF, 0xFF, 0xFF, 0xF0]) + Data("garbage".utf8)
+            case .malformed: Data([0, 0, 0, 9]) + Data("{\"ready\":".utf8)
+            case .truncated: Data([0, 0, 0, 200]) + Data("{\"ready\":[".utf8)
+            }
+        }
+    }
+
+    /// Runs the decoder on descriptor 3 (the channel) and 4 (the staging directory); returns its
+    /// exit status: 0 after an exit request or the parent's hang-up, 70 when it cannot confine
+    /// itself (the reason on standard error and, as ``DecoderReply/refused(_:)``, on the channel).
+    package static func run(_ options: Options, logger: Logger) -> Int32 {
+        let channel = DecoderChannel(descriptor: Confinement.channelDescriptor)
+        let layers: [LayerState]
+        do {
+            layers = try Confinement.apply(limits: options.limits, skipping: options.skipping)
+        } catch {
+            // Said on the channel too, so that the parent reports why (a layer it cannot apply).
+            logger.error("\(error.message)")
+            try? channel.send(DecoderReply.refused(error.message))
+            return 70
+        }
+        if let garbage = options.garbage {
+            try? channel.write(garbage.bytes)
+            if garbage == .truncated { return 0 }
+            _ = try? channel.receive(DecoderRequest.self, deadline: .now + .seconds(60))
+            return 0
+        }
+        var session: ProcessingSession?
+        defer { if let session { wait { await session.shutdown() } } }
+        do {
+            try channel.send(DecoderReply.ready(layers))
+            while true {
+                // Idle until the next request, however long; a parent that dies closes the channel.
+                let request = try channel.receive(DecoderRequest.self, deadline: .now + .seconds(366 * 86400))
+                switch request {
+                case .exit:
+                    return 0
+                case .probe(let port):
+                    // The staging directory is the working directory: a probe writes next to it.
+                    let results = SandboxProbe.runAll(
+                        ProbeContext(
+                            stagingPath: FileManager.default.currentDirectoryPath, connectPort: port,
+                            addressSpace: options.limits.addressSpace,
+                            landlock: layers.contains { $0.layer == .landlock && $0.applied }))
+                    try channel.send(DecoderReply.probes(results))
+                case .process(let input, let outputDirectory, let settings):
+                    guard isPlainName(input), isPlainName(outputDirectory) else {
+                        try channel.send(DecoderReply.refused("\(input) or \(outputDirectory) is not a plain name"))
+                        continue
+                    }
+                    if session == nil {
+                        // The budget is the address space's share left after the libraries:
+                        // the machine's memory cannot be read from inside the sandbox.
+                        session = try ProcessingSession(
+                            threads: 1, remote: RemoteSettings(), memoryLimit: options.limits.addressSpace / 2,
+                            logger: logger)
+                    }
+                    try channel.send(
+                        process(input, into: outputDirectory, settings: settings, session: session!))
+                }
+            }
+        } catch {
+            logger.debug("decoder channel closed: \(error.message)")
+            return 0
+        }
+    }
+
+    /// Processes one staged input, relative to the working directory (the staging directory).
+    private static func process(
+        _ input: String, into outputDirectory: String, settings: ProcessingSettings, session: ProcessingSession
+    ) -> DecoderReply {
+        let validated: ProcessingSettings.Validated
+        do {
+            validated = try settings.validated()
+        } catch {
+            return .refused(error.description)
+        }
+        let entry = wait {
+            await session.process(
+                InputItem(source: input, path: input), settings: validated, outputDirectory: outputDirectory,
+                control: nil)
+        }
+        return .processed(entry)
+    }
+
+    /// Whether `name` names an entry of the working directory itself.
+    private static func isPlainName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.contains("\0")
+    }
+
+    /// Runs `work` on Swift concurrency's pool and blocks the calling thread (the decoder's main
+    /// thread, which has nothing else to do) until it is done.
+    private static func wait<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<T?>(nil)
+        Task {
+            let value = await work()
+            result.withLock { $0 = value }
+            done.signal()
+        }
+        done.wait()
+        return result.withLock { $0! }
+    }
+}

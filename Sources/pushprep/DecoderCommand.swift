@@ -1,0 +1,57 @@
+import ArgumentParser
+import PushPrepCommandLine
+import PushPrepSandbox
+
+/// `pushprep decoder` (hidden): a confined decoder process, started by its parent (for now
+/// `sandbox-check`; the decoder pool later) with its channel as descriptor 3 and the staging
+/// directory as descriptor 4. Synchronous on purpose: it confines itself on the main thread
+/// before any other thread exists (see Confinement).
+struct DecoderCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "decoder",
+        abstract: "A confined decoder process (started by pushprep itself).",
+        shouldDisplay: false
+    )
+
+    @Option(name: .long, help: "RLIMIT_AS, bytes.")
+    var addressSpace: Int = DecoderLimits().addressSpace
+
+    @Option(name: .long, help: "RLIMIT_CPU, seconds.")
+    var cpuSeconds: Int = DecoderLimits().cpuSeconds
+
+    @Option(name: .long, help: "RLIMIT_FSIZE, bytes.")
+    var fileSize: Int = DecoderLimits().fileSize
+
+    @Option(name: .long, help: "RLIMIT_NOFILE.")
+    var openFiles: Int = DecoderLimits().openFiles
+
+    @Option(name: .long, help: "Tests only: a layer not to apply (repeatable).")
+    var skipLayer: [String] = []
+
+    @Option(name: .long, help: "Tests only: write this garbage on the channel (oversized, malformed, truncated).")
+    var testGarbage: String?
+
+    @OptionGroup var logging: LoggingOptions
+
+    func validate() throws {
+        guard [addressSpace, cpuSeconds, fileSize, openFiles].allSatisfy({ $0 > 0 }) else {
+            throw ValidationError("the limits must be positive")
+        }
+        for name in skipLayer where SandboxLayer(rawValue: name) == nil {
+            throw ValidationError("--skip-layer: no layer \(name)")
+        }
+        if let testGarbage, DecoderService.Garbage(rawValue: testGarbage) == nil {
+            throw ValidationError("--test-garbage: oversized, malformed or truncated")
+        }
+    }
+
+    func run() throws {
+        let options = DecoderService.Options(
+            limits: DecoderLimits(
+                addressSpace: addressSpace, cpuSeconds: cpuSeconds, fileSize: fileSize, openFiles: openFiles),
+            skipping: Set(skipLayer.compactMap(SandboxLayer.init(rawValue:))),
+            garbage: testGarbage.flatMap(DecoderService.Garbage.init(rawValue:)))
+        let status = DecoderService.run(options, logger: logging.makeLogger(label: "pushprep-decoder"))
+        if status != 0 { throw ExitCode(status) }
+    }
+}

@@ -133,9 +133,7 @@ TEST_RELEASE_ONLY := killingWorkersAtRandom
 # finish processing within a 1 s --job-timeout, which a debug build beside two other passes may
 # not (on a loaded machine, attempts 2 to 4 of `memoryWaitIsNotJobTime`'s jobs were timeouts);
 # MemoryEstimateTests measures peaks, which contention raises (beside the other passes, the
-# corpus's animated-loop-3.gif measured 8.1 MiB for an estimate of 4.0; alone it passes). Within
-# the pass MemoryEstimateTests measures two inputs at a time, one per core: 142 s -> 97 s for the
-# pass (`swift test --skip-build --no-parallel --filter '$(TEST_ALONE)'`).
+# corpus's animated-loop-3.gif measured 8.1 MiB for an estimate of 4.0; alone it passes).
 TEST_ALONE := WorkerMemoryBudgetTests|MemoryEstimateTests
 # The failing tests' lines of the log $(1).
 FAILURES = awk '/recorded an issue/ { print; more = 1; next } more && /^↳/ { print; next } { more = 0 } \

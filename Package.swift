@@ -42,6 +42,8 @@ let testProducts: [String: [Target.Dependency]] = [
     "PushPrepRemoteTests": [Product.crypto, Product.logging, Product.nioCore, Product.nioPosix],
     "PushPrepStorageTests": [Product.crypto, Product.logging, Product.nioCore, Product.nioHTTP1, Product.nioPosix],
     "PushPrepTests": [Product.crypto, Product.logging],
+    // The decoder pool's tests run a Processor through it, with a logger.
+    "PushPrepSandboxTests": [Product.logging],
     "PushPrepServerTests": [
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -414,7 +416,7 @@ let package = Package(
                 ]
             ),
             ("PushPrepReportTests", ["PushPrepReport", "PushPrep", "PushPrepCore", "PushPrepPayload"]),
-            ("PushPrepSandboxTests", ["PushPrepSandbox", "PushPrepCore"]),
+            ("PushPrepSandboxTests", ["PushPrepSandbox", "PushPrep", "PushPrepCore"]),
         ].map { name, modules in
             // Each source target's tests, depending on the modules they import; those that drive the
             // CLI run the built `pushprep` binary (the support target finds it).

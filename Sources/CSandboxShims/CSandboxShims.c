@@ -276,6 +276,57 @@ int csandboxshims_probe_map(uint64_t bytes) {
 
 void csandboxshims_set_arena_max(int arenas) { mallopt(M_ARENA_MAX, arenas); }
 
+long csandboxshims_send_with_descriptor(int socket, const void *bytes, unsigned long count, int descriptor) {
+    if (count == 0) return -EINVAL;
+    struct iovec vector = {.iov_base = (void *)bytes, .iov_len = count};
+    union {
+        char buffer[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    memset(&control, 0, sizeof(control));
+    struct msghdr message = {
+        .msg_iov = &vector, .msg_iovlen = 1, .msg_control = control.buffer, .msg_controllen = sizeof(control.buffer)};
+    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(header), &descriptor, sizeof(int));
+    for (;;) {
+        ssize_t sent = sendmsg(socket, &message, MSG_NOSIGNAL);
+        if (sent < 0 && errno == EINTR) continue;
+        return sent < 0 ? -errno : (long)sent;
+    }
+}
+
+long csandboxshims_receive_with_descriptor(int socket, void *bytes, unsigned long count, int *descriptor) {
+    struct iovec vector = {.iov_base = bytes, .iov_len = count};
+    union {
+        char buffer[CMSG_SPACE(sizeof(int) * 4)];
+        struct cmsghdr align;
+    } control;
+    struct msghdr message = {
+        .msg_iov = &vector, .msg_iovlen = 1, .msg_control = control.buffer, .msg_controllen = sizeof(control.buffer)};
+    ssize_t received;
+    do {
+        received = recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
+    } while (received < 0 && errno == EINTR);
+    if (received < 0) return -errno;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header != NULL; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+        size_t descriptors = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < descriptors; i++) {
+            int received_descriptor;
+            memcpy(&received_descriptor, CMSG_DATA(header) + i * sizeof(int), sizeof(int));
+            if (*descriptor == -1) {
+                *descriptor = received_descriptor;
+            } else {
+                close(received_descriptor);
+            }
+        }
+    }
+    return (long)received;
+}
+
 #else // not Linux: no layer exists.
 
 int csandboxshims_clear_environment(void) { return -ENOSYS; }
@@ -296,5 +347,7 @@ int csandboxshims_probe_connect_loopback(int p, int *s) { (void)p; *s = 0; retur
 int csandboxshims_probe_exec(const char *p) { (void)p; return -ENOSYS; }
 int csandboxshims_probe_map(uint64_t b) { (void)b; return -ENOSYS; }
 void csandboxshims_set_arena_max(int arenas) { (void)arenas; }
+long csandboxshims_send_with_descriptor(int s, const void *b, unsigned long c, int d) { (void)s; (void)b; (void)c; (void)d; return -ENOSYS; }
+long csandboxshims_receive_with_descriptor(int s, void *b, unsigned long c, int *d) { (void)s; (void)b; (void)c; (void)d; return -ENOSYS; }
 
 #endif

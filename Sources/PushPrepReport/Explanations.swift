@@ -121,6 +121,7 @@ package enum FailureTopic: String, CaseIterable, Sendable {
     case notFound = "not_found"
     case ioError = "io_error"
     case timeout = "timeout"
+    case decoderCrashed = "decoder_crashed"
     case fetchFailed = "fetch_failed"
     case blockedAddress = "blocked_address"
     case sourceNotAllowed = "source_not_allowed"
@@ -178,6 +179,12 @@ package enum FailureTopic: String, CaseIterable, Sendable {
             Explanation(
                 meaning: "Processing this input took longer than its deadline.",
                 action: "Raise --timeout, or send a smaller or shorter file.")
+        case .decoderCrashed:
+            Explanation(
+                meaning:
+                    "The isolated decoder process died while decoding this input, twice, each time on a fresh process: "
+                    + "the file is likely crafted or badly damaged.",
+                action: "Do not retry it as it is; re-export the file from its source, or report it if it is genuine.")
         case .fetchFailed:
             Explanation(
                 meaning:

@@ -1,3 +1,4 @@
+import CSandboxShims
 package import Foundation
 package import PushPrepCore
 
@@ -24,6 +25,25 @@ package struct DecoderChannel: Sendable {
 
     /// Sends `message` as one frame.
     package func send(_ message: some Encodable) throws(PushPrepError) {
+        try write(Self.frame(message))
+    }
+
+    /// Sends `message` as one frame with `descriptor` attached (SCM_RIGHTS): the receiver gets a
+    /// descriptor of the same open file (the same file description, so the same offset).
+    package func send(_ message: some Encodable, passing descriptor: Int32) throws(PushPrepError) {
+        let frame = try Self.frame(message)
+        let sent = frame.withUnsafeBytes { buffer in
+            csandboxshims_send_with_descriptor(self.descriptor, buffer.baseAddress!, UInt(buffer.count), descriptor)
+        }
+        guard sent > 0 else {
+            throw PushPrepError(
+                .ioError, "cannot pass a descriptor on the decoder channel: \(Self.describe(Int32(-sent)))")
+        }
+        try write(frame.dropFirst(sent))
+    }
+
+    /// `message` as a frame: its length, 4 bytes big-endian, and its JSON.
+    private static func frame(_ message: some Encodable) throws(PushPrepError) -> Data {
         let body: Data
         do {
             body = try JSONEncoder().encode(message)
@@ -34,11 +54,12 @@ package struct DecoderChannel: Sendable {
             throw PushPrepError(.ioError, "a decoder message of \(body.count) bytes is over \(Self.maximumFrame)")
         }
         let length = UInt32(body.count).bigEndian
-        try write(withUnsafeBytes(of: length) { Data($0) } + body)
+        return withUnsafeBytes(of: length) { Data($0) } + body
     }
 
     /// Writes `bytes` whole, as they are (the garbage test mode uses it to send what is no frame).
     package func write(_ bytes: Data) throws(PushPrepError) {
+        let bytes = Data(bytes)  // indexed from 0, also when it is a slice
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { buffer in
@@ -52,26 +73,47 @@ package struct DecoderChannel: Sendable {
         }
     }
 
-    /// Reads one frame and decodes it as `type`, waiting at most until `deadline`.
+    /// Reads one frame and decodes it as `type`, waiting at most until `deadline`. A descriptor
+    /// sent with it is closed: only ``receiveWithDescriptor(_:deadline:)`` takes one.
     package func receive<Message: Decodable>(
         _ type: Message.Type, deadline: ContinuousClock.Instant
     ) throws(PushPrepError) -> Message {
-        let header = try read(4, deadline: deadline, what: "a message's length")
-        let length = header.reduce(0) { $0 << 8 | Int($1) }
-        guard length >= 1, length <= Self.maximumFrame else {
-            throw PushPrepError(
-                .ioError, "the decoder sent a frame of \(length) bytes; frames are 1 to \(Self.maximumFrame) bytes")
-        }
-        let body = try read(length, deadline: deadline, what: "a message of \(length) bytes")
-        do {
-            return try JSONDecoder().decode(Message.self, from: body)
+        let (message, descriptor) = try receiveWithDescriptor(type, deadline: deadline)
+        if let descriptor { close(descriptor) }
+        return message
+    }
+
+    /// Reads one frame and decodes it as `type`, waiting at most until `deadline`, with the one
+    /// descriptor sent with it (SCM_RIGHTS), if any; the caller owns it. Any further descriptor
+    /// is closed as it arrives, and so is this one when the frame is not valid.
+    package func receiveWithDescriptor<Message: Decodable>(
+        _ type: Message.Type, deadline: ContinuousClock.Instant
+    ) throws(PushPrepError) -> (Message, Int32?) {
+        var descriptor: Int32 = -1
+        do throws(PushPrepError) {
+            let header = try read(4, deadline: deadline, what: "a message's length", descriptor: &descriptor)
+            let length = header.reduce(0) { $0 << 8 | Int($1) }
+            guard length >= 1, length <= Self.maximumFrame else {
+                throw PushPrepError(
+                    .ioError, "the decoder sent a frame of \(length) bytes; frames are 1 to \(Self.maximumFrame) bytes")
+            }
+            let body = try read(
+                length, deadline: deadline, what: "a message of \(length) bytes", descriptor: &descriptor)
+            guard let message = try? JSONDecoder().decode(Message.self, from: body) else {
+                throw PushPrepError(.ioError, "the decoder sent a message that is not a valid \(Message.self)")
+            }
+            return (message, descriptor >= 0 ? descriptor : nil)
         } catch {
-            throw PushPrepError(.ioError, "the decoder sent a message that is not a valid \(Message.self)")
+            if descriptor >= 0 { close(descriptor) }
+            throw error
         }
     }
 
     /// Reads exactly `count` bytes, or throws: end of stream, an error, or the deadline.
-    private func read(_ count: Int, deadline: ContinuousClock.Instant, what: String) throws(PushPrepError) -> Data {
+    /// A descriptor sent with them goes to `descriptor` (when it is still -1).
+    private func read(
+        _ count: Int, deadline: ContinuousClock.Instant, what: String, descriptor received: inout Int32
+    ) throws(PushPrepError) -> Data {
         var bytes = Data(count: count)
         var offset = 0
         while offset < count {
@@ -87,17 +129,18 @@ package struct DecoderChannel: Sendable {
                 throw PushPrepError(.ioError, "cannot wait for the decoder channel: \(Self.describe(errno))")
             }
             guard ready > 0 else { continue }
-            let received = bytes.withUnsafeMutableBytes { buffer in
-                recv(descriptor, buffer.baseAddress! + offset, count - offset, 0)
+            let got = bytes.withUnsafeMutableBytes { buffer in
+                csandboxshims_receive_with_descriptor(
+                    descriptor, buffer.baseAddress! + offset, UInt(count - offset), &received)
             }
-            if received < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                throw PushPrepError(.ioError, "cannot read the decoder channel: \(Self.describe(errno))")
+            if got < 0 {
+                if got == -Int(EINTR) || got == -Int(EAGAIN) { continue }
+                throw PushPrepError(.ioError, "cannot read the decoder channel: \(Self.describe(Int32(-got)))")
             }
-            guard received > 0 else {
+            guard got > 0 else {
                 throw PushPrepError(.ioError, "the decoder closed its channel before \(what)")
             }
-            offset += received
+            offset += got
         }
         return bytes
     }

@@ -8,6 +8,12 @@ package enum DecoderRequest: Codable, Sendable {
     /// Process the file `input` of the staging directory into its directory `outputDirectory`
     /// (both plain names: no `/`, not `.` or `..`) with `settings`.
     case process(input: String, outputDirectory: String, settings: ProcessingSettings)
+    /// Process the input passed with this request (its descriptor, SCM_RIGHTS), which the parent
+    /// opened and hashed: `size` bytes of SHA-256 `sha256`, found at `path` (for messages and the
+    /// extension check); into the staging directory's directory `outputDirectory` (a plain name).
+    case decode(
+        source: String, path: String, size: Int, sha256: String, outputDirectory: String,
+        settings: ProcessingSettings)
     /// Exit with status 0.
     case exit
 }
@@ -18,7 +24,8 @@ package enum DecoderReply: Codable, Sendable {
     case ready([LayerState])
     /// The answer to ``DecoderRequest/probe(connectPort:)``: one result per probe.
     case probes([ProbeResult])
-    /// The answer to ``DecoderRequest/process(input:outputDirectory:settings:)``.
+    /// The answer to ``DecoderRequest/process(input:outputDirectory:settings:)`` and to
+    /// ``DecoderRequest/decode(source:path:size:sha256:outputDirectory:settings:)``.
     case processed(ManifestEntry)
     /// A request the decoder does not take (a name that is not a plain name), or, as its first
     /// message, why it cannot confine itself; in words.

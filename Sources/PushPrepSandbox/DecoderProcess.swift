@@ -51,6 +51,7 @@ package final class DecoderProcess: Sendable {
             arguments += ["--skip-layer", layer.rawValue]
         }
         if let garbage = options.garbage { arguments += ["--test-garbage", garbage.rawValue] }
+        if let garbage = options.garbageReply { arguments += ["--test-garbage-reply", garbage.rawValue] }
         let spawned = Result { () throws(PushPrepError) in
             try spawn(arguments, channel: ends[1], staging: directory, environment: environment)
         }
@@ -81,11 +82,18 @@ package final class DecoderProcess: Sendable {
         }
     }
 
-    /// Sends `request` and returns the reply, waiting at most `timeout`.
-    package func request(_ request: DecoderRequest, timeout: Duration) async throws(PushPrepError) -> DecoderReply {
+    /// Sends `request` (with `descriptor` attached, when given) and returns the reply, waiting at
+    /// most `timeout`.
+    package func request(
+        _ request: DecoderRequest, passing descriptor: Int32? = nil, timeout: Duration
+    ) async throws(PushPrepError) -> DecoderReply {
         let channel = self.channel
         return try await offThread { () throws(PushPrepError) in
-            try channel.send(request)
+            if let descriptor {
+                try channel.send(request, passing: descriptor)
+            } else {
+                try channel.send(request)
+            }
             return try channel.receive(DecoderReply.self, deadline: .now + timeout)
         }
     }
@@ -178,4 +186,11 @@ func offThread<T: Sendable>(
         }
     }
     return try result.get()
+}
+
+extension DecoderProcess {
+    /// This program's executable, which runs the decoders (`pushprep decoder`).
+    package static var ownExecutable: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
 }

@@ -19,12 +19,19 @@ package enum DecoderService {
         package var skipping: Set<SandboxLayer>
         /// Test mode: send this instead of the ready message, then wait for the channel to close.
         package var garbage: Garbage?
+        /// Test mode: answer each ``DecoderRequest/decode(source:path:size:sha256:outputDirectory:settings:)``
+        /// with this instead of a reply, after decoding (its outputs are in the staging directory).
+        package var garbageReply: Garbage?
 
         /// Options for a decoder with `limits`, every layer, and no garbage.
-        package init(limits: DecoderLimits, skipping: Set<SandboxLayer> = [], garbage: Garbage? = nil) {
+        package init(
+            limits: DecoderLimits, skipping: Set<SandboxLayer> = [], garbage: Garbage? = nil,
+            garbageReply: Garbage? = nil
+        ) {
             self.limits = limits
             self.skipping = skipping
             self.garbage = garbage
+            self.garbageReply = garbageReply
         }
     }
 
@@ -49,6 +56,7 @@ package enum DecoderService {
     /// itself (the reason on standard error and, as ``DecoderReply/refused(_:)``, on the channel).
     package static func run(_ options: Options, logger: Logger) -> Int32 {
         let channel = DecoderChannel(descriptor: Confinement.channelDescriptor)
+        dieOnFaults()
         let layers: [LayerState]
         do {
             layers = try Confinement.apply(limits: options.limits, skipping: options.skipping)
@@ -70,7 +78,10 @@ package enum DecoderService {
             try channel.send(DecoderReply.ready(layers))
             while true {
                 // Idle until the next request, however long; a parent that dies closes the channel.
-                let request = try channel.receive(DecoderRequest.self, deadline: .now + .seconds(366 * 86400))
+                let (request, descriptor) = try channel.receiveWithDescriptor(
+                    DecoderRequest.self, deadline: .now + .seconds(366 * 86400))
+                // Only a decode request takes a descriptor; one sent with anything else is closed.
+                if let descriptor, !request.takesDescriptor { close(descriptor) }
                 switch request {
                 case .exit:
                     return 0
@@ -87,21 +98,63 @@ package enum DecoderService {
                         try channel.send(DecoderReply.refused("\(input) or \(outputDirectory) is not a plain name"))
                         continue
                     }
-                    if session == nil {
-                        // The budget is the address space's share left after the libraries:
-                        // the machine's memory cannot be read from inside the sandbox.
-                        session = try ProcessingSession(
-                            threads: 1, remote: RemoteSettings(), memoryLimit: options.limits.addressSpace / 2,
-                            logger: logger)
-                    }
+                    if session == nil { session = try makeSession(options, logger: logger) }
                     try channel.send(
                         process(input, into: outputDirectory, settings: settings, session: session!))
+                case .decode(let source, let path, let size, let sha256, let outputDirectory, let settings):
+                    guard let descriptor else {
+                        try channel.send(DecoderReply.refused("a decode request came without its input"))
+                        continue
+                    }
+                    guard isPlainName(outputDirectory) else {
+                        close(descriptor)
+                        try channel.send(DecoderReply.refused("\(outputDirectory) is not a plain name"))
+                        continue
+                    }
+                    if session == nil { session = try makeSession(options, logger: logger) }
+                    let reply = decode(
+                        InputItem(source: source, path: path), descriptor: descriptor, size: size, sha256: sha256,
+                        into: outputDirectory, settings: settings, session: session!)
+                    if let garbage = options.garbageReply {
+                        try channel.write(garbage.bytes)
+                        if garbage == .truncated { return 0 }
+                    } else {
+                        try channel.send(reply)
+                    }
                 }
             }
         } catch {
             logger.debug("decoder channel closed: \(error.message)")
             return 0
         }
+    }
+
+    /// The decoder's processing session, made at its first input: one thread; its budget is the
+    /// address space's share left after the libraries (the machine's memory cannot be read from
+    /// inside the sandbox).
+    private static func makeSession(_ options: Options, logger: Logger) throws(PushPrepError) -> ProcessingSession {
+        try ProcessingSession(
+            threads: 1, remote: RemoteSettings(), memoryLimit: options.limits.addressSpace / 2, logger: logger)
+    }
+
+    /// Processes the input its parent passed as `descriptor` (owned from here on) into
+    /// `outputDirectory`, relative to the working directory (the staging directory).
+    private static func decode(
+        _ item: InputItem, descriptor: Int32, size: Int, sha256: String, into outputDirectory: String,
+        settings: ProcessingSettings, session: ProcessingSession
+    ) -> DecoderReply {
+        let validated: ProcessingSettings.Validated
+        let file: InputFile
+        do {
+            validated = try settings.validated()
+            file = try InputFile.adopting(descriptor: descriptor, path: item.path, size: size, sha256: sha256) {
+                MediaDetector.detect($0) == .bmp
+            }
+        } catch {
+            return .refused(error.description)
+        }
+        return .processed(
+            wait { await session.process(item, file: file, settings: validated, outputDirectory: outputDirectory) })
     }
 
     /// Processes one staged input, relative to the working directory (the staging directory).
@@ -122,6 +175,14 @@ package enum DecoderService {
         return .processed(entry)
     }
 
+    /// Gives the fault signals their default action back: a decoder that faults dies at once, and
+    /// its parent sees it. Swift's runtime catches them to print a backtrace, which in a decoder
+    /// cannot run (no exec) and, for a signal sent with kill(2), then returns: the decoder would
+    /// carry on after SIGSEGV.
+    private static func dieOnFaults() {
+        for fault in [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP] { signal(fault, SIG_DFL) }
+    }
+
     /// Whether `name` names an entry of the working directory itself.
     private static func isPlainName(_ name: String) -> Bool {
         !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.contains("\0")
@@ -139,5 +200,13 @@ package enum DecoderService {
         }
         done.wait()
         return result.withLock { $0! }
+    }
+}
+
+extension DecoderRequest {
+    /// Whether the request comes with a descriptor (SCM_RIGHTS).
+    var takesDescriptor: Bool {
+        if case .decode = self { return true }
+        return false
     }
 }

@@ -31,6 +31,11 @@ struct DecoderCommand: ParsableCommand {
     @Option(name: .long, help: "Tests only: write this garbage on the channel (oversized, malformed, truncated).")
     var testGarbage: String?
 
+    @Option(
+        name: .long, help: "Tests only: answer each decode request with this garbage (oversized, malformed, truncated)."
+    )
+    var testGarbageReply: String?
+
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
@@ -40,8 +45,9 @@ struct DecoderCommand: ParsableCommand {
         for name in skipLayer where SandboxLayer(rawValue: name) == nil {
             throw ValidationError("--skip-layer: no layer \(name)")
         }
-        if let testGarbage, DecoderService.Garbage(rawValue: testGarbage) == nil {
-            throw ValidationError("--test-garbage: oversized, malformed or truncated")
+        for garbage in [testGarbage, testGarbageReply].compactMap(\.self)
+        where DecoderService.Garbage(rawValue: garbage) == nil {
+            throw ValidationError("--test-garbage, --test-garbage-reply: oversized, malformed or truncated")
         }
     }
 
@@ -50,7 +56,8 @@ struct DecoderCommand: ParsableCommand {
             limits: DecoderLimits(
                 addressSpace: addressSpace, cpuSeconds: cpuSeconds, fileSize: fileSize, openFiles: openFiles),
             skipping: Set(skipLayer.compactMap(SandboxLayer.init(rawValue:))),
-            garbage: testGarbage.flatMap(DecoderService.Garbage.init(rawValue:)))
+            garbage: testGarbage.flatMap(DecoderService.Garbage.init(rawValue:)),
+            garbageReply: testGarbageReply.flatMap(DecoderService.Garbage.init(rawValue:)))
         let status = DecoderService.run(options, logger: logging.makeLogger(label: "pushprep-decoder"))
         if status != 0 { throw ExitCode(status) }
     }

@@ -4,6 +4,7 @@ import Logging
 import PushPrep
 import PushPrepCommandLine
 import PushPrepCore
+import PushPrepSandbox
 import PushPrepStorage
 
 /// `pushprep process`: inputs in, attachments and a manifest out.
@@ -68,6 +69,13 @@ struct ProcessCommand: AsyncParsableCommand {
                 + "against Apple's limits, warnings and failures in plain words."))
     var report: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Where inputs are decoded: process (in a pool of --jobs confined decoder processes, which hold no "
+                + "secrets and whose crash costs one attempt) or none (in this process).",
+            valueName: "process|none"))
+    var isolation: Isolation = .none
+
     @OptionGroup var logging: LoggingOptions
 
     @Argument(help: "Files, directories, http(s) URLs, or - for paths and URLs on standard input.")
@@ -111,15 +119,33 @@ struct ProcessCommand: AsyncParsableCommand {
         let processor = Processor(
             settings: settings, outputDirectory: outputDirectory, logger: logger, remote: remote.settings,
             memoryLimit: try memory.limit(logger: logger))
+        let pool: DecoderPool?
+        switch isolation {
+        case .none: pool = nil
+        case .process:
+            if let remote = items.first(where: \.isRemote) {
+                throw ValidationError(
+                    "--isolation process takes files only, not URLs (\(remote.source)); use --isolation none")
+            }
+            do {
+                pool = try await DecoderPool.start(
+                    size: jobs, outputDirectory: outputDirectory,
+                    options: DecoderService.Options(limits: Self.decoderLimits(settings)), logger: logger)
+            } catch {
+                throw CommandFailure(message: "cannot start the decoder processes: \(error.description)")
+            }
+        }
         let bar = ProgressBar(total: items.count)
         let started = ContinuousClock.now
         var result: Manifest
         do {
-            result = try await processor.run(items) { bar.update(done: $0.done, failed: $0.failed) }
+            result = try await processor.run(items, through: pool) { bar.update(done: $0.done, failed: $0.failed) }
         } catch {
             bar.finish()
+            await pool?.shutdown()
             throw CommandFailure(message: error.description)
         }
+        await pool?.shutdown()
         bar.finish()
         if let bucket {
             let processed = result
@@ -180,6 +206,22 @@ struct ProcessCommand: AsyncParsableCommand {
 }
 
 extension ProcessCommand {
+    /// Where inputs are decoded (`--isolation`).
+    enum Isolation: String, ExpressibleByArgument, CaseIterable {
+        /// In a pool of confined decoder processes.
+        case process
+        /// In this process, as before the pool existed.
+        case none
+    }
+
+    /// The rlimits of a pool's decoders: the defaults, but CPU time for a whole day, as a decoder
+    /// lives for many inputs; each input's own bound is its timeout, which the pool enforces.
+    static func decoderLimits(_ settings: ProcessingSettings) -> DecoderLimits {
+        var limits = DecoderLimits()
+        limits.cpuSeconds = max(86_400, Int(settings.timeout) * 4)
+        return limits
+    }
+
     /// One line describing an entry, for `--list`.
     static func line(for entry: ManifestEntry) -> String {
         switch entry {

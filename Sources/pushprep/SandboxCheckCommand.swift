@@ -26,10 +26,7 @@ struct SandboxCheckCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let executable =
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            ?? CommandLine.arguments[0]
-        let report = await SandboxCheck.run(executable: executable)
+        let report = await SandboxCheck.run(executable: DecoderProcess.ownExecutable)
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

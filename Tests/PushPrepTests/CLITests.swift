@@ -89,6 +89,44 @@ struct CLITests {
         #expect(!stderr.contains("good.jpg"), "only failures are named on stderr: \(stderr)")
     }
 
+    @Test(
+        "--isolation process writes what --isolation none writes, failures included, and leaves no staging",
+        .enabled(if: TestTools.programAvailable("vips"), "needs the vips command-line tool"))
+    func isolationProcessMatchesNone() throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        try CLI.smallJPEGs(in: dir, "good.jpg", "other.jpg")
+        try Data("just some notes\n".utf8).write(to: dir.appendingPathComponent("notes.txt"))
+        let arguments = ["process", "good.jpg", "notes.txt", "missing.jpg", "other.jpg", "--jobs", "2"]
+
+        let isolated = try CLI.pushprep(arguments + ["--out", "isolated", "--isolation", "process"], in: dir)
+        let inProcess = try CLI.pushprep(arguments + ["--out", "in-process", "--isolation", "none"], in: dir)
+        #expect(isolated.status == 1, "stderr: \(isolated.stderrText)")
+        #expect(inProcess.status == 1, "stderr: \(inProcess.stderrText)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("isolated").path)
+        #expect(
+            names.sorted()
+                == (try FileManager.default.contentsOfDirectory(
+                    atPath: dir.appendingPathComponent("in-process").path)).sorted(),
+            "the same files, and nothing else (no staging directory)")
+        for name in names {
+            #expect(
+                FileManager.default.contents(atPath: dir.appendingPathComponent("isolated/\(name)").path)
+                    == FileManager.default.contents(atPath: dir.appendingPathComponent("in-process/\(name)").path),
+                "\(name) differs")
+        }
+    }
+
+    @Test("--isolation process refuses URLs, as a usage error")
+    func isolationProcessRefusesURLs() throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let result = try CLI.pushprep(
+            ["process", "http://127.0.0.1:9/a.jpg", "--isolation", "process", "--out", "out"], in: dir)
+        #expect(result.status == 2, "stderr: \(result.stderrText)")
+        #expect(result.stderrText.contains("--isolation process takes files only"), "\(result.stderrText)")
+    }
+
     // MARK: - Exit status 2
 
     struct UsageCase: Sendable, CustomTestStringConvertible {

@@ -83,4 +83,15 @@ int csandboxshims_probe_map(uint64_t bytes);
 /// address space, which an address-space limit counts. Does nothing on other C libraries.
 void csandboxshims_set_arena_max(int arenas);
 
+/// Sends `count` bytes on the UNIX socket `socket` (MSG_NOSIGNAL) with the descriptor
+/// `descriptor` attached (SCM_RIGHTS) to the first byte; the rest as send(2) would. Returns the
+/// bytes sent (at least one, so that the descriptor went), or -errno.
+long csandboxshims_send_with_descriptor(int socket, const void *bytes, unsigned long count, int descriptor);
+
+/// Receives at most `count` bytes from the UNIX socket `socket` (recvmsg(2)); a descriptor
+/// attached to them is stored in `*descriptor` (close-on-exec) when `*descriptor` is -1, and
+/// closed otherwise, as is every further one: a peer cannot make the receiver hold more than
+/// one. Returns the bytes received (0 at the end of the stream), or -errno.
+long csandboxshims_receive_with_descriptor(int socket, void *bytes, unsigned long count, int *descriptor);
+
 #endif

@@ -63,10 +63,11 @@ extension InputProcessor {
         }
     }
 
-    /// Processes a local file on one of `pool`'s threads (libvips and libav calls block).
-    func onPool(_ pool: NIOThreadPool, _ item: InputItem) async -> ManifestEntry {
+    /// Processes a local file (or `file`, already opened and hashed) on one of `pool`'s threads
+    /// (libvips and libav calls block).
+    func onPool(_ pool: NIOThreadPool, _ item: InputItem, file: InputFile? = nil) async -> ManifestEntry {
         do {
-            return try await pool.runIfActive { self.processOne(item) }
+            return try await pool.runIfActive { self.processOne(item, file: file) }
         } catch {
             return failed(item, PushPrepError(.ioError, "the processing session has been shut down (\(error))"))
         }

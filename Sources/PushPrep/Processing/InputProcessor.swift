@@ -24,8 +24,9 @@ struct InputProcessor: Sendable {
     /// wait).
     var memory: MemoryBudget? = nil
 
-    /// Processes a local file; never throws (a bad input, or a stop, is a failed entry).
-    func processOne(_ item: InputItem) -> ManifestEntry {
+    /// Processes a local file (or `file`, when a decoder's parent opened and hashed it already);
+    /// never throws (a bad input, or a stop, is a failed entry).
+    func processOne(_ item: InputItem, file: InputFile? = nil) -> ManifestEntry {
         var logger = self.logger
         logger[metadataKey: "source"] = "\(item.source)"
         // Held from the plan (before decoding) until the input is done, however it ends.
@@ -34,7 +35,7 @@ struct InputProcessor: Sendable {
         do {
             // libvips' and libav's lines from this thread are about this input.
             let attachment = try LibraryLog.withInput(logger) { () throws(PushPrepError) in
-                try process(item, admission: admission)
+                try process(item, file: file, admission: admission)
             }
             logger.debug("processed", metadata: ["id": "\(attachment.id)", "bytes": "\(attachment.bytes)"])
             return .ok(attachment)
@@ -50,13 +51,20 @@ struct InputProcessor: Sendable {
         return .failed(Failure(source: item.source, error: error))
     }
 
-    /// The attachment made from a local file, or why there is none; `admission` holds the
-    /// input's memory from its plan on.
-    func process(_ item: InputItem, admission: InputAdmission) throws(PushPrepError) -> Attachment {
+    /// The attachment made from a local file (read here unless `given`), or why there is none;
+    /// `admission` holds the input's memory from its plan on.
+    func process(_ item: InputItem, file given: InputFile? = nil, admission: InputAdmission) throws(PushPrepError)
+        -> Attachment
+    {
         try control?.check()
         // A BMP's bytes are kept from this one read: PushPrep decodes it from them.
-        let file = try InputFile.read(path: item.path, maxBytes: settings.maxInputBytes, policy: sources) {
-            MediaDetector.detect($0) == .bmp
+        let file: InputFile
+        if let given {
+            file = given
+        } else {
+            file = try InputFile.read(path: item.path, maxBytes: settings.maxInputBytes, policy: sources) {
+                MediaDetector.detect($0) == .bmp
+            }
         }
         let type = try MediaDetector.require(file.prefix)
         try control?.check()

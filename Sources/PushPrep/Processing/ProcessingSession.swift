@@ -91,6 +91,23 @@ public final class ProcessingSession: Sendable {
         return await processor.onPool(pool, item)
     }
 
+    /// Processes `item` from `file`, which a decoder process's parent opened, checked and hashed
+    /// (``InputFile/adopting(descriptor:path:size:sha256:keepContents:)``), into `outputDirectory`;
+    /// otherwise as ``process(_:settings:outputDirectory:control:metadata:)``.
+    package func process(
+        _ item: InputItem, file: InputFile, settings: ProcessingSettings.Validated, outputDirectory: String
+    ) async -> ManifestEntry {
+        let processor = InputProcessor(
+            settings: settings.settings, outputDirectory: outputDirectory, logger: logger, control: nil,
+            sources: .any, memory: memory)
+        do throws(PushPrepError) {
+            try Directories.create(outputDirectory, name: "the out directory \(outputDirectory)")
+        } catch {
+            return processor.failed(item, error)
+        }
+        return await processor.onPool(pool, item, file: file)
+    }
+
     /// Stops the pool (after the inputs it is processing) and closes the fetcher's
     /// connections. Inputs processed afterwards fail with `io_error`. Calling it again does
     /// nothing.

@@ -45,20 +45,32 @@ public struct Processor: Sendable {
     /// only when the settings are invalid (checked once, here) or the out directory cannot be
     /// used.
     ///
-    /// Runs a ``ProcessingSession`` of `settings.jobs` threads for the run, with a window of
-    /// twice that many inputs in flight.
+    /// Runs a ``ProcessingSession`` of `settings.jobs` threads for the run (or hands each input
+    /// to `handler`, a pool of decoder processes, say), with a window of twice that many inputs
+    /// in flight.
     public func run(
         _ inputs: [InputItem],
+        through handler: (any InputHandler)? = nil,
         progress: (@Sendable (Progress) -> Void)? = nil
     ) async throws(PushPrepError) -> Manifest {
         let validated = try settings.validated()
-        let session = try ProcessingSession(
-            threads: settings.jobs, remote: remote, memoryLimit: memoryLimit, logger: logger)
+        let session =
+            try handler == nil
+            ? ProcessingSession(threads: settings.jobs, remote: remote, memoryLimit: memoryLimit, logger: logger)
+            : nil
         do throws(PushPrepError) {
             try prepareOutputDirectory()
         } catch {
-            await session.shutdown()
+            await session?.shutdown()
             throw error
+        }
+        let outputDirectory = self.outputDirectory
+        let processOne: @Sendable (InputItem) async -> ManifestEntry = { item in
+            if let session {
+                await session.process(item, settings: validated, outputDirectory: outputDirectory, control: nil)
+            } else {
+                await handler!.process(item, settings: validated, outputDirectory: outputDirectory)
+            }
         }
 
         var entries = [ManifestEntry?](repeating: nil, count: inputs.count)
@@ -71,11 +83,7 @@ public struct Processor: Sendable {
                 let index = next
                 let item = inputs[index]
                 next += 1
-                group.addTask {
-                    let entry = await session.process(
-                        item, settings: validated, outputDirectory: self.outputDirectory, control: nil)
-                    return (index, entry)
-                }
+                group.addTask { (index, await processOne(item)) }
             }
             // A window of twice the thread count keeps every thread busy without queueing
             // thousands of tasks up front.
@@ -88,7 +96,7 @@ public struct Processor: Sendable {
                 submit()
             }
         }
-        await session.shutdown()
+        await session?.shutdown()
         return Manifest(settings: settings, attachments: entries.map { $0! })
     }
 
@@ -97,4 +105,13 @@ public struct Processor: Sendable {
         try Directories.create(outputDirectory, name: "the out directory \(outputDirectory)")
         AtomicFile.removeStaleTemporaries(in: outputDirectory)
     }
+}
+
+/// What processes each input of a ``Processor``'s run in place of its own ``ProcessingSession``:
+/// the pool of confined decoder processes (`--isolation process`).
+public protocol InputHandler: Sendable {
+    /// Processes `item` into `outputDirectory` (which exists) and returns its manifest entry;
+    /// never throws (a bad input, or a decoder that fails, is a failed entry).
+    func process(_ item: InputItem, settings: ProcessingSettings.Validated, outputDirectory: String) async
+        -> ManifestEntry
 }

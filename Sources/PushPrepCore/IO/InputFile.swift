@@ -100,6 +100,41 @@ package struct InputFile {
         )
     }
 
+    /// The input a parent already opened, checked and hashed (``read(path:maxBytes:policy:keepContents:)``)
+    /// and passed to a decoder process as `descriptor` (which this value now owns and closes),
+    /// with its `size` and `sha256`: nothing is hashed again. The first bytes (and, when
+    /// `keepContents` says so, the whole content) are read with pread, at offsets of their own,
+    /// so the offset the descriptor shares with its parent's copy does not matter. `path` is the
+    /// input's path in the parent, for messages and the extension check only.
+    package static func adopting(
+        descriptor: Int32, path: String, size: Int, sha256: String,
+        keepContents: (_ prefix: [UInt8]) -> Bool = { _ in false }
+    ) throws(PushPrepError) -> InputFile {
+        let opened = OpenFile(FileDescriptor(rawValue: descriptor))
+        guard size > 0 else { throw PushPrepError(.corruptInput, "empty file") }
+        /// `count` bytes from `offset`, or fewer at the end of the file.
+        func bytes(_ count: Int, from offset: Int) throws(PushPrepError) -> [UInt8] {
+            var buffer = [UInt8](repeating: 0, count: count)
+            var filled = 0
+            while filled < count {
+                let got = buffer.withUnsafeMutableBytes { raw in
+                    pread(descriptor, raw.baseAddress! + filled, count - filled, off_t(offset + filled))
+                }
+                if got < 0 && errno == EINTR { continue }
+                guard got >= 0 else { throw PushPrepError("cannot read \(path)", errno: Errno(rawValue: errno)) }
+                if got == 0 { break }
+                filled += got
+            }
+            return Array(buffer[0..<filled])
+        }
+        let prefix = try bytes(min(size, MediaDetector.prefixLength), from: 0)
+        let contents = keepContents(prefix) ? try bytes(size, from: 0) : nil
+        if let contents, contents.count != size {
+            throw PushPrepError(.ioError, "\(path) changed while it was processed")
+        }
+        return InputFile(path: path, size: size, sha256: sha256, prefix: prefix, contents: contents, opened: opened)
+    }
+
     /// Reads only the first bytes (for `inspect`, which must not read whole files).
     package static func readPrefix(path: String) throws(PushPrepError) -> (size: Int, prefix: [UInt8]) {
         let (file, size) = try openRegular(path: path)

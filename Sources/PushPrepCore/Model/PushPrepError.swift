@@ -39,6 +39,10 @@ public struct PushPrepError: Error, Sendable, CustomStringConvertible {
 
         /// Processing one input took longer than its deadline (`--timeout`).
         public static let timeout = Code("timeout")
+        /// The confined decoder process that processed the input died (a signal, or an exit
+        /// mid-input) or sent what is no valid reply, on a first attempt and again on a fresh
+        /// decoder: the input itself is taken to be what crashes it.
+        public static let decoderCrashed = Code("decoder_crashed")
         /// A remote source could not be fetched: an HTTP error status, a refused or broken
         /// connection, too many redirects, or a URL PushPrep does not fetch.
         public static let fetchFailed = Code("fetch_failed")
@@ -99,7 +103,8 @@ public struct PushPrepError: Error, Sendable, CustomStringConvertible {
         /// Every code, in documentation order.
         public static let all: [Code] = [
             .unsupportedType, .corruptInput, .inputTooLarge, .tooManyPixels, .cannotFit, .notFound, .ioError, .timeout,
-            .fetchFailed, .blockedAddress, .sourceNotAllowed, .invalidSettings, .cancelled, .queueUnavailable,
+            .decoderCrashed, .fetchFailed, .blockedAddress, .sourceNotAllowed, .invalidSettings, .cancelled,
+            .queueUnavailable,
             .jobNotFound,
             .invalidJobState, .idempotencyConflict, .invalidPayload, .payloadTooLarge, .storageDenied,
             .storageUnavailable, .invalidRequest, .unauthorized, .forbidden, .rateLimited, .queueFull,

@@ -43,7 +43,7 @@ package final class MediaInput {
     package init(path: String, maxPixels: Int, deadline: MediaDeadline) throws(PushPrepError) {
         FFmpegRuntime.start()
         self.deadline = deadline
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = Self.open(path)
         guard fd >= 0 else {
             throw PushPrepError.system("cannot open \(path)", missing: .notFound)
         }
@@ -89,6 +89,26 @@ package final class MediaInput {
         avformat_close_input(&context)
         cffmpegshims_avio_free(&io)
         close(fd)
+    }
+
+    /// Opens `path` for reading, or -1 (errno set). A confined decoder process may not open a
+    /// file outside its staging directory, not even through `/proc/self/fd/N` (Landlock checks the
+    /// file the link leads to): when such an open is refused, the descriptor N it names, which
+    /// the decoder holds (its parent passed it), is duplicated and rewound instead. The copy
+    /// shares its offset with N; nothing else reads N while a decoder decodes from it.
+    private static func open(_ path: String) -> Int32 {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        let prefix = "/proc/self/fd/"
+        guard fd < 0, errno == EACCES, path.hasPrefix(prefix), let held = Int32(path.dropFirst(prefix.count)) else {
+            return fd
+        }
+        let copy = fcntl(held, F_DUPFD_CLOEXEC, 0)
+        guard copy >= 0 else {
+            errno = EACCES
+            return -1
+        }
+        lseek(copy, 0, SEEK_SET)
+        return copy
     }
 
     private static func openError(_ status: Int32, deadline: MediaDeadline) -> PushPrepError {

@@ -1,0 +1,274 @@
+package import Foundation
+package import Logging
+package import PushPrep
+package import PushPrepCore
+
+/// A pool of long-lived confined decoder processes (``DecoderProcess``), one input at a time
+/// each (`--isolation process`). The parent keeps everything but decoding: it opens, checks and
+/// hashes each input (``InputFile``) and passes the open descriptor (SCM_RIGHTS) with the
+/// settings; the decoder writes the outputs into a directory of its own staging directory made
+/// for that input, and answers with the manifest entry. The parent checks the entry (every file
+/// it names is a regular file the decoder wrote) and publishes the files into the out directory
+/// with a rename each (the staging directories are inside it: same file system); then removes
+/// the input's directory, whatever happened.
+///
+/// Faults stay with their input: a decoder that dies, or sends anything but a valid reply, costs
+/// that attempt: it is killed and replaced, and the input tried once more on the fresh decoder; a
+/// second such fault fails the input with `decoder_crashed`. A decoder that does not answer by
+/// the input's timeout (and a grace of ``timeoutGrace``) is killed and replaced, and the input
+/// fails with `timeout`. No partial output is published: only files named by a valid entry are.
+package actor DecoderPool: InputHandler {
+    /// How long past an input's timeout the parent waits for the decoder's own `timeout` answer
+    /// before it kills it.
+    package static let timeoutGrace: Duration = .seconds(2)
+
+    /// One decoder and its staging directory.
+    private final class Slot: Sendable {
+        /// The slot's staging directory (the decoder's descriptor 4).
+        let staging: String
+        /// The decoder, nil until it starts (again, after a fault).
+        let decoder: DecoderProcess?
+
+        init(staging: String, decoder: DecoderProcess?) {
+            self.staging = staging
+            self.decoder = decoder
+        }
+    }
+
+    /// What one attempt of one input came to.
+    private enum Outcome {
+        /// A manifest entry to keep (published when it is `ok`).
+        case entry(ManifestEntry)
+        /// The decoder died or broke the protocol: why.
+        case crashed(String)
+        /// The decoder did not answer in time.
+        case timedOut
+    }
+
+    private let executable: String
+    private let options: DecoderService.Options
+    /// The directory holding the slots' staging directories.
+    private let root: String
+    private let logger: Logger
+    /// Slots no input holds.
+    private var idle: [Slot]
+    /// Inputs waiting for a slot.
+    private var waiting: [CheckedContinuation<Slot, Never>] = []
+    /// The decoders processing an input now, by the input's source (tests send them signals).
+    private var working: [String: pid_t] = [:]
+    /// Names the inputs' directories.
+    private var counter = 0
+
+    private init(executable: String, options: DecoderService.Options, root: String, slots: [Slot], logger: Logger) {
+        self.executable = executable
+        self.options = options
+        self.root = root
+        self.idle = slots
+        self.logger = logger
+    }
+
+    /// Starts `size` decoders of `executable` with `options`, their staging directories in a new
+    /// temporary directory of `outputDirectory` (created when missing). Throws when a decoder
+    /// cannot start (those started are ended, the directory removed).
+    package static func start(
+        executable: String = DecoderProcess.ownExecutable, size: Int, outputDirectory: String,
+        options: DecoderService.Options, logger: Logger
+    ) async throws(PushPrepError) -> DecoderPool {
+        try Directories.create(outputDirectory, name: "the out directory \(outputDirectory)")
+        // Named as a temporary, so that what lists the out directory skips it.
+        let root = "\(outputDirectory)/\(AtomicFile.temporaryPrefix)\(getpid())-decoders-\(UUID().uuidString)"
+        guard mkdir(root, 0o700) == 0 else {
+            throw PushPrepError(.ioError, "cannot create \(root): \(DecoderChannel.describe(errno))")
+        }
+        var slots: [Slot] = []
+        do throws(PushPrepError) {
+            for index in 0..<max(1, size) {
+                let staging = "\(root)/\(index)"
+                guard mkdir(staging, 0o700) == 0 else {
+                    throw PushPrepError(.ioError, "cannot create \(staging): \(DecoderChannel.describe(errno))")
+                }
+                let decoder = try await DecoderProcess.start(executable: executable, staging: staging, options: options)
+                slots.append(Slot(staging: staging, decoder: decoder))
+            }
+        } catch {
+            for slot in slots { await slot.decoder?.finish() }
+            try? FileManager.default.removeItem(atPath: root)
+            throw error
+        }
+        return DecoderPool(executable: executable, options: options, root: root, slots: slots, logger: logger)
+    }
+
+    /// The decoder processing the input of `source` now, if one is (for the fault tests).
+    package func decoder(processing source: String) -> pid_t? { working[source] }
+
+    /// Processes `item` in a decoder of the pool; see the type's description.
+    package nonisolated func process(
+        _ item: InputItem, settings: ProcessingSettings.Validated, outputDirectory: String
+    ) async -> ManifestEntry {
+        let file: InputFile
+        do {
+            file = try await offThread { () throws(PushPrepError) in
+                // A BMP's bytes are not kept here: the decoder reads them from the descriptor.
+                try InputFile.read(path: item.path, maxBytes: settings.settings.maxInputBytes)
+            }
+        } catch {
+            return failed(item, error)
+        }
+        var slot = await acquire()
+        var entry: ManifestEntry?
+        for attempt in 1...2 where entry == nil {
+            switch await runAttempt(item, file: file, settings: settings, outputDirectory: outputDirectory, in: &slot) {
+            case .entry(let result):
+                entry = result
+            case .timedOut:
+                slot = await replace(slot)
+                entry = failed(
+                    item, PushPrepError(.timeout, "the job's timeout of \(Int(settings.settings.timeout)) s passed"))
+            case .crashed(let why):
+                logger.warning(
+                    "decoder crashed", metadata: ["source": "\(item.source)", "attempt": "\(attempt)", "why": "\(why)"])
+                slot = await replace(slot)
+                if attempt == 2 {
+                    entry = failed(
+                        item,
+                        PushPrepError(
+                            .decoderCrashed, "the decoder process crashed on this input twice (last: \(why))"))
+                }
+            }
+        }
+        await release(slot)
+        return entry!
+    }
+
+    /// Ends every decoder (asking each to exit) and removes the staging directories. Call it
+    /// once the run's inputs are done.
+    package func shutdown() async {
+        let slots = idle
+        idle = []
+        for slot in slots { await slot.decoder?.finish() }
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    /// One attempt: the decoder of `slot` (started first if it has none) processes the input into
+    /// a directory of its own, which is removed afterwards, whatever happened.
+    private nonisolated func runAttempt(
+        _ item: InputItem, file: InputFile, settings: ProcessingSettings.Validated, outputDirectory: String,
+        in slot: inout Slot
+    ) async -> Outcome {
+        let decoder: DecoderProcess
+        if let running = slot.decoder {
+            decoder = running
+        } else {
+            do {
+                decoder = try await DecoderProcess.start(
+                    executable: executable, staging: slot.staging, options: options)
+            } catch {
+                return .entry(failed(item, error))
+            }
+            slot = Slot(staging: slot.staging, decoder: decoder)
+        }
+        let name = await nextInputName()
+        let directory = "\(slot.staging)/\(name)"
+        guard mkdir(directory, 0o700) == 0 else {
+            return .entry(
+                failed(item, PushPrepError(.ioError, "cannot create \(directory): \(DecoderChannel.describe(errno))")))
+        }
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        await setWorking(item.source, decoder.pid)
+        let request = DecoderRequest.decode(
+            source: item.source, path: item.path, size: file.size, sha256: file.sha256, outputDirectory: name,
+            settings: settings.settings)
+        let deadline = ContinuousClock.now + .seconds(settings.settings.timeout) + Self.timeoutGrace
+        let reply: DecoderReply
+        do {
+            // The descriptor is the file's: it stays open until the reply is in.
+            defer { withExtendedLifetime(file) {} }
+            reply = try await decoder.request(
+                request, passing: file.descriptor, timeout: deadline - ContinuousClock.now)
+        } catch {
+            await setWorking(item.source, nil)
+            return ContinuousClock.now >= deadline ? .timedOut : .crashed(error.message)
+        }
+        await setWorking(item.source, nil)
+        switch reply {
+        case .processed(.failed(var failure)):
+            // Logged by the decoder; the source is the parent's.
+            failure.source = item.source
+            return .entry(.failed(failure))
+        case .processed(.ok(var attachment)):
+            attachment.source = item.source
+            do {
+                try publish(attachment, from: directory, into: outputDirectory)
+            } catch {
+                return .crashed(error.message)
+            }
+            return .entry(.ok(attachment))
+        case .refused(let why):
+            return .entry(failed(item, PushPrepError(.ioError, "the decoder refused the input: \(why)")))
+        case .ready, .probes:
+            return .crashed("the decoder answered a decode request with something else")
+        }
+    }
+
+    /// Moves the files `attachment` names from the input's `directory` into `outputDirectory`,
+    /// the output last; throws (publishing nothing more) when a name is not a plain name or not
+    /// a regular file there: the decoder is then not trusted.
+    private nonisolated func publish(
+        _ attachment: Attachment, from directory: String, into outputDirectory: String
+    ) throws(PushPrepError) {
+        let names = attachment.companionFiles.map(\.file) + [attachment.file]
+        for name in names {
+            guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\0") else {
+                throw PushPrepError(.ioError, "the decoder named an output \(name), not a plain name")
+            }
+            var info = stat()
+            guard lstat("\(directory)/\(name)", &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+                throw PushPrepError(.ioError, "the decoder named an output \(name) it did not write")
+            }
+        }
+        for name in names {
+            guard rename("\(directory)/\(name)", "\(outputDirectory)/\(name)") == 0 else {
+                throw PushPrepError(
+                    .ioError, "cannot publish \(name) into \(outputDirectory): \(DecoderChannel.describe(errno))")
+            }
+        }
+    }
+
+    /// The failed entry for `item`, logged.
+    private nonisolated func failed(_ item: InputItem, _ error: PushPrepError) -> ManifestEntry {
+        logger.info(
+            "failed", metadata: ["source": "\(item.source)", "code": "\(error.code)", "error": "\(error.message)"])
+        return .failed(Failure(source: item.source, error: error))
+    }
+
+    /// Kills the decoder of `slot` (reaping it) and returns the slot without one: the next
+    /// attempt starts a fresh decoder.
+    private nonisolated func replace(_ slot: Slot) async -> Slot {
+        await slot.decoder?.kill()
+        return Slot(staging: slot.staging, decoder: nil)
+    }
+
+    /// A slot, once one is idle.
+    private func acquire() async -> Slot {
+        if let slot = idle.popLast() { return slot }
+        return await withCheckedContinuation { waiting.append($0) }
+    }
+
+    /// Gives `slot` to the next waiting input, or back to the idle ones.
+    private func release(_ slot: Slot) {
+        if waiting.isEmpty {
+            idle.append(slot)
+        } else {
+            waiting.removeFirst().resume(returning: slot)
+        }
+    }
+
+    /// Records the decoder processing the input of `source` (nil: none now).
+    private func setWorking(_ source: String, _ pid: pid_t?) { working[source] = pid }
+
+    /// A new name for an input's directory.
+    private func nextInputName() -> String {
+        counter += 1
+        return "input-\(counter)"
+    }
+}

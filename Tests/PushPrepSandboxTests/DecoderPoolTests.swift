@@ -1,0 +1,181 @@
+import Foundation
+import Logging
+import PushPrep
+import PushPrepCore
+import PushPrepSandbox
+import PushPrepTestSupport
+import Testing
+
+/// The decoder pool (`--isolation process`) on real files made with vips and ffmpeg, with real
+/// decoder processes of the built `pushprep`: the same outputs as in process; and faults that
+/// stay with their input: a decoder killed mid-input (once: retried on a fresh decoder; twice:
+/// `decoder_crashed`), stopped (`timeout`), or answering garbage (crashed), while the run's
+/// other inputs finish normally, nothing partial is published and no staging directory is left.
+@Suite(.serialized)
+struct DecoderPoolTests {
+    static let canMake = TestTools.programAvailable("ffmpeg") && TestTools.programAvailable("vips")
+
+    /// A directory with two photos, a sound and a movie of `seconds` (long enough to be caught
+    /// mid-transcode), and an out directory.
+    struct Inputs {
+        let directory: URL
+        var out: String { directory.appendingPathComponent("out").path }
+        func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        func item(_ name: String) -> InputItem { InputItem(source: path(name), path: path(name)) }
+
+        static func make(movieSeconds: Int = 2) async throws -> Inputs {
+            let directory = try TestTools.temporaryDirectory()
+            try await ChildProcessTools.blocking {
+                try TestTools.vips(
+                    "gaussnoise", directory.appendingPathComponent("a.jpg").path, "900", "700", "--mean", "128")
+                try TestTools.vips(
+                    "gaussnoise", directory.appendingPathComponent("b.png").path, "640", "480", "--mean", "90")
+                try TestTools.ffmpeg(
+                    "-v", "error", "-f", "lavfi", "-i", "sine=duration=2",
+                    directory.appendingPathComponent("s.wav").path)
+                try TestTools.ffmpeg(
+                    "-v", "error", "-f", "lavfi", "-i", "testsrc=size=1280x720:rate=25:duration=\(movieSeconds)", "-f",
+                    "lavfi", "-i", "sine=duration=\(movieSeconds)", "-c:v", "mpeg4", "-q:v", "4", "-c:a", "aac",
+                    "-shortest", directory.appendingPathComponent("m.mp4").path)
+            }
+            return Inputs(directory: directory)
+        }
+
+        /// The out directory's entries (the pool's staging directory included while it lives).
+        func outEntries() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).sorted()
+        }
+    }
+
+    static let logger = Logger(label: "pushprep-tests.decoder-pool")
+
+    /// A pool of `size` decoders writing into `inputs`' out directory.
+    static func pool(
+        _ inputs: Inputs, size: Int, options: DecoderService.Options = DecoderService.Options(limits: DecoderLimits())
+    ) async throws -> DecoderPool {
+        let binary = try #require(TestTools.pushprepBinary(), "the pushprep executable was not built")
+        return try await DecoderPool.start(
+            executable: binary.path, size: size, outputDirectory: inputs.out, options: options, logger: logger)
+    }
+
+    /// The run of `names` through `pool` (nil: in process) with `settings`.
+    static func run(
+        _ inputs: Inputs, _ names: [String], pool: DecoderPool?, settings: ProcessingSettings = ProcessingSettings(),
+        out: String? = nil
+    ) async throws -> [ManifestEntry] {
+        let processor = Processor(settings: settings, outputDirectory: out ?? inputs.out, logger: logger)
+        return try await processor.run(names.map(inputs.item), through: pool).attachments
+    }
+
+    /// Waits until a decoder of `pool` processes `source` and is not `other`; returns its pid.
+    static func decoder(of pool: DecoderPool, processing source: String, not other: pid_t? = nil) async throws
+        -> pid_t
+    {
+        for _ in 0..<6000 {
+            if let pid = await pool.decoder(processing: source), pid != other { return pid }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        throw TestTools.Failure(description: "no decoder took \(source)")
+    }
+
+    @Test(
+        "the pool's outputs and manifest entries are the in-process ones",
+        .enabled(if: canMake, "needs ffmpeg and vips"))
+    func sameAsInProcess() async throws {
+        let inputs = try await Inputs.make()
+        defer { TestTools.removeDirectory(inputs.directory) }
+        let names = ["a.jpg", "m.mp4", "b.png", "s.wav"]
+        let pool = try await Self.pool(inputs, size: 2)
+        let isolated = try await Self.run(inputs, names, pool: pool)
+        #expect(inputs.outEntries().contains { $0.hasPrefix(AtomicFile.temporaryPrefix) }, "the pool's staging")
+        await pool.shutdown()
+        let inProcessOut = inputs.directory.appendingPathComponent("in-process").path
+        let inProcess = try await Self.run(inputs, names, pool: nil, out: inProcessOut)
+        #expect(isolated == inProcess)
+        #expect(isolated.allSatisfy { $0.failure == nil }, "\(isolated)")
+        let files = inputs.outEntries()
+        #expect(files == ((try? FileManager.default.contentsOfDirectory(atPath: inProcessOut)) ?? []).sorted())
+        #expect(!files.contains { $0.hasPrefix(AtomicFile.temporaryPrefix) }, "a staging directory is left: \(files)")
+        for name in files {
+            #expect(
+                FileManager.default.contents(atPath: "\(inputs.out)/\(name)")
+                    == FileManager.default.contents(atPath: "\(inProcessOut)/\(name)"), "\(name) differs")
+        }
+    }
+
+    @Test(
+        "a decoder killed mid-input costs that attempt: the input is retried on a fresh decoder",
+        .enabled(if: canMake, "needs ffmpeg and vips"))
+    func killedOnce() async throws {
+        let inputs = try await Inputs.make(movieSeconds: 12)
+        defer { TestTools.removeDirectory(inputs.directory) }
+        let pool = try await Self.pool(inputs, size: 2)
+        let run = Task { try await Self.run(inputs, ["m.mp4", "a.jpg", "b.png", "s.wav"], pool: pool) }
+        let first = try await Self.decoder(of: pool, processing: inputs.path("m.mp4"))
+        kill(first, SIGKILL)
+        let retried = try await Self.decoder(of: pool, processing: inputs.path("m.mp4"), not: first)
+        #expect(retried != first)
+        let entries = try await run.value
+        await pool.shutdown()
+        #expect(entries.allSatisfy { $0.failure == nil }, "\(entries)")
+        #expect(!inputs.outEntries().contains { $0.hasPrefix(AtomicFile.temporaryPrefix) })
+    }
+
+    @Test(
+        "an input that crashes its decoder twice fails with decoder_crashed; the others finish; the pool goes on",
+        .enabled(if: canMake, "needs ffmpeg and vips"))
+    func killedTwice() async throws {
+        let inputs = try await Inputs.make(movieSeconds: 12)
+        defer { TestTools.removeDirectory(inputs.directory) }
+        let pool = try await Self.pool(inputs, size: 2)
+        let run = Task { try await Self.run(inputs, ["m.mp4", "a.jpg", "b.png", "s.wav"], pool: pool) }
+        let first = try await Self.decoder(of: pool, processing: inputs.path("m.mp4"))
+        kill(first, SIGSEGV)
+        let second = try await Self.decoder(of: pool, processing: inputs.path("m.mp4"), not: first)
+        kill(second, SIGKILL)
+        let entries = try await run.value
+        #expect(entries[0].failure?.error.code == .decoderCrashed, "\(entries[0])")
+        #expect(entries.dropFirst().allSatisfy { $0.failure == nil }, "\(entries)")
+        #expect(!inputs.outEntries().contains { $0.hasPrefix("vid-") }, "a movie was published: \(inputs.outEntries())")
+        // The pool replaced both: the same movie goes through when nobody kills its decoder.
+        let again = try await Self.run(inputs, ["m.mp4"], pool: pool)
+        await pool.shutdown()
+        #expect(again[0].failure == nil, "\(again)")
+        #expect(!inputs.outEntries().contains { $0.hasPrefix(AtomicFile.temporaryPrefix) })
+    }
+
+    @Test(
+        "a decoder that hangs (SIGSTOP) is killed at the input's timeout",
+        .enabled(if: canMake, "needs ffmpeg and vips"))
+    func stopped() async throws {
+        let inputs = try await Inputs.make(movieSeconds: 12)
+        defer { TestTools.removeDirectory(inputs.directory) }
+        let pool = try await Self.pool(inputs, size: 1)
+        var settings = ProcessingSettings()
+        settings.timeout = 3
+        let run = Task { try await Self.run(inputs, ["m.mp4", "a.jpg"], pool: pool, settings: settings) }
+        let stopped = try await Self.decoder(of: pool, processing: inputs.path("m.mp4"))
+        kill(stopped, SIGSTOP)
+        let entries = try await run.value
+        await pool.shutdown()
+        #expect(entries[0].failure?.error.code == .timeout, "\(entries[0])")
+        #expect(entries[1].failure == nil, "the next input, on a fresh decoder: \(entries[1])")
+        #expect(kill(stopped, 0) == -1 && errno == ESRCH, "the stopped decoder was killed and reaped")
+        #expect(!inputs.outEntries().contains { $0.hasPrefix("vid-") || $0.hasPrefix(AtomicFile.temporaryPrefix) })
+    }
+
+    @Test(
+        "a decoder that answers garbage is treated as crashed; nothing it wrote is published",
+        .enabled(if: canMake, "needs ffmpeg and vips"),
+        arguments: DecoderService.Garbage.allCases)
+    func garbage(_ garbage: DecoderService.Garbage) async throws {
+        let inputs = try await Inputs.make()
+        defer { TestTools.removeDirectory(inputs.directory) }
+        let pool = try await Self.pool(
+            inputs, size: 1, options: DecoderService.Options(limits: DecoderLimits(), garbageReply: garbage))
+        let entries = try await Self.run(inputs, ["a.jpg"], pool: pool)
+        await pool.shutdown()
+        #expect(entries[0].failure?.error.code == .decoderCrashed, "\(entries[0])")
+        #expect(inputs.outEntries() == [], "published or left: \(inputs.outEntries())")
+    }
+}

@@ -198,7 +198,7 @@ package actor DecoderPool: InputHandler {
         case .processed(.ok(var attachment)):
             attachment.source = item.source
             do {
-                try publish(attachment, from: directory, into: outputDirectory)
+                try publish(&attachment, from: directory, into: outputDirectory)
             } catch {
                 return .crashed(error.message)
             }
@@ -211,10 +211,12 @@ package actor DecoderPool: InputHandler {
     }
 
     /// Moves the files `attachment` names from the input's `directory` into `outputDirectory`,
-    /// the output last; throws (publishing nothing more) when a name is not a plain name or not
-    /// a regular file there: the decoder is then not trusted.
+    /// the output last, as the in-process path commits them (``AtomicFile/commit(_:to:)``: an
+    /// identical file already there is kept, and the entry's operation says so); throws
+    /// (publishing nothing more) when a name is not a plain name or not a regular file there:
+    /// the decoder is then not trusted.
     private nonisolated func publish(
-        _ attachment: Attachment, from directory: String, into outputDirectory: String
+        _ attachment: inout Attachment, from directory: String, into outputDirectory: String
     ) throws(PushPrepError) {
         let names = attachment.companionFiles.map(\.file) + [attachment.file]
         for name in names {
@@ -227,9 +229,11 @@ package actor DecoderPool: InputHandler {
             }
         }
         for name in names {
-            guard rename("\(directory)/\(name)", "\(outputDirectory)/\(name)") == 0 else {
-                throw PushPrepError(
-                    .ioError, "cannot publish \(name) into \(outputDirectory): \(DecoderChannel.describe(errno))")
+            let (outcome, _) = try AtomicFile.commit("\(directory)/\(name)", to: "\(outputDirectory)/\(name)")
+            if outcome == .reused,
+                let index = attachment.operations.firstIndex(of: AtomicFile.Outcome.written.operation(name))
+            {
+                attachment.operations[index] = outcome.operation(name)
             }
         }
     }

@@ -88,11 +88,20 @@ struct DecoderPoolTests {
         let pool = try await Self.pool(inputs, size: 2)
         let isolated = try await Self.run(inputs, names, pool: pool)
         #expect(inputs.outEntries().contains { $0.hasPrefix(AtomicFile.temporaryPrefix) }, "the pool's staging")
-        await pool.shutdown()
         let inProcessOut = inputs.directory.appendingPathComponent("in-process").path
         let inProcess = try await Self.run(inputs, names, pool: nil, out: inProcessOut)
         #expect(isolated == inProcess)
         #expect(isolated.allSatisfy { $0.failure == nil }, "\(isolated)")
+        // Again into the same out directories: the outputs there are reused, and the entries say so.
+        let isolatedAgain = try await Self.run(inputs, names, pool: pool)
+        await pool.shutdown()
+        let inProcessAgain = try await Self.run(inputs, names, pool: nil, out: inProcessOut)
+        #expect(isolatedAgain == inProcessAgain)
+        #expect(
+            isolatedAgain.allSatisfy {
+                $0.attachment?.operations.contains { $0.hasPrefix("reused identical") } == true
+            },
+            "\(isolatedAgain)")
         let files = inputs.outEntries()
         #expect(files == ((try? FileManager.default.contentsOfDirectory(atPath: inProcessOut)) ?? []).sorted())
         #expect(!files.contains { $0.hasPrefix(AtomicFile.temporaryPrefix) }, "a staging directory is left: \(files)")

@@ -144,9 +144,6 @@ struct AttachmentBuilder {
     }
 
     private mutating func record(_ outcome: AtomicFile.Outcome, _ name: String) {
-        switch outcome {
-        case .written: operations.append("wrote \(name)")
-        case .reused: operations.append("reused identical existing output \(name)")
-        }
+        operations.append(outcome.operation(name))
     }
 }

@@ -11,6 +11,14 @@ package enum AtomicFile {
         case written
         /// An identical file was already there and was kept.
         case reused
+
+        /// The operation a manifest entry lists for the file `name`.
+        package func operation(_ name: String) -> String {
+            switch self {
+            case .written: "wrote \(name)"
+            case .reused: "reused identical existing output \(name)"
+            }
+        }
     }
 
     /// The prefix of temporary files; they are dot-files so no tool mistakes them for outputs.

@@ -174,6 +174,31 @@ struct DecoderPoolTests {
     }
 
     @Test(
+        "a staging directory left by a parent that died is removed by the next run into that out directory",
+        .enabled(if: canMake, "needs ffmpeg and vips"))
+    func staleStagingIsSwept() async throws {
+        let inputs = try await Inputs.make()
+        defer { TestTools.removeDirectory(inputs.directory) }
+        // A pid that no longer runs: a child that exited and was reaped.
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/true")
+        try child.run()
+        let dead = try await ChildProcessTools.blocking {
+            child.waitUntilExit()
+            return child.processIdentifier
+        }
+        let stale = "\(inputs.out)/\(AtomicFile.temporaryPrefix)\(dead)-decoders-left"
+        try FileManager.default.createDirectory(atPath: "\(stale)/0/input-1", withIntermediateDirectories: true)
+        try Data("half an output".utf8).write(to: URL(fileURLWithPath: "\(stale)/0/input-1/img-x.jpg"))
+        let pool = try await Self.pool(inputs, size: 1)
+        let entries = try await Self.run(inputs, ["a.jpg"], pool: pool)
+        await pool.shutdown()
+        #expect(entries[0].failure == nil, "\(entries)")
+        #expect(!FileManager.default.fileExists(atPath: stale), "left: \(inputs.outEntries())")
+        #expect(!inputs.outEntries().contains { $0.hasPrefix(AtomicFile.temporaryPrefix) })
+    }
+
+    @Test(
         "a decoder that answers garbage is treated as crashed; nothing it wrote is published",
         .enabled(if: canMake, "needs ffmpeg and vips"),
         arguments: DecoderService.Garbage.allCases)

@@ -124,14 +124,15 @@ package enum AtomicFile {
     }
 
     /// Removes temporary files left in `directory` by processes that no longer run (a crash or
-    /// SIGKILL mid-write). Files of live processes are left alone.
+    /// SIGKILL mid-write), and their temporary directories (a decoder pool's staging). Those of
+    /// live processes are left alone.
     package static func removeStaleTemporaries(in directory: String) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
         for name in names where name.hasPrefix(temporaryPrefix) {
             let rest = name.dropFirst(temporaryPrefix.count)
             guard let pid = rest.split(separator: "-").first.flatMap({ Int32($0) }) else { continue }
-            if kill(pid, 0) != 0 && errno == ESRCH {
-                unlink("\(directory)/\(name)")
+            if kill(pid, 0) != 0 && errno == ESRCH && unlink("\(directory)/\(name)") != 0 && errno == EISDIR {
+                try? FileManager.default.removeItem(atPath: "\(directory)/\(name)")
             }
         }
     }

@@ -416,7 +416,7 @@ let package = Package(
                 ]
             ),
             ("PushPrepReportTests", ["PushPrepReport", "PushPrep", "PushPrepCore", "PushPrepPayload"]),
-            ("PushPrepSandboxTests", ["PushPrepSandbox", "PushPrep", "PushPrepCore"]),
+            ("PushPrepSandboxTests", ["PushPrepSandbox", "PushPrep", "PushPrepCore", "CSandboxShims"]),
         ].map { name, modules in
             // Each source target's tests, depending on the modules they import; those that drive the
             // CLI run the built `pushprep` binary (the support target finds it).

@@ -276,6 +276,13 @@ int csandboxshims_probe_map(uint64_t bytes) {
 
 void csandboxshims_set_arena_max(int arenas) { mallopt(M_ARENA_MAX, arenas); }
 
+int csandboxshims_set_not_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 ? 0 : -errno; }
+
+int csandboxshims_dumpable(void) {
+    int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+    return dumpable < 0 ? -errno : dumpable;
+}
+
 long csandboxshims_send_with_descriptor(int socket, const void *bytes, unsigned long count, int descriptor) {
     if (count == 0) return -EINVAL;
     struct iovec vector = {.iov_base = (void *)bytes, .iov_len = count};
@@ -347,6 +354,8 @@ int csandboxshims_probe_connect_loopback(int p, int *s) { (void)p; *s = 0; retur
 int csandboxshims_probe_exec(const char *p) { (void)p; return -ENOSYS; }
 int csandboxshims_probe_map(uint64_t b) { (void)b; return -ENOSYS; }
 void csandboxshims_set_arena_max(int arenas) { (void)arenas; }
+int csandboxshims_set_not_dumpable(void) { return -ENOSYS; }
+int csandboxshims_dumpable(void) { return -ENOSYS; }
 long csandboxshims_send_with_descriptor(int s, const void *b, unsigned long c, int d) { (void)s; (void)b; (void)c; (void)d; return -ENOSYS; }
 long csandboxshims_receive_with_descriptor(int s, void *b, unsigned long c, int *d) { (void)s; (void)b; (void)c; (void)d; return -ENOSYS; }
 

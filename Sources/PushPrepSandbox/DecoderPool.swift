@@ -1,3 +1,4 @@
+import CSandboxShims
 package import Foundation
 package import Logging
 package import PushPrep
@@ -17,6 +18,11 @@ package import PushPrepCore
 /// second such fault fails the input with `decoder_crashed`. A decoder that does not answer by
 /// the input's timeout (and a grace of ``timeoutGrace``) is killed and replaced, and the input
 /// fails with `timeout`. No partial output is published: only files named by a valid entry are.
+///
+/// Starting a pool makes this process non-dumpable (PR_SET_DUMPABLE 0) for the rest of its
+/// life. Decoders get no PR_SET_PDEATHSIG: it fires when the spawning *thread* exits, and the
+/// threads of Swift concurrency's pool come and go; a decoder whose parent died sees its channel
+/// close and exits after its current input.
 package actor DecoderPool: InputHandler {
     /// How long past an input's timeout the parent waits for the decoder's own `timeout` answer
     /// before it kills it.
@@ -75,6 +81,13 @@ package actor DecoderPool: InputHandler {
         options: DecoderService.Options, logger: Logger
     ) async throws(PushPrepError) -> DecoderPool {
         try Directories.create(outputDirectory, name: "the out directory \(outputDirectory)")
+        // The parent holds what the decoders must not reach: a decoder taken over runs as the
+        // same user, and /proc/<parent> (environment, memory) is then root's, not that user's.
+        let notDumpable = csandboxshims_set_not_dumpable()
+        guard notDumpable == 0 else {
+            throw PushPrepError(
+                .ioError, "cannot make this process non-dumpable: \(DecoderChannel.describe(-notDumpable))")
+        }
         // Named as a temporary, so that what lists the out directory skips it.
         let root = "\(outputDirectory)/\(AtomicFile.temporaryPrefix)\(getpid())-decoders-\(UUID().uuidString)"
         guard mkdir(root, 0o700) == 0 else {

@@ -1,3 +1,4 @@
+import CSandboxShims
 import Foundation
 import Logging
 import PushPrep
@@ -88,6 +89,7 @@ struct DecoderPoolTests {
         let pool = try await Self.pool(inputs, size: 2)
         let isolated = try await Self.run(inputs, names, pool: pool)
         #expect(inputs.outEntries().contains { $0.hasPrefix(AtomicFile.temporaryPrefix) }, "the pool's staging")
+        #expect(csandboxshims_dumpable() == 0, "the parent of a pool is not dumpable")
         let inProcessOut = inputs.directory.appendingPathComponent("in-process").path
         let inProcess = try await Self.run(inputs, names, pool: nil, out: inProcessOut)
         #expect(isolated == inProcess)

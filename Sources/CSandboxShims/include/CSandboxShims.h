@@ -83,6 +83,14 @@ int csandboxshims_probe_map(uint64_t bytes);
 /// address space, which an address-space limit counts. Does nothing on other C libraries.
 void csandboxshims_set_arena_max(int arenas);
 
+/// prctl(PR_SET_DUMPABLE, 0): no core dump, and /proc/<pid> of this process (its environment,
+/// memory, descriptors) belongs to root, so a process of the same user cannot read it. 0 or
+/// -errno.
+int csandboxshims_set_not_dumpable(void);
+
+/// prctl(PR_GET_DUMPABLE): 1 when dumpable, 0 when not, or -errno.
+int csandboxshims_dumpable(void);
+
 /// Sends `count` bytes on the UNIX socket `socket` (MSG_NOSIGNAL) with the descriptor
 /// `descriptor` attached (SCM_RIGHTS) to the first byte; the rest as send(2) would. Returns the
 /// bytes sent (at least one, so that the descriptor went), or -errno.

@@ -73,9 +73,10 @@ package actor DecoderPool: InputHandler {
         self.logger = logger
     }
 
-    /// Starts `size` decoders of `executable` with `options`, their staging directories in a new
-    /// temporary directory of `outputDirectory` (created when missing). Throws when a decoder
-    /// cannot start (those started are ended, the directory removed).
+    /// A pool of `size` decoders of `executable` with `options`, their staging directories in a
+    /// new temporary directory of `outputDirectory` (created when missing). Starts the first
+    /// decoder and throws when it cannot start (the directory is removed then); the others start
+    /// at their slot's first input.
     package static func start(
         executable: String = DecoderProcess.ownExecutable, size: Int, outputDirectory: String,
         options: DecoderService.Options, logger: Logger
@@ -100,7 +101,12 @@ package actor DecoderPool: InputHandler {
                 guard mkdir(staging, 0o700) == 0 else {
                     throw PushPrepError(.ioError, "cannot create \(staging): \(DecoderChannel.describe(errno))")
                 }
-                let decoder = try await DecoderProcess.start(executable: executable, staging: staging, options: options)
+                // The first decoder now, so that a machine where one cannot start fails the run
+                // at once; the others at their first input, at the same time as each other, and
+                // not at all in a run of fewer inputs.
+                let decoder =
+                    index == 0
+                    ? try await DecoderProcess.start(executable: executable, staging: staging, options: options) : nil
                 slots.append(Slot(staging: staging, decoder: decoder))
             }
         } catch {

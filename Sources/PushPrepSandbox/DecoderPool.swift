@@ -230,14 +230,23 @@ package actor DecoderPool: InputHandler {
     }
 
     /// Moves the files `attachment` names from the input's `directory` into `outputDirectory`,
-    /// the output last, as the in-process path commits them (``AtomicFile/commit(_:to:)``: an
-    /// identical file already there is kept, and the entry's operation says so); throws
-    /// (publishing nothing more) when a name is not a plain name or not a regular file there:
-    /// the decoder is then not trusted.
+    /// the output last, as the in-process path commits them (``AtomicFile/commit(_:to:maxBytes:declared:)``:
+    /// an identical file already there is kept, and the entry's operation says so); throws
+    /// (publishing nothing more) when a name is not a plain name or not a regular file there, or
+    /// a file is over Apple's limit for its kind or not the size and SHA-256 the entry declares:
+    /// the decoder is then not trusted. (A poster's entry declares no hash: it is bounded only.)
     private nonisolated func publish(
         _ attachment: inout Attachment, from directory: String, into outputDirectory: String
     ) throws(PushPrepError) {
-        let names = attachment.companionFiles.map(\.file) + [attachment.file]
+        typealias Declared = (bytes: Int, sha256: String)
+        var files: [(name: String, maxBytes: Int, declared: Declared?)] = []
+        if let poster = attachment.poster { files.append((poster.file, AppleLimits.imageBytes, nil)) }
+        for (_, rendition) in attachment.renditions.all {
+            files.append((rendition.file, AppleLimits.imageBytes, (rendition.bytes, rendition.sha256)))
+        }
+        files.append(
+            (attachment.file, AppleLimits.maxBytes(for: attachment.kind), (attachment.bytes, attachment.sha256)))
+        let names = files.map(\.name)
         for name in names {
             guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\0") else {
                 throw PushPrepError(.ioError, "the decoder named an output \(name), not a plain name")
@@ -247,8 +256,9 @@ package actor DecoderPool: InputHandler {
                 throw PushPrepError(.ioError, "the decoder named an output \(name) it did not write")
             }
         }
-        for name in names {
-            let (outcome, _) = try AtomicFile.commit("\(directory)/\(name)", to: "\(outputDirectory)/\(name)")
+        for (name, maxBytes, declared) in files {
+            let (outcome, _) = try AtomicFile.commit(
+                "\(directory)/\(name)", to: "\(outputDirectory)/\(name)", maxBytes: maxBytes, declared: declared)
             if outcome == .reused,
                 let index = attachment.operations.firstIndex(of: AtomicFile.Outcome.written.operation(name))
             {

@@ -99,9 +99,21 @@ package enum AtomicFile {
     /// Moves a complete temporary file to its final name (flushed to disk first), or keeps an
     /// identical file already there and removes the temporary. Returns what it did and the
     /// file's size and hash, read once from the temporary.
-    package static func commit(_ temporary: String, to path: String) throws(PushPrepError) -> (Outcome, InputFile) {
+    ///
+    /// A file written by someone this process does not trust (a decoder process) is checked in
+    /// that same read, before it is published: at most `maxBytes`, and, when `declared` is given,
+    /// exactly the size and SHA-256 its writer put in the manifest.
+    package static func commit(
+        _ temporary: String, to path: String, maxBytes: Int = .max, declared: (bytes: Int, sha256: String)? = nil
+    ) throws(PushPrepError) -> (Outcome, InputFile) {
         defer { unlink(temporary) }
-        let written = try InputFile.read(path: temporary, maxBytes: .max)
+        let written = try InputFile.read(path: temporary, maxBytes: maxBytes)
+        if let declared, declared.bytes != written.size || declared.sha256 != written.sha256 {
+            throw PushPrepError(
+                .ioError,
+                "\(PathName.directoryAndName(of: path).name) is \(written.size) bytes with SHA-256 \(written.sha256), not the "
+                    + "\(declared.bytes) bytes and SHA-256 \(declared.sha256) declared for it")
+        }
         var existing = stat()
         if stat(path, &existing) == 0, Int(existing.st_size) == written.size,
             (try? InputFile.read(path: path, maxBytes: .max))?.sha256 == written.sha256

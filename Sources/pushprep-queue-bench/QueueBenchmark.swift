@@ -6,16 +6,18 @@ import ServiceLifecycle
 
 /// One benchmark run: enqueue, process with no-op jobs, check, report.
 struct QueueBenchmark: Sendable {
-    var url: QueueURL
     var worker: WorkerOptions
-    var jobs: Int
-    var workers: Int
-    var enqueueBatch: Int
-    /// Workers as child processes instead of tasks in this process.
-    var processes: Bool
-    var statsInterval: Duration
-    var timeout: Duration
+    /// `--jobs`, `--workers`, `--enqueue-batch`, `--processes`, `--stats-interval`, `--timeout`.
+    var options: BenchOptions
+    var url: QueueURL
     var logger: Logger
+
+    init(worker: WorkerOptions, options: BenchOptions) throws {
+        self.worker = worker
+        self.options = options
+        url = try worker.url
+        logger = worker.makeLogger()
+    }
 
     /// What a run measured.
     struct Result {
@@ -28,9 +30,10 @@ struct QueueBenchmark: Sendable {
             try await requireEmpty(queue)
             let enqueueRecorder = CallRecorder()
             let enqueueSeconds = try await enqueueAll(TimedJobQueue(base: queue, recorder: enqueueRecorder))
-            let cpuBefore = CPUTime.current(children: processes)
-            var report = processes ? try await runProcesses(monitor: queue) : try await runTasks(monitor: queue)
-            let cpuSeconds = CPUTime.current(children: processes) - cpuBefore
+            let cpuBefore = CPUTime.current(children: options.processes)
+            var report =
+                options.processes ? try await runProcesses(monitor: queue) : try await runTasks(monitor: queue)
+            let cpuSeconds = CPUTime.current(children: options.processes) - cpuBefore
             try await verify(queue, report: report)
             report.merge(enqueueRecorder.snapshot(handled: 0))
             return summarize(report, enqueueSeconds: enqueueSeconds, cpuSeconds: cpuSeconds)
@@ -56,16 +59,17 @@ struct QueueBenchmark: Sendable {
         let settings = ProcessingSettings()
         let run = String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let specs = try ProcessingJobs.specs(
-            sources: (0..<jobs).map { "https://bench.invalid/\(run)/\($0).jpg" }, settings: settings)
+            sources: (0..<options.jobs).map { "https://bench.invalid/\(run)/\($0).jpg" }, settings: settings)
         let start = ContinuousClock.now
         var created = 0
-        for first in stride(from: 0, to: jobs, by: enqueueBatch) {
-            let results = try await queue.enqueue(Array(specs[first..<min(first + enqueueBatch, jobs)]))
+        for first in stride(from: 0, to: options.jobs, by: options.enqueueBatch) {
+            let batch = specs[first..<min(first + options.enqueueBatch, options.jobs)]
+            let results = try await queue.enqueue(Array(batch))
             created += results.count { $0.created }
         }
         let elapsed = ContinuousClock.now - start
-        guard created == jobs else {
-            throw BenchFailure("only \(created) of \(jobs) enqueued jobs were created")
+        guard created == options.jobs else {
+            throw BenchFailure("only \(created) of \(options.jobs) enqueued jobs were created")
         }
         return elapsed.seconds
     }
@@ -75,7 +79,7 @@ struct QueueBenchmark: Sendable {
         let recorder = CallRecorder()
         let handler = NoOpJobHandler()
         let configuration = try worker.configuration
-        let services = (0..<workers).map { _ in
+        let services = (0..<options.workers).map { _ in
             ServiceGroupConfiguration.ServiceConfiguration(
                 service: BenchWorker(
                     url: url, configuration: configuration, handler: handler, recorder: recorder,
@@ -90,7 +94,7 @@ struct QueueBenchmark: Sendable {
 
     /// Runs each worker in a child process of this executable and merges their reports.
     private func runProcesses(monitor: any JobQueue & JobQueueAdmin) async throws -> WorkerReport {
-        let children = try WorkerProcesses(count: workers, arguments: worker.arguments)
+        let children = try WorkerProcesses(count: options.workers, arguments: worker.arguments)
         defer { children.removeReports() }
         do {
             try await runUntilSucceeded(
@@ -145,13 +149,14 @@ struct QueueBenchmark: Sendable {
     private func waitUntilSucceeded(_ queue: any JobQueue & JobQueueAdmin, accepted: (@Sendable () -> Int)?)
         async throws
     {
+        let (statsInterval, timeout) = try options.durations
         let deadline = ContinuousClock.now + timeout
         let localCheck: Duration = .milliseconds(10)
         var nextStats = ContinuousClock.now + statsInterval
         while true {
             if let accepted {
                 try await Task.sleep(for: localCheck)
-                guard accepted() >= jobs || ContinuousClock.now >= nextStats else { continue }
+                guard accepted() >= options.jobs || ContinuousClock.now >= nextStats else { continue }
             } else {
                 try await Task.sleep(until: nextStats)
             }
@@ -162,9 +167,9 @@ struct QueueBenchmark: Sendable {
             guard ended == 0 else {
                 throw BenchFailure("\(ended) jobs ended failed, dead or cancelled: \(stats.byState)")
             }
-            if succeeded >= jobs { return }
+            if succeeded >= options.jobs { return }
             guard ContinuousClock.now < deadline else {
-                throw BenchFailure("timed out: \(succeeded) of \(jobs) jobs succeeded after \(timeout)")
+                throw BenchFailure("timed out: \(succeeded) of \(options.jobs) jobs succeeded after \(timeout)")
             }
         }
     }
@@ -174,18 +179,18 @@ struct QueueBenchmark: Sendable {
     private func verify(_ queue: any JobQueue & JobQueueAdmin, report: WorkerReport) async throws {
         let stats = try await queue.stats()
         let others = stats.byState.filter { $0.key != .succeeded && $0.value != 0 }
-        guard stats.byState[.succeeded] == jobs, others.isEmpty else {
-            throw BenchFailure("expected \(jobs) succeeded jobs and nothing else, the queue has \(stats.byState)")
+        guard stats.byState[.succeeded] == options.jobs, others.isEmpty else {
+            throw BenchFailure("expected \(options.jobs) succeeded jobs and nothing else, the queue has \(stats.byState)")
         }
-        let records = try await queue.list(state: .succeeded, limit: jobs + 1)
+        let records = try await queue.list(state: .succeeded, limit: options.jobs + 1)
         let reclaimed = records.count { $0.attempt != 1 }
-        guard records.count == jobs, reclaimed == 0 else {
+        guard records.count == options.jobs, reclaimed == 0 else {
             throw BenchFailure("\(reclaimed) of \(records.count) succeeded jobs were claimed more than once")
         }
-        guard report.handled == jobs, report.accepted == jobs, report.refused == 0 else {
+        guard report.handled == options.jobs, report.accepted == options.jobs, report.refused == 0 else {
             throw BenchFailure(
                 "the handler ran \(report.handled) times and the queue accepted \(report.accepted) results "
-                    + "(refused \(report.refused)) for \(jobs) jobs")
+                    + "(refused \(report.refused)) for \(options.jobs) jobs")
         }
     }
 
@@ -193,24 +198,24 @@ struct QueueBenchmark: Sendable {
 
     private func summarize(_ report: WorkerReport, enqueueSeconds: Double, cpuSeconds: Double) -> Result {
         let processSeconds = report.processSeconds ?? 0
-        let enqueueRate = Double(jobs) / enqueueSeconds
-        let processRate = processSeconds > 0 ? Double(jobs) / processSeconds : 0
+        let enqueueRate = Double(options.jobs) / enqueueSeconds
+        let processRate = processSeconds > 0 ? Double(options.jobs) / processSeconds : 0
         let claims = report.calls["claim"] ?? CallStats()
         let finishes = report.calls["finish"] ?? CallStats()
-        let mode = processes ? "processes" : "tasks"
+        let mode = options.processes ? "processes" : "tasks"
         let text = [
-            "queue calls (enqueue: one connection; the rest: all \(workers) workers)",
+            "queue calls (enqueue: one connection; the rest: all \(options.workers) workers)",
             CallTable.render(report.calls),
-            "enqueue: \(jobs) jobs in \(format(enqueueSeconds, 3)) s, batches of \(enqueueBatch)",
-            "process: \(jobs) jobs in \(format(processSeconds, 3)) s (first claim to last result), \(workers) "
+            "enqueue: \(options.jobs) jobs in \(format(enqueueSeconds, 3)) s, batches of \(options.enqueueBatch)",
+            "process: \(options.jobs) jobs in \(format(processSeconds, 3)) s (first claim to last result), \(options.workers) "
                 + "workers as \(mode), concurrency \(worker.concurrency) each; "
                 + "bench CPU \(format(cpuSeconds, 2)) s (\(format(cpuSeconds / max(processSeconds, 1e-9) * 100, 0))% of one core)",
-            "exactly once: \(jobs) succeeded on attempt 1, \(report.accepted) results accepted, "
+            "exactly once: \(options.jobs) succeeded on attempt 1, \(report.accepted) results accepted, "
                 + "handler ran \(report.handled) times",
         ].joined(separator: "\n")
         let line =
-            "bench queue: backend=\(url.backendName) mode=\(mode) workers=\(workers) "
-            + "concurrency=\(worker.concurrency) jobs=\(jobs) enqueue_per_s=\(format(enqueueRate, 0)) "
+            "bench queue: backend=\(url.backendName) mode=\(mode) workers=\(options.workers) "
+            + "concurrency=\(worker.concurrency) jobs=\(options.jobs) enqueue_per_s=\(format(enqueueRate, 0)) "
             + "process_per_s=\(format(processRate, 0)) enqueue_s=\(format(enqueueSeconds, 3)) "
             + "process_s=\(format(processSeconds, 3)) claims=\(claims.calls) "
             + "claim_batch=\(format(Double(claims.rows) / Double(max(claims.calls, 1)), 1)) "

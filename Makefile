@@ -122,7 +122,7 @@ release: deps
 # pass (in one process); `make test-release` runs the second pass alone.
 E2E_SUITES := CLITests|ObjectStoreCLITests|ObjectStorePayloadCLITests|PayloadPlatformCLITests|PreflightCLITests|ReportCLITests|CorpusProcessTests|HostileMediaTests|WorkerProcessTests|WorkerStoreTests|QueueHardeningTests|ServeWebhookTests|PostgresServeTests|UploadAndPayloadTests|JobsAPITests|AuthAndLimitsTests|ServeMemoryTests|SoakTests
 # The first pass's second half: about half its time (by the suites' times in a CI log).
-TEST_SECOND_HALF := WorkerProcessTests|QueueConformanceTests|SchemathesisTests|ObjectStoreCLITests|WebhookDispatcherTests|ObjectStorePayloadCLITests|VideoPipelineTests|CorpusTests|PayloadFromJobCLITests
+TEST_SECOND_HALF := WorkerProcessTests|IsolatedWorkerFaultTests|QueueConformanceTests|SchemathesisTests|ObjectStoreCLITests|WebhookDispatcherTests|ObjectStorePayloadCLITests|VideoPipelineTests|CorpusTests|PayloadFromJobCLITests
 # Tests the first pass leaves to the second: the chaos runs (2000 jobs, workers SIGKILLed at
 # random, on SQLite, PostgreSQL and a bucket) assert on what `pushprep worker` processes do, and
 # the second pass runs those processes from the release build, the one users run. Both passes'

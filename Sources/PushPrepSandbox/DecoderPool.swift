@@ -23,7 +23,7 @@ package import PushPrepCore
 /// life. Decoders get no PR_SET_PDEATHSIG: it fires when the spawning *thread* exits, and the
 /// threads of Swift concurrency's pool come and go; a decoder whose parent died sees its channel
 /// close and exits after its current input.
-package actor DecoderPool: InputHandler {
+package actor DecoderPool: InputDecoder {
     /// How long past an input's timeout the parent waits for the decoder's own `timeout` answer
     /// before it kills it.
     package static let timeoutGrace: Duration = .seconds(2)
@@ -49,6 +49,8 @@ package actor DecoderPool: InputHandler {
         case crashed(String)
         /// The decoder did not answer in time.
         case timedOut
+        /// The input's control was stopped (the decoder was killed): its error.
+        case stopped(PushPrepError)
     }
 
     private let executable: String
@@ -82,6 +84,8 @@ package actor DecoderPool: InputHandler {
         options: DecoderService.Options, logger: Logger
     ) async throws(PushPrepError) -> DecoderPool {
         try Directories.create(outputDirectory, name: "the out directory \(outputDirectory)")
+        // The staging of pools whose process was killed.
+        AtomicFile.removeStaleTemporaries(in: outputDirectory)
         // The parent holds what the decoders must not reach: a decoder taken over runs as the
         // same user, and /proc/<parent> (environment, memory) is then root's, not that user's.
         let notDumpable = csandboxshims_set_not_dumpable()
@@ -120,29 +124,31 @@ package actor DecoderPool: InputHandler {
     /// The decoder processing the input of `source` now, if one is (for the fault tests).
     package func decoder(processing source: String) -> pid_t? { working[source] }
 
-    /// Processes `item` in a decoder of the pool; see the type's description.
-    package nonisolated func process(
-        _ item: InputItem, settings: ProcessingSettings.Validated, outputDirectory: String
+    /// Processes `item` from `file` (opened, checked and hashed by the caller) in a decoder of
+    /// the pool; see the type's description. A stop of `control` kills the decoder at work on it
+    /// (the slot gets a fresh one) and fails the input with the stop's error, without a retry.
+    package nonisolated func decode(
+        _ item: InputItem, file: InputFile, settings: ProcessingSettings, outputDirectory: String,
+        control: ProcessingControl?
     ) async -> ManifestEntry {
-        let file: InputFile
-        do {
-            file = try await offThread { () throws(PushPrepError) in
-                // A BMP's bytes are not kept here: the decoder reads them from the descriptor.
-                try InputFile.read(path: item.path, maxBytes: settings.settings.maxInputBytes)
-            }
-        } catch {
-            return failed(item, error)
-        }
         var slot = await acquire()
         var entry: ManifestEntry?
         for attempt in 1...2 where entry == nil {
-            switch await runAttempt(item, file: file, settings: settings, outputDirectory: outputDirectory, in: &slot) {
+            if let reason = control?.reason {
+                entry = failed(item, reason.error)
+                break
+            }
+            let outcome = await runAttempt(
+                item, file: file, settings: settings, outputDirectory: outputDirectory, control: control, in: &slot)
+            switch outcome {
             case .entry(let result):
                 entry = result
+            case .stopped(let error):
+                slot = await replace(slot)
+                entry = failed(item, error)
             case .timedOut:
                 slot = await replace(slot)
-                entry = failed(
-                    item, PushPrepError(.timeout, "the job's timeout of \(Int(settings.settings.timeout)) s passed"))
+                entry = failed(item, PushPrepError(.timeout, "the job's timeout of \(Int(settings.timeout)) s passed"))
             case .crashed(let why):
                 logger.warning(
                     "decoder crashed", metadata: ["source": "\(item.source)", "attempt": "\(attempt)", "why": "\(why)"])
@@ -171,8 +177,8 @@ package actor DecoderPool: InputHandler {
     /// One attempt: the decoder of `slot` (started first if it has none) processes the input into
     /// a directory of its own, which is removed afterwards, whatever happened.
     private nonisolated func runAttempt(
-        _ item: InputItem, file: InputFile, settings: ProcessingSettings.Validated, outputDirectory: String,
-        in slot: inout Slot
+        _ item: InputItem, file: InputFile, settings: ProcessingSettings, outputDirectory: String,
+        control: ProcessingControl?, in slot: inout Slot
     ) async -> Outcome {
         let decoder: DecoderProcess
         if let running = slot.decoder {
@@ -194,10 +200,16 @@ package actor DecoderPool: InputHandler {
         }
         defer { try? FileManager.default.removeItem(atPath: directory) }
         await setWorking(item.source, decoder.pid)
+        logger.debug("decoding", metadata: ["source": "\(item.source)", "decoder": "\(decoder.pid)"])
         let request = DecoderRequest.decode(
             source: item.source, path: item.path, size: file.size, sha256: file.sha256, outputDirectory: name,
-            settings: settings.settings)
-        let deadline = ContinuousClock.now + .seconds(settings.settings.timeout) + Self.timeoutGrace
+            settings: settings)
+        let deadline = ContinuousClock.now + .seconds(settings.timeout) + Self.timeoutGrace
+        // A stop (a cancelled job, its own timeout, a worker's drain running out) kills the decoder:
+        // libvips and libav are not interrupted from outside otherwise.
+        let pid = decoder.pid
+        let observation = control?.onStop { Glibc.kill(pid, SIGKILL) }
+        defer { if let observation { control?.removeObserver(observation) } }
         let reply: DecoderReply
         do {
             // The descriptor is the file's: it stays open until the reply is in.
@@ -206,6 +218,7 @@ package actor DecoderPool: InputHandler {
                 request, passing: file.descriptor, timeout: deadline - ContinuousClock.now)
         } catch {
             await setWorking(item.source, nil)
+            if let reason = control?.reason { return .stopped(reason.error) }
             return ContinuousClock.now >= deadline ? .timedOut : .crashed(error.message)
         }
         await setWorking(item.source, nil)

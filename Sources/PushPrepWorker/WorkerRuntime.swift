@@ -11,14 +11,16 @@ import UnixSignals
 /// Building and running a worker that processes media, as `worker` and `serve` both do (the
 /// command line turns its options into the arguments, and these failures into its own).
 package enum WorkerRuntime {
-    /// A worker on `url` processing into `store`, its inputs sharing the memory budget `budget`,
-    /// and the processing session it runs in (to shut down once the worker has stopped).
+    /// A worker on `url` processing into `store`, its inputs sharing the memory budget `budget`
+    /// (or decoded by `decoders`, which the session then owns), and the processing session it
+    /// runs in (to shut down once the worker has stopped).
     package static func makeWorker(
         url: QueueURL, configuration: WorkerConfiguration, store: any OutputStore, remote: RemoteSettings,
-        sources: SourcePolicy, budget: MemoryBudget, logger: Logger
+        sources: SourcePolicy, budget: MemoryBudget, decoders: (any InputDecoder)? = nil, logger: Logger
     ) throws(PushPrepError) -> (QueueWorker<ProcessingJobHandler>, ProcessingSession) {
         let session = try ProcessingSession(
-            threads: configuration.concurrency, remote: remote, sources: sources, memory: budget, logger: logger)
+            threads: configuration.concurrency, remote: remote, sources: sources, memory: budget, decoders: decoders,
+            logger: logger)
         let handler = ProcessingJobHandler(session: session, store: store)
         handler.removeAbandonedStaging(workerID: configuration.workerID)
         return (QueueWorker(url: url, configuration: configuration, handler: handler, logger: logger), session)

@@ -69,11 +69,7 @@ struct ProcessCommand: AsyncParsableCommand {
                 + "against Apple's limits, warnings and failures in plain words."))
     var report: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "Where inputs are decoded: process (in a pool of --jobs confined decoder processes, which hold no "
-                + "secrets and whose crash costs one attempt) or none (in this process).",
-            valueName: "process|none"))
+    @Option(help: Isolation.help(slots: "--jobs"))
     var isolation: Isolation = .none
 
     @OptionGroup var logging: LoggingOptions
@@ -116,36 +112,23 @@ struct ProcessCommand: AsyncParsableCommand {
         }
         defer { if bucket != nil { try? FileManager.default.removeItem(atPath: outputDirectory) } }
 
-        let processor = Processor(
+        var processor = Processor(
             settings: settings, outputDirectory: outputDirectory, logger: logger, remote: remote.settings,
             memoryLimit: try memory.limit(logger: logger))
-        let pool: DecoderPool?
-        switch isolation {
-        case .none: pool = nil
-        case .process:
-            if let remote = items.first(where: \.isRemote) {
-                throw ValidationError(
-                    "--isolation process takes files only, not URLs (\(remote.source)); use --isolation none")
-            }
-            do {
-                pool = try await DecoderPool.start(
-                    size: jobs, outputDirectory: outputDirectory,
-                    options: DecoderService.Options(limits: Self.decoderLimits(settings)), logger: logger)
-            } catch {
-                throw CommandFailure(message: "cannot start the decoder processes: \(error.description)")
-            }
-        }
+        let decoders = try await isolation.decoders(
+            size: jobs, in: outputDirectory, timeout: settings.timeout, logger: logger)
+        processor.decoders = decoders
         let bar = ProgressBar(total: items.count)
         let started = ContinuousClock.now
         var result: Manifest
         do {
-            result = try await processor.run(items, through: pool) { bar.update(done: $0.done, failed: $0.failed) }
+            result = try await processor.run(items) { bar.update(done: $0.done, failed: $0.failed) }
         } catch {
             bar.finish()
-            await pool?.shutdown()
+            await decoders?.shutdown()
             throw CommandFailure(message: error.description)
         }
-        await pool?.shutdown()
+        await decoders?.shutdown()
         bar.finish()
         if let bucket {
             let processed = result
@@ -206,22 +189,6 @@ struct ProcessCommand: AsyncParsableCommand {
 }
 
 extension ProcessCommand {
-    /// Where inputs are decoded (`--isolation`).
-    enum Isolation: String, ExpressibleByArgument, CaseIterable {
-        /// In a pool of confined decoder processes.
-        case process
-        /// In this process, as before the pool existed.
-        case none
-    }
-
-    /// The rlimits of a pool's decoders: the defaults, but CPU time for a whole day, as a decoder
-    /// lives for many inputs; each input's own bound is its timeout, which the pool enforces.
-    static func decoderLimits(_ settings: ProcessingSettings) -> DecoderLimits {
-        var limits = DecoderLimits()
-        limits.cpuSeconds = max(86_400, Int(settings.timeout) * 4)
-        return limits
-    }
-
     /// One line describing an entry, for `--list`.
     static func line(for entry: ManifestEntry) -> String {
         switch entry {

@@ -79,17 +79,17 @@ struct ServeServices: Sendable {
         let (store, client) = try WorkerRuntime.outputStore(
             location: location, storage: command.output.storage, logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
-        var session: ProcessingSession?
+        var shutdown: (@Sendable () async -> Void)?
         let workerConfiguration = try command.tuning.configuration(concurrency: max(command.workers, 1))
         if command.workers > 0 {
             var embedded = workerConfiguration
             embedded.recordsQueueStats = true
             let sources = try asUsageError { try SourcePolicy(kinds: .any, root: uploads) }
-            let (worker, workerSession) = try WorkerRuntime.worker(
+            let (worker, shutdownWorker) = try await WorkerRuntime.worker(
                 url: url, configuration: embedded, store: store, remote: command.remote.settings, sources: sources,
-                memory: command.tuning.memory, logger: logger)
+                tuning: command.tuning, logger: logger)
             services.append(.init(service: worker))
-            session = workerSession
+            shutdown = shutdownWorker
         }
         if let signer {
             // Webhook targets go through the same address policy as sources.
@@ -107,9 +107,9 @@ struct ServeServices: Sendable {
                     onListening: onListening)))
         self.services = services
         self.drainTimeout = workerConfiguration.drainTimeout
-        let processing = session
+        let processing = shutdown
         self.cleanup = {
-            await processing?.shutdown()
+            await processing?()
             await client?.shutdown()
         }
     }

@@ -129,15 +129,15 @@ struct WorkerCommand: AsyncParsableCommand {
         configuration.recordsQueueStats = metricsPort != nil
         let url = try queue.url
         let sources = try sourcePolicy(for: url)
-        let (worker, session) = try WorkerRuntime.worker(
+        let (worker, shutdown) = try await WorkerRuntime.worker(
             url: url, configuration: configuration, store: store, remote: remote.settings, sources: sources,
-            memory: tuning.memory, logger: logger)
+            tuning: tuning, logger: logger)
         // Shut down last-to-first: the worker drains before the metrics server stops.
         services.append(.init(service: worker))
         try await WorkerRuntime.run(
             services, drainTimeout: configuration.drainTimeout, logger: logger,
             cleanup: {
-                await session.shutdown()
+                await shutdown()
                 await client?.shutdown()
             })
     }

@@ -6,6 +6,7 @@ import PushPrepCommandLine
 import PushPrepCore
 import PushPrepQueue
 import PushPrepRemote
+import PushPrepSandbox
 import PushPrepStorage
 import PushPrepWorker
 import ServiceLifecycle
@@ -35,6 +36,9 @@ struct WorkerTuningOptions: ParsableArguments {
     var retention: Double = 7
 
     @OptionGroup var memory: MemoryLimitOption
+
+    @Option(help: Isolation.help(slots: "as many"))
+    var isolation: Isolation = .process
 
     /// The options as a configuration; a usage error for a number that is not finite or out
     /// of its range.
@@ -93,19 +97,31 @@ extension WorkerRuntime {
         }
     }
 
-    /// A worker on `url` processing into `store`, and the processing session it runs in (to
-    /// shut down once the worker has stopped).
-    /// Its inputs share the memory budget `memory` says, exported with the worker's metrics.
+    /// A worker on `url` processing into `store`, and what to call once it has stopped (it shuts
+    /// down the processing session the worker runs in, then the decoders). Its inputs are decoded as `tuning` says
+    /// (`--isolation`: by default in a pool of as many decoder processes as jobs run at once,
+    /// staged beside the store's staging) and share the memory budget it says, exported with the
+    /// worker's metrics.
     static func worker(
         url: QueueURL, configuration: WorkerConfiguration, store: any OutputStore, remote: RemoteSettings,
-        sources: SourcePolicy, memory: MemoryLimitOption, logger: Logger
-    ) throws -> (QueueWorker<ProcessingJobHandler>, ProcessingSession) {
-        let budget = try memory.budget(logger: logger) { MemoryBudgetMetrics(limit: $0) }
+        sources: SourcePolicy, tuning: WorkerTuningOptions, logger: Logger
+    ) async throws -> (QueueWorker<ProcessingJobHandler>, shutdown: @Sendable () async -> Void) {
+        let budget = try tuning.memory.budget(logger: logger) { MemoryBudgetMetrics(limit: $0) }
+        let decoders = try await tuning.isolation.decoders(
+            size: configuration.concurrency, in: store.stagingRoot, timeout: tuning.jobTimeout, logger: logger)
         do {
-            return try makeWorker(
+            let (worker, session) = try makeWorker(
                 url: url, configuration: configuration, store: store, remote: remote, sources: sources, budget: budget,
-                logger: logger)
+                decoders: decoders, logger: logger)
+            return (
+                worker,
+                {
+                    await session.shutdown()
+                    await decoders?.shutdown()
+                }
+            )
         } catch {
+            await decoders?.shutdown()
             throw CommandFailure(message: error.description)
         }
     }

@@ -640,11 +640,12 @@ struct WorkerProcessTests {
         return (object["keys"] ?? [], object["uploads"] ?? [])
     }
 
-    /// `pushprep enqueue SOURCES --queue QUEUE`; the ids it prints, one per input.
+    /// `pushprep enqueue SOURCES --queue QUEUE OPTIONS`; the ids it prints, one per input.
     static func enqueue(
-        _ sources: [String], queue: String, in directory: URL, sourceLocation: SourceLocation = #_sourceLocation
+        _ sources: [String], queue: String, in directory: URL, options: [String] = [],
+        sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> [JobID] {
-        let result = try PushPrepCLI.runChecked(["enqueue", "--queue", queue] + sources, in: directory)
+        let result = try PushPrepCLI.runChecked(["enqueue", "--queue", queue] + options + sources, in: directory)
         let ids = result.lines.compactMap { JobID($0) }
         try #require(
             ids.count == result.lines.count && !ids.isEmpty, "enqueue printed \(result.stdoutText)",

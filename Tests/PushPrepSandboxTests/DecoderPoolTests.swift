@@ -64,8 +64,9 @@ struct DecoderPoolTests {
         _ inputs: Inputs, _ names: [String], pool: DecoderPool?, settings: ProcessingSettings = ProcessingSettings(),
         out: String? = nil
     ) async throws -> [ManifestEntry] {
-        let processor = Processor(settings: settings, outputDirectory: out ?? inputs.out, logger: logger)
-        return try await processor.run(names.map(inputs.item), through: pool).attachments
+        var processor = Processor(settings: settings, outputDirectory: out ?? inputs.out, logger: logger)
+        processor.decoders = pool
+        return try await processor.run(names.map(inputs.item)).attachments
     }
 
     /// Waits until a decoder of `pool` processes `source` and is not `other`; returns its pid.

@@ -64,10 +64,26 @@ extension InputProcessor {
     }
 
     /// Processes a local file (or `file`, already opened and hashed) on one of `pool`'s threads
-    /// (libvips and libav calls block).
+    /// (libvips and libav calls block); with ``decoders``, only opens, checks and hashes it there
+    /// (as the in-process path reads it) and has them decode it.
     func onPool(_ pool: NIOThreadPool, _ item: InputItem, file: InputFile? = nil) async -> ManifestEntry {
         do {
-            return try await pool.runIfActive { self.processOne(item, file: file) }
+            guard let decoders, file == nil else {
+                return try await pool.runIfActive { self.processOne(item, file: file) }
+            }
+            let read = try await pool.runIfActive {
+                Result { () throws(PushPrepError) in
+                    try control?.check()
+                    return try InputFile.read(path: item.path, maxBytes: settings.maxInputBytes, policy: sources)
+                }
+            }
+            switch read {
+            case .success(let file):
+                return await decoders.decode(
+                    item, file: file, settings: settings, outputDirectory: outputDirectory, control: control)
+            case .failure(let error):
+                return failed(item, error)
+            }
         } catch {
             return failed(item, PushPrepError(.ioError, "the processing session has been shut down (\(error))"))
         }

@@ -23,6 +23,8 @@ struct InputProcessor: Sendable {
     /// The session's memory budget, which each input waits for before it is decoded (none: no
     /// wait).
     var memory: MemoryBudget? = nil
+    /// Where local files (and downloads) are decoded, when not on this process's threads.
+    var decoders: (any InputDecoder)? = nil
 
     /// Processes a local file (or `file`, when a decoder's parent opened and hashed it already);
     /// never throws (a bad input, or a stop, is a failed entry).

@@ -19,6 +19,8 @@ public final class ProcessingSession: Sendable {
     private let remote: RemoteSettings
     private let sources: SourcePolicy
     private let logger: Logger
+    /// Where inputs are decoded when not on the pool's threads (`--isolation process`).
+    private let decoders: (any InputDecoder)?
     private let isShutDown = Mutex(false)
     /// What the inputs being decoded at once may add up to (their ``MemoryEstimate``s): one
     /// budget for every job processed through the session.
@@ -42,12 +44,16 @@ public final class ProcessingSession: Sendable {
     }
 
     /// A session whose inputs wait for their share of `memory` (a budget that reports to the
-    /// worker's metrics, say).
+    /// worker's metrics, say), or are decoded by `decoders` (whose owner ends them after the
+    /// session). With decoders, the pool's threads only read and hash the inputs, and the
+    /// budget is the decoders' own.
     package init(
-        threads: Int, remote: RemoteSettings, sources: SourcePolicy = .any, memory: MemoryBudget, logger: Logger
+        threads: Int, remote: RemoteSettings, sources: SourcePolicy = .any, memory: MemoryBudget,
+        decoders: (any InputDecoder)? = nil, logger: Logger
     ) throws(PushPrepError) {
         try remote.validate()
         self.memory = memory
+        self.decoders = decoders
         pool = NIOThreadPool(numberOfThreads: max(1, threads))
         pool.start()
         fetcher = RemoteFetcher(settings: remote, logger: logger)
@@ -77,7 +83,7 @@ public final class ProcessingSession: Sendable {
         for (key, value) in metadata { logger[metadataKey: key] = value }
         let processor = InputProcessor(
             settings: settings.settings, outputDirectory: outputDirectory, logger: logger, control: control,
-            sources: sources, memory: memory)
+            sources: sources, memory: memory, decoders: decoders)
         do throws(PushPrepError) {
             try control?.check()
             try sources.admit(item)

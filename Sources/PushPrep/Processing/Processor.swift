@@ -23,6 +23,8 @@ public struct Processor: Sendable {
     /// The memory budget of the run's inputs, in bytes (nil: the default share of the machine's
     /// memory; see ``ProcessingSession``).
     public let memoryLimit: Int?
+    /// Where the inputs are decoded, when not in this process (`--isolation process`).
+    package var decoders: (any InputDecoder)? = nil
     let logger: Logger
 
     /// A processor writing into `outputDirectory` (created when missing).
@@ -45,32 +47,24 @@ public struct Processor: Sendable {
     /// only when the settings are invalid (checked once, here) or the out directory cannot be
     /// used.
     ///
-    /// Runs a ``ProcessingSession`` of `settings.jobs` threads for the run (or hands each input
-    /// to `handler`, a pool of decoder processes, say), with a window of twice that many inputs
-    /// in flight.
+    /// Runs a ``ProcessingSession`` of `settings.jobs` threads for the run (handing each input's
+    /// open file to ``decoders`` when set), with a window of twice that many inputs in flight.
     public func run(
-        _ inputs: [InputItem],
-        through handler: (any InputHandler)? = nil,
-        progress: (@Sendable (Progress) -> Void)? = nil
+        _ inputs: [InputItem], progress: (@Sendable (Progress) -> Void)? = nil
     ) async throws(PushPrepError) -> Manifest {
         let validated = try settings.validated()
-        let session =
-            try handler == nil
-            ? ProcessingSession(threads: settings.jobs, remote: remote, memoryLimit: memoryLimit, logger: logger)
-            : nil
+        let session = try ProcessingSession(
+            threads: settings.jobs, remote: remote, memory: MemoryBudget(limit: memoryLimit ?? MemoryBudget.defaultLimit()),
+            decoders: decoders, logger: logger)
         do throws(PushPrepError) {
             try prepareOutputDirectory()
         } catch {
-            await session?.shutdown()
+            await session.shutdown()
             throw error
         }
         let outputDirectory = self.outputDirectory
         let processOne: @Sendable (InputItem) async -> ManifestEntry = { item in
-            if let session {
-                await session.process(item, settings: validated, outputDirectory: outputDirectory, control: nil)
-            } else {
-                await handler!.process(item, settings: validated, outputDirectory: outputDirectory)
-            }
+            await session.process(item, settings: validated, outputDirectory: outputDirectory, control: nil)
         }
 
         var entries = [ManifestEntry?](repeating: nil, count: inputs.count)
@@ -96,7 +90,7 @@ public struct Processor: Sendable {
                 submit()
             }
         }
-        await session?.shutdown()
+        await session.shutdown()
         return Manifest(settings: settings, attachments: entries.map { $0! })
     }
 
@@ -107,11 +101,16 @@ public struct Processor: Sendable {
     }
 }
 
-/// What processes each input of a ``Processor``'s run in place of its own ``ProcessingSession``:
-/// the pool of confined decoder processes (`--isolation process`).
-public protocol InputHandler: Sendable {
-    /// Processes `item` into `outputDirectory` (which exists) and returns its manifest entry;
-    /// never throws (a bad input, or a decoder that fails, is a failed entry).
-    func process(_ item: InputItem, settings: ProcessingSettings.Validated, outputDirectory: String) async
-        -> ManifestEntry
+/// Decodes inputs that this process fetched, opened, checked and hashed, out of process: the
+/// pool of confined decoder processes (`--isolation process`). A ``ProcessingSession`` given one
+/// keeps everything else and hands it each input's open file; whoever started the decoders ends
+/// them.
+package protocol InputDecoder: Sendable {
+    /// Processes `item` from `file` into `outputDirectory` (which exists) and returns its manifest
+    /// entry; never throws (a bad input, a decoder that fails, or a stop of `control`, is a failed
+    /// entry).
+    func decode(
+        _ item: InputItem, file: InputFile, settings: ProcessingSettings, outputDirectory: String,
+        control: ProcessingControl?
+    ) async -> ManifestEntry
 }

@@ -113,11 +113,12 @@ public struct PushPrepError: Error, Sendable, CustomStringConvertible {
 
         /// Errors that the same input would hit again: a queued job that fails with one of
         /// these is not retried. (`storage_denied` is here: keys, policy, region or the store itself
-        /// must change first; `storage_unavailable` is not: the store may be back by the next try.)
+        /// must change first; `storage_unavailable` is not: the store may be back by the next try.
+        /// `decoder_crashed` is here: the input crashed two fresh decoders already.)
         public var isPermanent: Bool {
             [
                 .unsupportedType, .corruptInput, .tooManyPixels, .cannotFit, .blockedAddress, .sourceNotAllowed,
-                .storageDenied,
+                .storageDenied, .decoderCrashed,
             ].contains(self)
         }
 

@@ -230,6 +230,8 @@ let package = Package(
                 "CSandboxShims",
                 "PushPrep",
                 "PushPrepCore",
+                // The allocator's arenas and trimming (FreedMemory), as in a long-running process.
+                "PushPrepMedia",
                 // A decoder's processing session takes remote settings (it fetches nothing).
                 "PushPrepRemote",
                 Product.logging,

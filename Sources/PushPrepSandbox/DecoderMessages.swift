@@ -14,6 +14,9 @@ package enum DecoderRequest: Codable, Sendable {
     case decode(
         source: String, path: String, size: Int, sha256: String, outputDirectory: String,
         settings: ProcessingSettings)
+    /// The answer to ``DecoderReply/admit(bytes:)``: the parent's budget admitted the input's
+    /// estimate (alone: it is over the whole budget, and nothing else runs meanwhile).
+    case admitted(alone: Bool)
     /// Exit with status 0.
     case exit
 }
@@ -27,6 +30,10 @@ package enum DecoderReply: Codable, Sendable {
     /// The answer to ``DecoderRequest/process(input:outputDirectory:settings:)`` and to
     /// ``DecoderRequest/decode(source:path:size:sha256:outputDirectory:settings:)``.
     case processed(ManifestEntry)
+    /// Sent while decoding, once per input at most, before its pixels or samples are decoded:
+    /// reserve the input's estimated peak memory, `bytes`, in the parent's memory budget;
+    /// answered with ``DecoderRequest/admitted(alone:)`` when it is admitted.
+    case admit(bytes: Int)
     /// A request the decoder does not take (a name that is not a plain name), or, as its first
     /// message, why it cannot confine itself; in words.
     case refused(String)

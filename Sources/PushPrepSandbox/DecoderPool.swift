@@ -78,10 +78,11 @@ package actor DecoderPool: InputDecoder {
     /// A pool of `size` decoders of `executable` with `options`, their staging directories in a
     /// new temporary directory of `outputDirectory` (created when missing). Starts the first
     /// decoder and throws when it cannot start (the directory is removed then); the others start
-    /// at their slot's first input.
+    /// at their slot's first input, or now, side by side, when `startingAll` (a long-lived worker's
+    /// pool: the start-up is then no job's time).
     package static func start(
         executable: String = DecoderProcess.ownExecutable, size: Int, outputDirectory: String,
-        options: DecoderService.Options, logger: Logger
+        options: DecoderService.Options, startingAll: Bool = false, logger: Logger
     ) async throws(PushPrepError) -> DecoderPool {
         try Directories.create(outputDirectory, name: "the out directory \(outputDirectory)")
         // The staging of pools whose process was killed.
@@ -113,12 +114,49 @@ package actor DecoderPool: InputDecoder {
                     ? try await DecoderProcess.start(executable: executable, staging: staging, options: options) : nil
                 slots.append(Slot(staging: staging, decoder: decoder))
             }
+            if startingAll { slots = try await startAll(slots, executable: executable, options: options) }
         } catch {
             for slot in slots { await slot.decoder?.finish() }
             try? FileManager.default.removeItem(atPath: root)
             throw error
         }
         return DecoderPool(executable: executable, options: options, root: root, slots: slots, logger: logger)
+    }
+
+    /// `slots` with a decoder each: those without one get theirs, started side by side; throws
+    /// the first failure (the decoders started are ended then).
+    private static func startAll(
+        _ slots: [Slot], executable: String, options: DecoderService.Options
+    ) async throws(PushPrepError) -> [Slot] {
+        let started = await withTaskGroup(of: (Int, Result<DecoderProcess, PushPrepError>).self) { group in
+            for (index, slot) in slots.enumerated() where slot.decoder == nil {
+                group.addTask {
+                    do throws(PushPrepError) {
+                        let decoder = try await DecoderProcess.start(
+                            executable: executable, staging: slot.staging, options: options)
+                        return (index, .success(decoder))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            var started: [Int: Result<DecoderProcess, PushPrepError>] = [:]
+            for await (index, result) in group { started[index] = result }
+            return started
+        }
+        var failure: PushPrepError?
+        var result = slots
+        for (index, outcome) in started {
+            switch outcome {
+            case .success(let decoder): result[index] = Slot(staging: slots[index].staging, decoder: decoder)
+            case .failure(let error): failure = failure ?? error
+            }
+        }
+        if let failure {
+            for case .success(let decoder) in started.values { await decoder.finish() }
+            throw failure
+        }
+        return result
     }
 
     /// The decoder processing the input of `source` now, if one is (for the fault tests).
@@ -129,7 +167,7 @@ package actor DecoderPool: InputDecoder {
     /// (the slot gets a fresh one) and fails the input with the stop's error, without a retry.
     package nonisolated func decode(
         _ item: InputItem, file: InputFile, settings: ProcessingSettings, outputDirectory: String,
-        control: ProcessingControl?
+        memory: MemoryBudget?, control: ProcessingControl?
     ) async -> ManifestEntry {
         var slot = await acquire()
         var entry: ManifestEntry?
@@ -139,7 +177,8 @@ package actor DecoderPool: InputDecoder {
                 break
             }
             let outcome = await runAttempt(
-                item, file: file, settings: settings, outputDirectory: outputDirectory, control: control, in: &slot)
+                item, file: file, settings: settings, outputDirectory: outputDirectory, memory: memory,
+                control: control, in: &slot)
             switch outcome {
             case .entry(let result):
                 entry = result
@@ -178,7 +217,7 @@ package actor DecoderPool: InputDecoder {
     /// a directory of its own, which is removed afterwards, whatever happened.
     private nonisolated func runAttempt(
         _ item: InputItem, file: InputFile, settings: ProcessingSettings, outputDirectory: String,
-        control: ProcessingControl?, in slot: inout Slot
+        memory: MemoryBudget?, control: ProcessingControl?, in slot: inout Slot
     ) async -> Outcome {
         let decoder: DecoderProcess
         if let running = slot.decoder {
@@ -204,18 +243,33 @@ package actor DecoderPool: InputDecoder {
         let request = DecoderRequest.decode(
             source: item.source, path: item.path, size: file.size, sha256: file.sha256, outputDirectory: name,
             settings: settings)
-        let deadline = ContinuousClock.now + .seconds(settings.timeout) + Self.timeoutGrace
+        var deadline = ContinuousClock.now + .seconds(settings.timeout) + Self.timeoutGrace
         // A stop (a cancelled job, its own timeout, a worker's drain running out) kills the decoder:
         // libvips and libav are not interrupted from outside otherwise.
         let pid = decoder.pid
         let observation = control?.onStop { Glibc.kill(pid, SIGKILL) }
         defer { if let observation { control?.removeObserver(observation) } }
-        let reply: DecoderReply
+        var reply: DecoderReply
+        // The input's share of the memory budget, from its request for it until its answer.
+        var reservation: MemoryBudget.Reservation?
+        defer { reservation?.release() }
         do {
             // The descriptor is the file's: it stays open until the reply is in.
             defer { withExtendedLifetime(file) {} }
             reply = try await decoder.request(
                 request, passing: file.descriptor, timeout: deadline - ContinuousClock.now)
+            while case .admit(let bytes) = reply {
+                guard reservation == nil else {
+                    return .crashed("the decoder asked for memory twice for one input")
+                }
+                let waitStart = ContinuousClock.now
+                let admitted = try await admit(bytes, in: memory, control: control)
+                reservation = admitted
+                // The wait is not the input's own time (nor the job's: see admit).
+                deadline += ContinuousClock.now - waitStart
+                reply = try await decoder.request(
+                    .admitted(alone: admitted?.alone ?? false), timeout: deadline - ContinuousClock.now)
+            }
         } catch {
             await setWorking(item.source, nil)
             if let reason = control?.reason { return .stopped(reason.error) }
@@ -237,8 +291,23 @@ package actor DecoderPool: InputDecoder {
             return .entry(.ok(attachment))
         case .refused(let why):
             return .entry(failed(item, PushPrepError(.ioError, "the decoder refused the input: \(why)")))
-        case .ready, .probes:
+        case .ready, .probes, .admit:
             return .crashed("the decoder answered a decode request with something else")
+        }
+    }
+
+    /// Reserves a decoder's request for `bytes` in `budget` (none: nothing to reserve), waiting on
+    /// a thread of its own, with the job's timeout clock stopped meanwhile; throws the stop's
+    /// error when `control` is stopped first.
+    private nonisolated func admit(
+        _ bytes: Int, in budget: MemoryBudget?, control: ProcessingControl?
+    ) async throws(PushPrepError) -> MemoryBudget.Reservation? {
+        guard let budget else { return nil }
+        return try await offThread { () throws(PushPrepError) in
+            guard let control else { return try budget.reserve(bytes, control: nil) }
+            return try control.excludingFromTimeout { () throws(PushPrepError) in
+                try budget.reserve(bytes, control: control)
+            }
         }
     }
 

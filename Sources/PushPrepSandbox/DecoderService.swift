@@ -3,6 +3,7 @@ import Foundation
 package import Logging
 import PushPrep
 import PushPrepCore
+import PushPrepMedia
 import PushPrepRemote
 import Synchronization
 
@@ -57,6 +58,8 @@ package enum DecoderService {
     package static func run(_ options: Options, logger: Logger) -> Int32 {
         let channel = DecoderChannel(descriptor: Confinement.channelDescriptor)
         dieOnFaults()
+        // A long-lived process: its threads' freed memory kept in few arenas (see FreedMemory).
+        FreedMemory.limitArenas(environment: [:])
         let layers: [LayerState]
         do {
             layers = try Confinement.apply(limits: options.limits, skipping: options.skipping)
@@ -85,6 +88,8 @@ package enum DecoderService {
                 switch request {
                 case .exit:
                     return 0
+                case .admitted:
+                    try channel.send(DecoderReply.refused("memory was admitted that no input asked for"))
                 case .probe(let port):
                     // The staging directory is the working directory: a probe writes next to it.
                     let results = SandboxProbe.runAll(
@@ -98,7 +103,7 @@ package enum DecoderService {
                         try channel.send(DecoderReply.refused("\(input) or \(outputDirectory) is not a plain name"))
                         continue
                     }
-                    if session == nil { session = try makeSession(options, logger: logger) }
+                    if session == nil { session = try makeSession(channel, logger: logger) }
                     try channel.send(
                         process(input, into: outputDirectory, settings: settings, session: session!))
                 case .decode(let source, let path, let size, let sha256, let outputDirectory, let settings):
@@ -111,10 +116,13 @@ package enum DecoderService {
                         try channel.send(DecoderReply.refused("\(outputDirectory) is not a plain name"))
                         continue
                     }
-                    if session == nil { session = try makeSession(options, logger: logger) }
+                    if session == nil { session = try makeSession(channel, logger: logger) }
                     let reply = decode(
                         InputItem(source: source, path: path), descriptor: descriptor, size: size, sha256: sha256,
                         into: outputDirectory, settings: settings, session: session!)
+                    // What the input freed goes back to the system before the parent's budget,
+                    // which the answer releases, lets the next input in.
+                    FreedMemory.trim()
                     if let garbage = options.garbageReply {
                         try channel.write(garbage.bytes)
                         if garbage == .truncated { return 0 }
@@ -129,12 +137,22 @@ package enum DecoderService {
         }
     }
 
-    /// The decoder's processing session, made at its first input: one thread; its budget is the
-    /// address space's share left after the libraries (the machine's memory cannot be read from
-    /// inside the sandbox).
-    private static func makeSession(_ options: Options, logger: Logger) throws(PushPrepError) -> ProcessingSession {
-        try ProcessingSession(
-            threads: 1, remote: RemoteSettings(), memoryLimit: options.limits.addressSpace / 2, logger: logger)
+    /// The decoder's processing session, made at its first input: one thread; its inputs' memory
+    /// is reserved in the parent's budget, asked for on `channel` (while an input is processed
+    /// the main thread waits for it, so the channel is the processing thread's).
+    private static func makeSession(_ channel: DecoderChannel, logger: Logger) throws(PushPrepError)
+        -> ProcessingSession
+    {
+        let budget = MemoryBudget { bytes throws(PushPrepError) in
+            try channel.send(DecoderReply.admit(bytes: bytes))
+            // However long the parent's budget makes the input wait: the parent bounds it.
+            let answer = try channel.receive(DecoderRequest.self, deadline: .now + .seconds(366 * 86400))
+            guard case .admitted(let alone) = answer else {
+                throw PushPrepError(.ioError, "the parent answered a request for memory with something else")
+            }
+            return alone
+        }
+        return try ProcessingSession(threads: 1, remote: RemoteSettings(), memory: budget, logger: logger)
     }
 
     /// Processes the input its parent passed as `descriptor` (owned from here on) into

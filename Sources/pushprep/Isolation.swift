@@ -22,8 +22,13 @@ enum Isolation: String, ExpressibleByArgument, CaseIterable {
 
     /// A pool of `size` decoders whose staging directories are in `directory` (on the file
     /// system of the outputs, which are renamed out of it), for inputs of at most `timeout`
-    /// seconds each; nil for `none`. A pool that cannot start is a ``CommandFailure``.
-    func decoders(size: Int, in directory: String, timeout: Double, logger: Logger) async throws -> DecoderPool? {
+    /// seconds each; nil for `none`. With `startingAll`, every decoder starts now (else the first
+    /// does, and the others at their first input). The decoders run `executable` (default: this
+    /// program). A pool that cannot start is a ``CommandFailure``.
+    func decoders(
+        size: Int, in directory: String, timeout: Double, startingAll: Bool = false, executable: String? = nil,
+        logger: Logger
+    ) async throws -> DecoderPool? {
         guard self == .process else { return nil }
         // The rlimits: the defaults, but CPU time for a whole day, as a decoder lives for many
         // inputs; each input's own bound is its timeout, which the pool enforces.
@@ -31,7 +36,8 @@ enum Isolation: String, ExpressibleByArgument, CaseIterable {
         limits.cpuSeconds = max(86_400, Int(timeout) * 4)
         do {
             return try await DecoderPool.start(
-                size: size, outputDirectory: directory, options: DecoderService.Options(limits: limits), logger: logger)
+                executable: executable ?? DecoderProcess.ownExecutable, size: size, outputDirectory: directory, options: DecoderService.Options(limits: limits),
+                startingAll: startingAll, logger: logger)
         } catch {
             throw CommandFailure(message: "cannot start the decoder processes: \(error.description)")
         }

@@ -40,6 +40,11 @@ struct WorkerTuningOptions: ParsableArguments {
     @Option(help: Isolation.help(slots: "as many"))
     var isolation: Isolation = .process
 
+    /// The program the decoders run (`PATH decoder`): this one unless given, which only a process
+    /// that is not `pushprep` itself needs (a test running `serve` inside its own process).
+    @Option(help: .hidden)
+    var decoderExecutable: String?
+
     /// The options as a configuration; a usage error for a number that is not finite or out
     /// of its range.
     func configuration(concurrency: Int) throws -> WorkerConfiguration {
@@ -108,7 +113,8 @@ extension WorkerRuntime {
     ) async throws -> (QueueWorker<ProcessingJobHandler>, shutdown: @Sendable () async -> Void) {
         let budget = try tuning.memory.budget(logger: logger) { MemoryBudgetMetrics(limit: $0) }
         let decoders = try await tuning.isolation.decoders(
-            size: configuration.concurrency, in: store.stagingRoot, timeout: tuning.jobTimeout, logger: logger)
+            size: configuration.concurrency, in: store.stagingRoot, timeout: tuning.jobTimeout, startingAll: true,
+            executable: tuning.decoderExecutable, logger: logger)
         do {
             let (worker, session) = try makeWorker(
                 url: url, configuration: configuration, store: store, remote: remote, sources: sources, budget: budget,

@@ -724,9 +724,11 @@ struct WorkerProcessTests {
         return counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { "\n  \($0.value)× \($0.key)" }.joined()
     }
 
-    /// The attempts' folders in `out/.staging` (none when it does not exist).
+    /// The attempts' folders in `out/.staging` (none when it does not exist); not the worker's
+    /// decoder pool's directory there, which lives as long as the worker.
     static func stagingNames(in out: URL) -> [String] {
-        (try? FileManager.default.contentsOfDirectory(atPath: out.appendingPathComponent(".staging").path)) ?? []
+        ((try? FileManager.default.contentsOfDirectory(atPath: out.appendingPathComponent(".staging").path)) ?? [])
+            .filter { !$0.hasPrefix(AtomicFile.temporaryPrefix) }
     }
 
     /// The lines a worker logged at warning level or above.

@@ -7,6 +7,7 @@ import PushPrepCore
 import PushPrepTestSupport
 import ServiceLifecycle
 import Synchronization
+import Testing
 
 @testable import pushprep
 
@@ -65,10 +66,14 @@ final class InProcessServe: ServeUnderTest {
     /// Starts `pushprep serve --port 0 ARGUMENTS` in this process and waits for it to listen,
     /// with ``RunningServe/start(_:in:environment:)``'s defaults: the queue a SQLite file in
     /// `directory`, outputs to `directory/out`, uploads to `directory/uploads`, one embedded
-    /// worker polling every 0.1 s, loopback sources allowed, logs at debug level. Paths in
+    /// worker polling every 0.1 s (decoding in its pool of decoder processes of the built
+    /// `pushprep`), loopback sources allowed, logs at debug level. Paths in
     /// `arguments` must be absolute (the process ran in `directory`; this one runs elsewhere).
     static func start(_ arguments: [String] = [], in directory: URL) async throws -> InProcessServe {
-        let command = try ServeCommand.parse(RunningServe.arguments(arguments, in: directory))
+        // The decoders run the built `pushprep`: this process is the test runner.
+        let decoder = try #require(TestTools.pushprepBinary(), "the pushprep executable was not built")
+        let command = try ServeCommand.parse(
+            RunningServe.arguments(arguments, in: directory) + ["--decoder-executable", decoder.path])
         let output = Output()
         let logger = Logger(label: "pushprep") { label in
             LogLineHandler(label: label, level: command.logging.level) { line in

@@ -29,12 +29,17 @@ package protocol MemoryBudgetObserver: Sendable {
 ///   threads (``ProcessingSession``), which may block. A wait ends at once when the input's
 ///   ``ProcessingControl`` is stopped (cancelled, or the job's timeout passed).
 ///
-/// One per process, owned by its ``ProcessingSession``.
+/// One per process, owned by its ``ProcessingSession``; a confined decoder process's asks its
+/// parent's (``init(askingParent:)``), so that one budget admits every decoder of a pool.
 package final class MemoryBudget: Sendable {
     /// What admitted inputs may reserve in all, in bytes.
     package let limit: Int
     private let state = Mutex(State())
     private let observer: (any MemoryBudgetObserver)?
+    /// Asks another process's budget for `bytes` (the estimate), blocking until it admits them;
+    /// returns whether alone. That budget takes them back when the input is done.
+    package typealias Parent = @Sendable (_ bytes: Int) throws(PushPrepError) -> Bool
+    private let parent: Parent?
 
     /// What an admitted input holds until it calls ``release()``.
     package final class Reservation: Sendable {
@@ -114,7 +119,17 @@ package final class MemoryBudget: Sendable {
     package init(limit: Int, observer: (any MemoryBudgetObserver)? = nil) {
         self.limit = min(max(1, limit), Self.maximumLimit)
         self.observer = observer
+        self.parent = nil
         observer?.memoryBudgetChanged(reserved: 0, waiting: 0)
+    }
+
+    /// A decoder process's budget: each reservation is its parent's, asked for through `parent`
+    /// (which blocks until the parent's budget admits it); releasing one does nothing here, as
+    /// the parent takes the bytes back when the input's answer is in.
+    package init(askingParent parent: @escaping Parent) {
+        limit = Self.maximumLimit
+        observer = nil
+        self.parent = parent
     }
 
     /// Bytes reserved by admitted inputs now.
@@ -127,6 +142,10 @@ package final class MemoryBudget: Sendable {
     /// input then holds nothing. An estimate over the whole budget reserves `limit + 1` (it
     /// runs alone either way), so the sums below cannot overflow whatever the estimate.
     package func reserve(_ bytes: Int, control: ProcessingControl?) throws(PushPrepError) -> Reservation {
+        if let parent {
+            try control?.check()
+            return Reservation(bytes: 0, alone: try parent(max(0, bytes)), budget: self)
+        }
         let estimate = max(0, bytes)
         let bytes = min(estimate, limit + 1)
         try control?.check()
@@ -186,6 +205,7 @@ package final class MemoryBudget: Sendable {
     }
 
     private func release(_ bytes: Int) {
+        guard parent == nil else { return }
         let woken = state.withLock { state in
             state.reserved -= bytes
             state.admitted -= 1

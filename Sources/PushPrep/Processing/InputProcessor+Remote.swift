@@ -80,7 +80,8 @@ extension InputProcessor {
             switch read {
             case .success(let file):
                 return await decoders.decode(
-                    item, file: file, settings: settings, outputDirectory: outputDirectory, control: control)
+                    item, file: file, settings: settings, outputDirectory: outputDirectory, memory: memory,
+                    control: control)
             case .failure(let error):
                 return failed(item, error)
             }

@@ -107,10 +107,10 @@ public struct Processor: Sendable {
 /// them.
 package protocol InputDecoder: Sendable {
     /// Processes `item` from `file` into `outputDirectory` (which exists) and returns its manifest
-    /// entry; never throws (a bad input, a decoder that fails, or a stop of `control`, is a failed
-    /// entry).
+    /// entry, its estimated peak memory reserved in `memory` while it is decoded; never throws (a
+    /// bad input, a decoder that fails, or a stop of `control`, is a failed entry).
     func decode(
         _ item: InputItem, file: InputFile, settings: ProcessingSettings, outputDirectory: String,
-        control: ProcessingControl?
+        memory: MemoryBudget?, control: ProcessingControl?
     ) async -> ManifestEntry
 }

@@ -70,6 +70,13 @@ static int set_limit(int resource, uint64_t value) {
     return setrlimit(resource, &limit) == 0 ? 0 : -errno;
 }
 
+int csandboxshims_set_address_space_soft(uint64_t soft) {
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_AS, &limit) != 0) return -errno;
+    limit.rlim_cur = (limit.rlim_max != RLIM_INFINITY && soft > limit.rlim_max) ? limit.rlim_max : soft;
+    return setrlimit(RLIMIT_AS, &limit) == 0 ? 0 : -errno;
+}
+
 int csandboxshims_set_limits(uint64_t address_space, uint64_t cpu_seconds, uint64_t file_size,
                              uint64_t open_files) {
     int result;

@@ -122,6 +122,7 @@ package enum FailureTopic: String, CaseIterable, Sendable {
     case ioError = "io_error"
     case timeout = "timeout"
     case decoderCrashed = "decoder_crashed"
+    case resourceExhausted = "resource_exhausted"
     case fetchFailed = "fetch_failed"
     case blockedAddress = "blocked_address"
     case sourceNotAllowed = "source_not_allowed"
@@ -185,6 +186,12 @@ package enum FailureTopic: String, CaseIterable, Sendable {
                     "The isolated decoder process died while decoding this input, twice, each time on a fresh process: "
                     + "the file is likely crafted or badly damaged.",
                 action: "Do not retry it as it is; re-export the file from its source, or report it if it is genuine.")
+        case .resourceExhausted:
+            Explanation(
+                meaning:
+                    "Decoding this input needed more memory than its isolated decoder process may use: far more than "
+                    + "its header announced, or more than the decoders' limit.",
+                action: "Send a smaller file, or re-export it from its source; a genuine one needs a larger memory limit.")
         case .fetchFailed:
             Explanation(
                 meaning:

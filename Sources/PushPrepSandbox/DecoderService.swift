@@ -1,3 +1,4 @@
+import CSandboxShims
 import Dispatch
 import Foundation
 package import Logging
@@ -117,12 +118,15 @@ package enum DecoderService {
                         continue
                     }
                     if session == nil { session = try makeSession(channel, logger: logger) }
-                    let reply = decode(
-                        InputItem(source: source, path: path), descriptor: descriptor, size: size, sha256: sha256,
-                        into: outputDirectory, settings: settings, session: session!)
+                    let reply = InputMemoryLimit.naming(
+                        decode(
+                            InputItem(source: source, path: path), descriptor: descriptor, size: size,
+                            sha256: sha256, into: outputDirectory, settings: settings, session: session!))
                     // What the input freed goes back to the system before the parent's budget,
-                    // which the answer releases, lets the next input in.
+                    // which the answer releases, lets the next input in; the next input gets a
+                    // limit of its own.
                     FreedMemory.trim()
+                    InputMemoryLimit.lift()
                     if let garbage = options.garbageReply {
                         try channel.write(garbage.bytes)
                         if garbage == .truncated { return 0 }
@@ -150,6 +154,7 @@ package enum DecoderService {
             guard case .admitted(let alone) = answer else {
                 throw PushPrepError(.ioError, "the parent answered a request for memory with something else")
             }
+            InputMemoryLimit.set(estimate: bytes)
             return alone
         }
         return try ProcessingSession(threads: 1, remote: RemoteSettings(), memory: budget, logger: logger)
@@ -226,5 +231,64 @@ extension DecoderRequest {
     var takesDescriptor: Bool {
         if case .decode = self { return true }
         return false
+    }
+}
+
+/// The address space one input may use in a decoder: from its memory estimate (the one the
+/// parent's budget admitted) plus headroom, as a soft limit under the decoder's hard one, set
+/// once the input is admitted and lifted when it is done. An input whose decoding needs far
+/// more than its header said (a crafted one) fails there, with `resource_exhausted`, instead of
+/// growing up to the decoder's whole limit.
+enum InputMemoryLimit {
+    /// Room above the estimate: the estimate may be 30% under the real peak, and address space
+    /// grows by more than resident memory does (thread stacks, the allocator's reservations).
+    static let estimateFactor = 3
+    static let headroom = 512 << 20
+
+    /// The soft limit in force for this input, nil when none is.
+    private static let current = Mutex<(limit: Int, estimate: Int)?>(nil)
+
+    /// Sets the soft limit for an input of `estimate` bytes: the address space now, plus
+    /// ``estimateFactor`` times the estimate, plus ``headroom`` (at most the hard limit).
+    static func set(estimate: Int) {
+        guard let now = addressSpaceNow() else { return }
+        let (scaled, overflow) = estimate.multipliedReportingOverflow(by: estimateFactor)
+        let limit = overflow ? Int.max : now.addingReportingOverflow(scaled + headroom).partialValue
+        guard limit > now, csandboxshims_set_address_space_soft(UInt64(limit)) == 0 else { return }
+        current.withLock { $0 = (limit, estimate) }
+    }
+
+    /// Back to the hard limit.
+    static func lift() {
+        current.withLock { $0 = nil }
+        _ = csandboxshims_set_address_space_soft(UInt64.max)
+    }
+
+    /// `reply` with a failure that libvips reported as an allocation refused ("out of memory")
+    /// told as `resource_exhausted`: a decoder runs one input at a time, so the lines of libvips'
+    /// error buffer are this input's (in a shared process they may be another's, which is why
+    /// the in-process path does not read them).
+    static func naming(_ reply: DecoderReply) -> DecoderReply {
+        guard case .processed(.failed(let failure)) = reply, failure.error.code == .corruptInput,
+            failure.error.message.contains("out of memory")
+        else { return reply }
+        let limit = current.withLock { $0 }
+        let within =
+            limit.map { "the \($0.limit >> 20) MiB of address space allowed for an estimate of \($0.estimate >> 20) MiB" }
+            ?? "the decoder's address-space limit"
+        return .processed(
+            .failed(
+                Failure(
+                    source: failure.source,
+                    error: PushPrepError(
+                        .resourceExhausted, "decoding needed more memory than \(within): \(failure.error.message)"))))
+    }
+
+    /// The process's address space now (`/proc/self/statm`), in bytes.
+    private static func addressSpaceNow() -> Int? {
+        guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+            let pages = statm.split(separator: " ").first.flatMap({ Int($0) })
+        else { return nil }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 }

@@ -53,10 +53,18 @@ struct ConfinedDecodingTests {
         #expect(await run.finish() == 0)
     }
 
-    /// Processes a staged input into `out/` and returns its attachment.
+    /// Processes a staged input into `out/` and returns its attachment; admits the memory the
+    /// decoder asks for at once, as a parent whose budget is free does.
     private func process(_ run: DecoderUnderTest, _ input: String) async throws -> PushPrepCore.Attachment {
-        let reply = try await run.decoder.request(
+        var reply = try await run.decoder.request(
             .process(input: input, outputDirectory: "out", settings: ProcessingSettings()), timeout: .seconds(240))
+        var asked = 0
+        while case .admit(let bytes) = reply {
+            asked += 1
+            #expect(bytes > 0 && asked == 1, "\(input): asked for \(bytes) bytes, request \(asked)")
+            reply = try await run.decoder.request(.admitted(alone: false), timeout: .seconds(240))
+        }
+        #expect(asked == 1, "\(input): the decoder asks the parent's budget for the input's memory once")
         guard case .processed(let entry) = reply else {
             throw TestTools.Failure(description: "\(input): the decoder answered \(reply)")
         }

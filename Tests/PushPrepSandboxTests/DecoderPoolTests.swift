@@ -216,3 +216,64 @@ struct DecoderPoolTests {
         #expect(inputs.outEntries() == [], "published or left: \(inputs.outEntries())")
     }
 }
+
+extension DecoderPoolTests {
+    /// This process's resident memory, in bytes (`/proc/self/statm`).
+    static func residentNow() throws -> Int {
+        let statm = try String(contentsOfFile: "/proc/self/statm", encoding: .utf8)
+        let pages = try #require(statm.split(separator: " ").dropFirst().first.flatMap { Int($0) })
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    @Test(
+        "a decoder that runs out of its memory limit ends its input with resource_exhausted; the parent's memory stays flat",
+        .enabled(if: canMake, "needs ffmpeg and vips"))
+    func overMemoryLimit() async throws {
+        let inputs = try await Inputs.make()
+        defer { TestTools.removeDirectory(inputs.directory) }
+        // An interlaced PNG is decoded whole: 9000x9000x3 bytes, 231 MiB in one block, which a
+        // decoder allowed 600 MiB of address space (about 480 of them its own baseline) cannot get.
+        try await ChildProcessTools.blocking {
+            try TestTools.vips("black", inputs.path("big.png") + "[interlace]", "9000", "9000", "--bands", "3")
+        }
+        let pool = try await Self.pool(
+            inputs, size: 1, options: DecoderService.Options(limits: DecoderLimits(addressSpace: 600 << 20)))
+        let before = try Self.residentNow()
+        let entries = try await Self.run(inputs, ["big.png", "a.jpg", "big.png", "b.png"], pool: pool)
+        let after = try Self.residentNow()
+        await pool.shutdown()
+        for index in [0, 2] {
+            #expect(entries[index].failure?.error.code == .resourceExhausted, "\(entries[index])")
+            #expect(entries[index].failure?.error.message.contains("out of memory") == true, "\(entries[index])")
+        }
+        #expect(entries[1].failure == nil && entries[3].failure == nil, "the same decoder goes on: \(entries)")
+        // The 231 MiB were the decoder's to fail to get, never this process's.
+        #expect(after - before < 32 << 20, "the parent grew \((after - before) >> 20) MiB")
+        #expect(!inputs.outEntries().contains { $0.hasPrefix(AtomicFile.temporaryPrefix) })
+    }
+
+    @Test(
+        "while it decodes an input, a decoder's address space is limited from the input's estimate",
+        .enabled(if: canMake, "needs ffmpeg and vips"))
+    func perInputAddressSpace() async throws {
+        let inputs = try await Inputs.make(movieSeconds: 12)
+        defer { TestTools.removeDirectory(inputs.directory) }
+        let hard = DecoderLimits().addressSpace
+        let pool = try await Self.pool(inputs, size: 1)
+        let run = Task { try await Self.run(inputs, ["m.mp4"], pool: pool) }
+        let pid = try await Self.decoder(of: pool, processing: inputs.path("m.mp4"))
+        // Admitted after the movie's streams are probed: the soft limit drops then.
+        let soft = try await Poll.value("decoder \(pid)'s soft address-space limit drops", within: .seconds(60)) {
+            () -> Int? in
+            guard let limits = try? String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8),
+                let line = limits.split(separator: "\n").first(where: { $0.hasPrefix("Max address space") }),
+                let value = line.split(separator: " ").dropFirst(3).first.flatMap({ Int($0) }), value < hard
+            else { return nil }
+            return value
+        }
+        let entries = try await run.value
+        await pool.shutdown()
+        #expect(entries[0].failure == nil, "\(entries)")
+        #expect(soft > 512 << 20 && soft < hard, "soft limit \(soft)")
+    }
+}

@@ -43,6 +43,10 @@ public struct PushPrepError: Error, Sendable, CustomStringConvertible {
         /// mid-input) or sent what is no valid reply, on a first attempt and again on a fresh
         /// decoder: the input itself is taken to be what crashes it.
         public static let decoderCrashed = Code("decoder_crashed")
+        /// Decoding the input needed more memory than its decoder process may use: the address
+        /// space allowed for the input's estimate (which a crafted header understates), or the
+        /// decoder's own limit.
+        public static let resourceExhausted = Code("resource_exhausted")
         /// A remote source could not be fetched: an HTTP error status, a refused or broken
         /// connection, too many redirects, or a URL PushPrep does not fetch.
         public static let fetchFailed = Code("fetch_failed")
@@ -103,7 +107,7 @@ public struct PushPrepError: Error, Sendable, CustomStringConvertible {
         /// Every code, in documentation order.
         public static let all: [Code] = [
             .unsupportedType, .corruptInput, .inputTooLarge, .tooManyPixels, .cannotFit, .notFound, .ioError, .timeout,
-            .decoderCrashed, .fetchFailed, .blockedAddress, .sourceNotAllowed, .invalidSettings, .cancelled,
+            .decoderCrashed, .resourceExhausted, .fetchFailed, .blockedAddress, .sourceNotAllowed, .invalidSettings, .cancelled,
             .queueUnavailable,
             .jobNotFound,
             .invalidJobState, .idempotencyConflict, .invalidPayload, .payloadTooLarge, .storageDenied,
@@ -114,11 +118,12 @@ public struct PushPrepError: Error, Sendable, CustomStringConvertible {
         /// Errors that the same input would hit again: a queued job that fails with one of
         /// these is not retried. (`storage_denied` is here: keys, policy, region or the store itself
         /// must change first; `storage_unavailable` is not: the store may be back by the next try.
-        /// `decoder_crashed` is here: the input crashed two fresh decoders already.)
+        /// `decoder_crashed` is here: the input crashed two fresh decoders already; and
+        /// `resource_exhausted`: the same limits refuse the same input again.)
         public var isPermanent: Bool {
             [
                 .unsupportedType, .corruptInput, .tooManyPixels, .cannotFit, .blockedAddress, .sourceNotAllowed,
-                .storageDenied, .decoderCrashed,
+                .storageDenied, .decoderCrashed, .resourceExhausted,
             ].contains(self)
         }
 

@@ -45,6 +45,11 @@ struct WorkerTuningOptions: ParsableArguments {
     @Option(help: .hidden)
     var decoderExecutable: String?
 
+    /// Each decoder's hard address-space limit, in bytes (default ``DecoderLimits``'): tests
+    /// lower it to run a decoder out of memory.
+    @Option(help: .hidden)
+    var decoderAddressSpace: Int?
+
     /// The options as a configuration; a usage error for a number that is not finite or out
     /// of its range.
     func configuration(concurrency: Int) throws -> WorkerConfiguration {
@@ -114,7 +119,7 @@ extension WorkerRuntime {
         let budget = try tuning.memory.budget(logger: logger) { MemoryBudgetMetrics(limit: $0) }
         let decoders = try await tuning.isolation.decoders(
             size: configuration.concurrency, in: store.stagingRoot, timeout: tuning.jobTimeout, startingAll: true,
-            executable: tuning.decoderExecutable, logger: logger)
+            executable: tuning.decoderExecutable, addressSpace: tuning.decoderAddressSpace, logger: logger)
         do {
             let (worker, session) = try makeWorker(
                 url: url, configuration: configuration, store: store, remote: remote, sources: sources, budget: budget,

@@ -102,6 +102,32 @@ struct IsolatedWorkerFaultTests {
             try await WorkerProcessTests.stop(worker)
             let staging = WorkerProcessTests.stagingNames(in: out)
             #expect(staging.isEmpty, "the decoders' and the jobs' staging is removed: \(staging)")
+
+            // A decoder that runs out of memory: a worker whose decoders may use 600 MiB of
+            // address space, an interlaced PNG decoded whole (231 MiB in one block) among photos.
+            try await ChildProcessTools.blocking {
+                try TestTools.vips("black", path("big.png") + "[interlace]", "9000", "9000", "--bands", "3")
+                try TestTools.vips("gaussnoise", path("e.jpg"), "700", "500", "--mean", "100")
+                try TestTools.vips("gaussnoise", path("f.png"), "500", "700", "--mean", "150")
+            }
+            let memoryIDs = try enqueue(["e.jpg", "big.png", "f.png"], ["--max-attempts", "3"])
+            let small = try PushPrepCLI.startWorker(
+                queue: queueArgument, out: out, in: dir, concurrency: 2,
+                options: ["--decoder-address-space", "\(600 << 20)"])
+            var memoryJobs: [JobRecord] = []
+            for id in memoryIDs {
+                memoryJobs.append(
+                    try await WorkerProcessTests.waitUntilFinished(id, on: queue, within: .seconds(120), worker: small))
+            }
+            #expect(
+                memoryJobs[1].state == .failed && memoryJobs[1].errorCode == "resource_exhausted"
+                    && memoryJobs[1].attempt == 1,
+                "\(memoryJobs[1].state) \(memoryJobs[1].errorCode ?? "") \(memoryJobs[1].errorMessage ?? "")")
+            #expect(
+                memoryJobs[0].state == .succeeded && memoryJobs[2].state == .succeeded,
+                "\(memoryJobs.map { "\($0.state) \($0.errorMessage ?? "")" })")
+            #expect(small.isRunning, "the worker goes on: \(small.logTail())")
+            try await WorkerProcessTests.stop(small)
         }
     }
 

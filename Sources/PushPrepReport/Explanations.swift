@@ -191,7 +191,8 @@ package enum FailureTopic: String, CaseIterable, Sendable {
                 meaning:
                     "Decoding this input needed more memory than its isolated decoder process may use: far more than "
                     + "its header announced, or more than the decoders' limit.",
-                action: "Send a smaller file, or re-export it from its source; a genuine one needs a larger memory limit.")
+                action:
+                    "Send a smaller file, or re-export it from its source; a genuine one needs a larger memory limit.")
         case .fetchFailed:
             Explanation(
                 meaning:

@@ -274,7 +274,9 @@ enum InputMemoryLimit {
         else { return reply }
         let limit = current.withLock { $0 }
         let within =
-            limit.map { "the \($0.limit >> 20) MiB of address space allowed for an estimate of \($0.estimate >> 20) MiB" }
+            limit.map {
+                "the \($0.limit >> 20) MiB of address space allowed for an estimate of \($0.estimate >> 20) MiB"
+            }
             ?? "the decoder's address-space limit"
         return .processed(
             .failed(

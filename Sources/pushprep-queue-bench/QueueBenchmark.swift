@@ -180,7 +180,8 @@ struct QueueBenchmark: Sendable {
         let stats = try await queue.stats()
         let others = stats.byState.filter { $0.key != .succeeded && $0.value != 0 }
         guard stats.byState[.succeeded] == options.jobs, others.isEmpty else {
-            throw BenchFailure("expected \(options.jobs) succeeded jobs and nothing else, the queue has \(stats.byState)")
+            throw BenchFailure(
+                "expected \(options.jobs) succeeded jobs and nothing else, the queue has \(stats.byState)")
         }
         let records = try await queue.list(state: .succeeded, limit: options.jobs + 1)
         let reclaimed = records.count { $0.attempt != 1 }

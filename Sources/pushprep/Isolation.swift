@@ -38,7 +38,8 @@ enum Isolation: String, ExpressibleByArgument, CaseIterable {
         if let addressSpace { limits.addressSpace = addressSpace }
         do {
             return try await DecoderPool.start(
-                executable: executable ?? DecoderProcess.ownExecutable, size: size, outputDirectory: directory, options: DecoderService.Options(limits: limits),
+                executable: executable ?? DecoderProcess.ownExecutable, size: size, outputDirectory: directory,
+                options: DecoderService.Options(limits: limits),
                 startingAll: startingAll, logger: logger)
         } catch {
             throw CommandFailure(message: "cannot start the decoder processes: \(error.description)")

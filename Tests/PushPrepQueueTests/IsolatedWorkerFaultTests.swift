@@ -40,7 +40,8 @@ struct IsolatedWorkerFaultTests {
             try (movie + Data([0])).write(to: URL(fileURLWithPath: path("twice.mp4")))
             try (movie + Data([0, 0])).write(to: URL(fileURLWithPath: path("hang.mp4")))
             for (index, name) in ["a.jpg", "b.png", "c.jpg", "d.png"].enumerated() {
-                try TestTools.vips("gaussnoise", path(name), "\(600 + index * 40)", "400", "--mean", "\(80 + index * 20)")
+                try TestTools.vips(
+                    "gaussnoise", path(name), "\(600 + index * 40)", "400", "--mean", "\(80 + index * 20)")
             }
             try TestTools.ffmpeg("-v", "error", "-f", "lavfi", "-i", "sine=duration=2", path("s.wav"))
         }
@@ -69,12 +70,15 @@ struct IsolatedWorkerFaultTests {
             var jobs: [JobRecord] = []
             for id in ids + [hangID] {
                 jobs.append(
-                    try await WorkerProcessTests.waitUntilFinished(id, on: queue, within: .seconds(180), worker: worker))
+                    try await WorkerProcessTests.waitUntilFinished(id, on: queue, within: .seconds(180), worker: worker)
+                )
             }
             #expect(worker.isRunning, "the worker goes on: \(worker.logTail())")
             let succeeded = [jobs[0]] + jobs[2..<7]
             for job in succeeded {
-                #expect(job.state == .succeeded, "\(job.source): \(job.state) \(job.errorCode ?? "") \(job.errorMessage ?? "")")
+                #expect(
+                    job.state == .succeeded,
+                    "\(job.source): \(job.state) \(job.errorCode ?? "") \(job.errorMessage ?? "")")
             }
             #expect(jobs[0].attempt == 1, "the crash cost the decoder's attempt, not the job's")
             #expect(

@@ -54,7 +54,8 @@ public struct Processor: Sendable {
     ) async throws(PushPrepError) -> Manifest {
         let validated = try settings.validated()
         let session = try ProcessingSession(
-            threads: settings.jobs, remote: remote, memory: MemoryBudget(limit: memoryLimit ?? MemoryBudget.defaultLimit()),
+            threads: settings.jobs, remote: remote,
+            memory: MemoryBudget(limit: memoryLimit ?? MemoryBudget.defaultLimit()),
             decoders: decoders, logger: logger)
         do throws(PushPrepError) {
             try prepareOutputDirectory()

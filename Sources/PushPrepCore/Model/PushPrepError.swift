@@ -107,7 +107,8 @@ public struct PushPrepError: Error, Sendable, CustomStringConvertible {
         /// Every code, in documentation order.
         public static let all: [Code] = [
             .unsupportedType, .corruptInput, .inputTooLarge, .tooManyPixels, .cannotFit, .notFound, .ioError, .timeout,
-            .decoderCrashed, .resourceExhausted, .fetchFailed, .blockedAddress, .sourceNotAllowed, .invalidSettings, .cancelled,
+            .decoderCrashed, .resourceExhausted, .fetchFailed, .blockedAddress, .sourceNotAllowed, .invalidSettings,
+            .cancelled,
             .queueUnavailable,
             .jobNotFound,
             .invalidJobState, .idempotencyConflict, .invalidPayload, .payloadTooLarge, .storageDenied,

@@ -102,13 +102,16 @@ def ready_time(pushprep: str, work: str) -> float:
 def exec_time(pushprep: str) -> float:
     """Seconds from spawning `pushprep --version` to its exit."""
     start = time.monotonic()
-    with open(os.devnull, "wb") as null:
-        pid = os.posix_spawn(pushprep, [pushprep, "--version"], {}, file_actions=[
+    pid = os.posix_spawn(
+        pushprep,
+        [pushprep, "--version"],
+        {},
+        file_actions=[
             (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
             (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
-        ])
-        os.waitpid(pid, 0)
-        del null
+        ],
+    )
+    os.waitpid(pid, 0)
     return time.monotonic() - start
 
 

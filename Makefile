@@ -260,6 +260,9 @@ format:
 	$(SWIFT) format --in-place --recursive Package.swift Sources Tests
 
 ## bench: PushPrep and the reference tools side by side, same run, same cores; then the job queue
+# The image, video and memory sections also run `process --isolation process` beside `--isolation
+# none` and print the ratios (issue 30); BENCH_ISOLATION=0 skips that. The whole process tree's
+# memory is sampled from /proc by scripts/rss-tree.py (python3), as GNU time's peak is one process's.
 bench: release bench-deps
 	$(SWIFT) build -c release --product pushprep-queue-bench
 	bin=$$($(SWIFT) build -c release --show-bin-path) && \

@@ -21,6 +21,12 @@
 #                  (python3 -m http.server on 127.0.0.1), same files, same
 #                  settings; reports the ratio of URL time to disk time
 #   BENCH_URL_REPEAT  timed runs per side of the URL comparison (default BENCH_REPEAT)
+#   BENCH_ISOLATION  1 (default) or 0: whether the image, video and memory sections also run
+#                  `pushprep process --isolation process` beside `--isolation none` (issue 30:
+#                  decoding in a pool of confined decoder processes) on the same inputs, in
+#                  interleaved pairs, and print the ratios; the whole process tree (the parent
+#                  and its decoders) is measured with scripts/rss-tree.py, as GNU time's peak
+#                  is one process's
 #   BENCH_ONLY     images, video, memory, queue, serve or all (default): which sections
 #                  run; `all` runs images, then video (scripts/bench-video.sh), then
 #                  memory under --memory-limit (scripts/bench-memory.sh), then the job
@@ -31,11 +37,15 @@
 # Writes bench-out/bench.txt (this run's stdout) and bench-out/bench.svg and bench.png (the
 # summary lines as a chart, scripts/bench-chart.py) for every BENCH_ONLY value.
 #
-# Last two lines of output, for CI / scripts:
+# Last lines of output, for CI / scripts (the isolation line only with BENCH_ISOLATION=1):
 #   bench platforms: count=… ios_s=… ios_android_s=… ratio=…
+#   bench isolation overhead: ready_ms=… exec_ms=… one_input_extra_ms=… per_input_extra_ms=… per_input_extra_cpu_ms=…
+#   bench isolation images: count=… none_s=… process_s=… ratio=… cpu_ratio=… none_tree_mb=… process_tree_mb=… process_shared_once_mb=… processes=…
 #   bench urls: count=… disk_s=… url_s=… ratio=…
 #   bench images: pushprep_ips=… vipsthumbnail_ips=… ratio=… peak_rss_mb=… bare_ips=… bare_ratio=… bare_vipsthumbnail=… vipsthumbnail_peak_mb=… bare_peak_mb=…
-# (ratio is pushprep/vipsthumbnail images/s, bare_ratio pushprep/bare-loop images/s)
+# (ratio is pushprep/vipsthumbnail images/s, bare_ratio pushprep/bare-loop images/s; the isolation
+# ratio is process/none images/s, the median of the pairs'; cpu_ratio process/none CPU time, the
+# decoders' included, of the medians: the steadier figure on a machine shared with other work)
 set -euo pipefail
 
 self="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")"
@@ -65,6 +75,9 @@ BENCH_REPEAT=${BENCH_REPEAT:-3}
 BENCH_CORPUS=${BENCH_CORPUS:-../shared/corpus/sharp-fixtures}
 BENCH_SKIP_PUSHPREP=${BENCH_SKIP_PUSHPREP:-0}
 BENCH_ONLY=${BENCH_ONLY:-all}
+BENCH_ISOLATION=${BENCH_ISOLATION:-1}
+[[ $BENCH_ISOLATION == [01] ]] || { echo "bench: error: BENCH_ISOLATION must be 0 or 1, got '$BENCH_ISOLATION'" >&2; exit 2; }
+export BENCH_ISOLATION
 
 case $BENCH_ONLY in
     all|images) ;;
@@ -110,6 +123,12 @@ if [[ $BENCH_SKIP_PUSHPREP != 1 ]]; then
   or point PUSHPREP at a build, e.g.  PUSHPREP=.build/debug/pushprep make bench"
     fi
     [[ -x $PUSHPREP ]] || die "'$PUSHPREP' is not executable"
+    if [[ $BENCH_ISOLATION == 1 ]]; then
+        help=$("$PUSHPREP" process --help 2>&1 || true)
+        [[ $help == *--isolation* ]] \
+            || die "'$PUSHPREP' has no --isolation option (an older build?); set BENCH_ISOLATION=0 to skip that comparison"
+        command -v python3 >/dev/null || die "python3 is needed to measure the process tree (scripts/rss-tree.py), or set BENCH_ISOLATION=0"
+    fi
 fi
 for tool in vips vipsheader vipsthumbnail; do
     command -v "$tool" >/dev/null || die "'$tool' not found; install libvips-tools (apt-get install libvips-tools)"
@@ -258,6 +277,45 @@ run_pushprep_android() {
     pa_secs+=("$secs")
 }
 
+# Issue 30: decoding in a pool of confined decoder processes (--isolation process) against in
+# this process (none), iOS alone as run_pushprep, each side measured with scripts/rss-tree.py
+# (wall and CPU time, and the peak RSS of the whole process tree: the parent and its decoders).
+# Both sides must make the same outputs and fail on the same inputs, or the pair is not the
+# same work.
+iso_secs_none=() iso_secs_process=() iso_cpu_none=() iso_cpu_process=() iso_tree_none=() iso_tree_process=() iso_once_process=() iso_pairs=()
+iso_procs=0
+run_isolation_side() {
+    local side=$1 r=$2 rc=0 failed produced out=$ROOT/isolation-$1 log=$LOGS/isolation-$1-$2
+    rm -rf "$out"; mkdir -p "$out"
+    python3 scripts/rss-tree.py -o "$log.rss" -- "$PUSHPREP" process --isolation "$side" --out "$out" \
+        --jobs "$BENCH_JOBS" --platforms ios --manifest "$out/manifest.json" --width "$WIDTH" --quality "$QUALITY" \
+        "$IMAGES" >"$log.log" 2>&1 || rc=$?
+    (( rc <= 1 )) || { tail -n 20 "$log.log" >&2; die "pushprep --isolation $side exited with status $rc (log: $log.log)"; }
+    failed=$(grep -o '"status" *: *"failed"' "$out/manifest.json" 2>/dev/null | wc -l) || failed=0
+    produced=$(find "$out" -type f ! -name manifest.json | wc -l)
+    (( failed == pp_failed && produced == count - failed )) \
+        || die "pushprep --isolation $side run $r: $failed failed, $produced outputs for $count inputs; --isolation none without the pool: $pp_failed failed (see $out/manifest.json)"
+    read -r secs cpu tree _ _ procs once < "$log.rss"
+    if [[ $side == none ]]; then
+        iso_secs_none+=("$secs"); iso_cpu_none+=("$cpu"); iso_tree_none+=("$tree")
+    else
+        iso_secs_process+=("$secs"); iso_cpu_process+=("$cpu"); iso_tree_process+=("$tree"); iso_once_process+=("$once")
+        if (( procs > iso_procs )); then iso_procs=$procs; fi
+    fi
+}
+
+# One pair, the side that goes first alternating from round to round.
+run_isolation_pair() {
+    local r=$1
+    if (( r % 2 )); then
+        run_isolation_side none "$r"; run_isolation_side process "$r"
+    else
+        run_isolation_side process "$r"; run_isolation_side none "$r"
+    fi
+    # process/none images/s is none/process time.
+    iso_pairs+=("$(awk -v n="${iso_secs_none[-1]}" -v p="${iso_secs_process[-1]}" 'BEGIN { printf "%.3f", (p > 0) ? n / p : 0 }')")
+}
+
 # The baseline is the obvious shell approach: one vipsthumbnail process per
 # file, JOBS at a time. Settings mirror PushPrep: fit to 1290 px wide, never
 # upscale (">"), auto-rotate (vipsthumbnail's default), sRGB output (see
@@ -309,6 +367,10 @@ for (( r = 1; r <= BENCH_REPEAT; r++ )); do
         note "round $r: pushprep ${pp_secs[-1]} s, $(( pp_rss[-1] / 1024 )) MB peak"
         run_pushprep_android "$r"
         note "round $r: pushprep --platforms ios,android ${pa_secs[-1]} s"
+        if [[ $BENCH_ISOLATION == 1 ]]; then
+            run_isolation_pair "$r"
+            note "round $r: pushprep --isolation none ${iso_secs_none[-1]} s, process ${iso_secs_process[-1]} s ($(( iso_tree_process[-1] / 1024 )) MB tree peak), ratio ${iso_pairs[-1]}"
+        fi
     fi
     run_vipsthumbnail "$r"
     note "round $r: vipsthumbnail ${vt_secs[-1]} s"
@@ -328,6 +390,59 @@ for f in "${files[@]}"; do
         bare_mismatch=$(( bare_mismatch + 1 ))
     fi
 done
+
+# --- isolation: what a pool slot pays once, and what each input pays ---------
+# --jobs 1 (one slot) on one tiny JPEG and on ISO_SMALL of them, both ways, BENCH_REPEAT rounds
+# alternating which side goes first: the extra time of one input is the slot's start-up (and
+# its first input's set-up and its shutdown), paid once; the extra time per input beyond that
+# (the request and reply on the channel, the descriptor passed, the input's staging directory,
+# the outputs checked and renamed) is the slope between the two. Tiny inputs, so that decoding
+# does not hide it. scripts/decoder-startup.py times a decoder's start-up alone.
+ISO_SMALL=200
+iso_one_none=() iso_one_process=() iso_many_none=() iso_many_process=()
+iso_many_cpu_none=() iso_many_cpu_process=() iso_one_cpu_none=() iso_one_cpu_process=()
+iso_startup=
+run_overhead_side() {
+    local set=$1 side=$2 out=$ROOT/isolation-$1-$2 log=$LOGS/isolation-$1-$2 secs cpu
+    rm -rf "$out"
+    python3 scripts/rss-tree.py -o "$log.rss" -- "$PUSHPREP" process --isolation "$side" --jobs 1 \
+        --platforms ios --out "$out" "$ROOT/isolation-$set" >"$log.log" 2>&1 \
+        || { tail -n 5 "$log.log" >&2; die "pushprep --isolation $side on $ROOT/isolation-$set failed (log: $log.log)"; }
+    read -r secs cpu _ <"$log.rss"
+    case $set-$side in
+        one-none) iso_one_none+=("$secs"); iso_one_cpu_none+=("$cpu") ;;
+        one-process) iso_one_process+=("$secs"); iso_one_cpu_process+=("$cpu") ;;
+        many-none) iso_many_none+=("$secs"); iso_many_cpu_none+=("$cpu") ;;
+        many-process) iso_many_process+=("$secs"); iso_many_cpu_process+=("$cpu") ;;
+    esac
+}
+if [[ $BENCH_ISOLATION == 1 && $BENCH_SKIP_PUSHPREP != 1 ]]; then
+    mkdir -p "$CACHE/isolation-small"
+    made=0
+    for (( i = 0; i < ISO_SMALL; i++ )); do
+        f=$(printf '%s/isolation-small/small-%03d.jpg' "$CACHE" "$i")
+        [[ -s $f ]] && continue
+        # Each a different size, so each is its own input (its own id and output).
+        vips black "$f.partial.jpg" $(( 64 + i )) 48 --bands 3 && mv "$f.partial.jpg" "$f" \
+            || die "cannot generate $f"
+        made=$(( made + 1 ))
+    done
+    (( made == 0 )) || note "generated $made tiny JPEGs into $CACHE/isolation-small (one-off)"
+    rm -rf "$ROOT/isolation-one" "$ROOT/isolation-many"
+    mkdir -p "$ROOT/isolation-one"
+    cp -r "$CACHE/isolation-small" "$ROOT/isolation-many"
+    cp "$CACHE/isolation-small/small-000.jpg" "$ROOT/isolation-one/"
+    note "isolation overhead: --jobs 1 on 1 and on $ISO_SMALL tiny JPEGs, $BENCH_REPEAT rounds (interleaved)"
+    for (( r = 1; r <= BENCH_REPEAT; r++ )); do
+        if (( r % 2 )); then sides="none process"; else sides="process none"; fi
+        for set in one many; do
+            for side in $sides; do run_overhead_side "$set" "$side"; done
+        done
+        note "overhead round $r: 1 input none ${iso_one_none[-1]} s, process ${iso_one_process[-1]} s; $ISO_SMALL inputs none ${iso_many_none[-1]} s, process ${iso_many_process[-1]} s"
+    done
+    iso_startup=$(python3 scripts/decoder-startup.py "$PUSHPREP" --runs 7 --work "$ROOT/tmp") \
+        || die "scripts/decoder-startup.py could not time a decoder's start-up"
+fi
 
 # --- remote sources: the same files from disk and from 127.0.0.1 ------------
 URL_FILES=$ROOT/url-files     # the files, read from disk and served over HTTP
@@ -454,6 +569,43 @@ if [[ $BENCH_SKIP_PUSHPREP != 1 ]]; then
     echo "platforms: --platforms ios,android $pa_med s, --platforms ios $pp_med s (runs: ${pa_secs[*]} | ${pp_secs[*]})"
     echo "ratio ios,android/ios time: $pa_ratio (issue 27: < 1.3: $pa_verdict)"
     echo "bench platforms: count=$count ios_s=$pp_med ios_android_s=$pa_med ratio=$pa_ratio"
+fi
+if [[ $BENCH_ISOLATION == 1 && $BENCH_SKIP_PUSHPREP != 1 ]]; then
+    mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+    iso_none_med=$(median "${iso_secs_none[@]}")
+    iso_process_med=$(median "${iso_secs_process[@]}")
+    iso_ratio=$(printf '%.2f' "$(median "${iso_pairs[@]}")")
+    iso_cpu_none_med=$(median "${iso_cpu_none[@]}")
+    iso_cpu_process_med=$(median "${iso_cpu_process[@]}")
+    iso_cpu_ratio=$(awk -v p="$iso_cpu_process_med" -v n="$iso_cpu_none_med" 'BEGIN { printf "%.2f", (n > 0) ? p / n : 0 }')
+    iso_verdict=$(awk -v r="$iso_ratio" 'BEGIN { print (r >= 0.95) ? "ok" : "BELOW GOAL" }')
+    iso_none_mb=$(mib "$(max "${iso_tree_none[@]}")")
+    iso_process_mb=$(mib "$(max "${iso_tree_process[@]}")")
+    iso_once_mb=$(mib "$(max "${iso_once_process[@]}")")
+    echo
+    echo "isolation: the same $count images, --platforms ios, jobs $BENCH_JOBS, $BENCH_REPEAT interleaved pairs (scripts/rss-tree.py: wall time, peak RSS of the whole process tree)"
+    printf '%-26s %10s %10s %8s %16s\n' "pushprep --isolation" "median s" "images/s" "CPU s" "tree peak RSS MB"
+    printf '%-26s %10s %10s %8s %16s\n' none "$iso_none_med" "$(ips "$count" "$iso_none_med")" "$iso_cpu_none_med" "$iso_none_mb"
+    printf '%-26s %10s %10s %8s %16s\n' "process ($iso_procs processes)" "$iso_process_med" "$(ips "$count" "$iso_process_med")" "$iso_cpu_process_med" "$iso_process_mb"
+    echo "  process tree with the file pages the processes share (executable, libraries) counted once: $iso_once_mb MB"
+    echo "  pairs (s): none ${iso_secs_none[*]} | process ${iso_secs_process[*]} | ratios ${iso_pairs[*]}"
+    echo "ratio process/none images/s, median of $BENCH_REPEAT pairs: $iso_ratio (issue 30: >= 0.95: $iso_verdict); CPU time process/none (the decoders' included): $iso_cpu_ratio"
+    # Milliseconds: one input's extra, and the extra per input beyond it (wall and CPU time).
+    ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (a - b) * 1000 }'; }
+    slope() { awk -v mp="$1" -v op="$2" -v mn="$3" -v on="$4" -v n="$ISO_SMALL" 'BEGIN { printf "%.2f", ((mp - op) - (mn - on)) * 1000 / (n - 1) }'; }
+    one_none=$(median "${iso_one_none[@]}"); one_process=$(median "${iso_one_process[@]}")
+    many_none=$(median "${iso_many_none[@]}"); many_process=$(median "${iso_many_process[@]}")
+    one_extra=$(ms "$one_process" "$one_none")
+    per_input=$(slope "$many_process" "$one_process" "$many_none" "$one_none")
+    per_input_cpu=$(slope "$(median "${iso_many_cpu_process[@]}")" "$(median "${iso_one_cpu_process[@]}")" \
+        "$(median "${iso_many_cpu_none[@]}")" "$(median "${iso_one_cpu_none[@]}")")
+    read -r ready_ms exec_ms < <(sed -E 's/.*ready_ms=([0-9.]+).*exec_ms=([0-9.]+).*/\1 \2/' <<<"$iso_startup")
+    echo "  start-up, paid once per pool slot: a decoder's spawn to its ready message $ready_ms ms (median of 7; \`pushprep --version\` runs in $exec_ms ms);"
+    echo "    one tiny JPEG, --jobs 1: none $one_none s, process $one_process s: +$one_extra ms (the slot's start-up, its first input's set-up, its shutdown)"
+    echo "  per input, beyond that: $ISO_SMALL tiny JPEGs, --jobs 1: none $many_none s, process $many_process s: +$per_input ms wall, +$per_input_cpu ms CPU per input"
+    echo "  runs (s): 1 input none ${iso_one_none[*]} | process ${iso_one_process[*]}; $ISO_SMALL inputs none ${iso_many_none[*]} | process ${iso_many_process[*]}"
+    echo "bench isolation overhead: ready_ms=$ready_ms exec_ms=$exec_ms one_input_extra_ms=$one_extra per_input_extra_ms=$per_input per_input_extra_cpu_ms=$per_input_cpu"
+    echo "bench isolation images: count=$count none_s=$iso_none_med process_s=$iso_process_med ratio=$iso_ratio cpu_ratio=$iso_cpu_ratio none_tree_mb=$iso_none_mb process_tree_mb=$iso_process_mb process_shared_once_mb=$iso_once_mb processes=$iso_procs"
 fi
 if (( url_count > 0 )); then
     url_disk_med=$(median "${url_disk_secs[@]}")

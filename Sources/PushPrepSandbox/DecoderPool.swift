@@ -43,8 +43,11 @@ package actor DecoderPool: InputDecoder {
 
     /// What one attempt of one input came to.
     private enum Outcome {
-        /// A manifest entry to keep (published when it is `ok`).
+        /// A failed entry to keep, told by the decoder or found before it was asked.
         case entry(ManifestEntry)
+        /// The decoder's attachment, its files in the input's `directory` (the caller publishes
+        /// them, then removes it), made by decoder `pid`.
+        case produced(Attachment, directory: String, pid: pid_t)
         /// The decoder died or broke the protocol: why.
         case crashed(String)
         /// The decoder did not answer in time.
@@ -66,6 +69,9 @@ package actor DecoderPool: InputDecoder {
     private var working: [String: pid_t] = [:]
     /// Names the inputs' directories.
     private var counter = 0
+    /// Decoders killed for lying about an input's outputs after their slot was released: the next
+    /// input to hold the slot replaces the decoder first, and is not charged for it.
+    private var condemned: Set<pid_t> = []
 
     private init(executable: String, options: DecoderService.Options, root: String, slots: [Slot], logger: Logger) {
         self.executable = executable
@@ -159,6 +165,9 @@ package actor DecoderPool: InputDecoder {
         return result
     }
 
+    /// The pid of an idle slot's decoder, if one has started (for the fault tests).
+    package func idleDecoder() -> pid_t? { idle.lazy.compactMap(\.decoder?.pid).first }
+
     /// The decoder processing the input of `source` now, if one is (for the fault tests).
     package func decoder(processing source: String) -> pid_t? { working[source] }
 
@@ -169,19 +178,35 @@ package actor DecoderPool: InputDecoder {
         _ item: InputItem, file: InputFile, settings: ProcessingSettings, outputDirectory: String,
         memory: MemoryBudget?, control: ProcessingControl?
     ) async -> ManifestEntry {
-        var slot = await acquire()
         var entry: ManifestEntry?
         for attempt in 1...2 where entry == nil {
             if let reason = control?.reason {
                 entry = failed(item, reason.error)
                 break
             }
+            var slot = await acquire()
             let outcome = await runAttempt(
-                item, file: file, settings: settings, outputDirectory: outputDirectory, memory: memory,
-                control: control, in: &slot)
+                item, file: file, settings: settings, memory: memory, control: control, in: &slot)
+            var crash: String?
+            var released = false
             switch outcome {
             case .entry(let result):
                 entry = result
+            case .produced(var attachment, let directory, let pid):
+                // The decoder takes its next input while this one's files are checked and published.
+                await release(slot)
+                released = true
+                defer { try? FileManager.default.removeItem(atPath: directory) }
+                do {
+                    try publish(&attachment, from: directory, into: outputDirectory)
+                    entry = .ok(attachment)
+                } catch {
+                    // A decoder that lied about its outputs is not trusted with another input: it is
+                    // killed, and whoever holds its slot next starts a fresh one.
+                    Glibc.kill(pid, SIGKILL)
+                    await condemn(pid)
+                    crash = error.message
+                }
             case .stopped(let error):
                 slot = await replace(slot)
                 entry = failed(item, error)
@@ -189,9 +214,13 @@ package actor DecoderPool: InputDecoder {
                 slot = await replace(slot)
                 entry = failed(item, PushPrepError(.timeout, "the job's timeout of \(Int(settings.timeout)) s passed"))
             case .crashed(let why):
+                slot = await replace(slot)
+                crash = why
+            }
+            if !released { await release(slot) }
+            if let why = crash {
                 logger.warning(
                     "decoder crashed", metadata: ["source": "\(item.source)", "attempt": "\(attempt)", "why": "\(why)"])
-                slot = await replace(slot)
                 if attempt == 2 {
                     entry = failed(
                         item,
@@ -200,7 +229,6 @@ package actor DecoderPool: InputDecoder {
                 }
             }
         }
-        await release(slot)
         return entry!
     }
 
@@ -209,16 +237,21 @@ package actor DecoderPool: InputDecoder {
     package func shutdown() async {
         let slots = idle
         idle = []
-        for slot in slots { await slot.decoder?.finish() }
+        await withTaskGroup(of: Void.self) { group in
+            for slot in slots { group.addTask { await slot.decoder?.finish() } }
+        }
         try? FileManager.default.removeItem(atPath: root)
     }
 
     /// One attempt: the decoder of `slot` (started first if it has none) processes the input into
     /// a directory of its own, which is removed afterwards, whatever happened.
     private nonisolated func runAttempt(
-        _ item: InputItem, file: InputFile, settings: ProcessingSettings, outputDirectory: String,
-        memory: MemoryBudget?, control: ProcessingControl?, in slot: inout Slot
+        _ item: InputItem, file: InputFile, settings: ProcessingSettings, memory: MemoryBudget?,
+        control: ProcessingControl?, in slot: inout Slot
     ) async -> Outcome {
+        if let running = slot.decoder, await isCondemned(running.pid) {
+            slot = await replace(slot)
+        }
         let decoder: DecoderProcess
         if let running = slot.decoder {
             decoder = running
@@ -237,7 +270,9 @@ package actor DecoderPool: InputDecoder {
             return .entry(
                 failed(item, PushPrepError(.ioError, "cannot create \(directory): \(DecoderChannel.describe(errno))")))
         }
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // Removed here unless the attachment's files are in it: then by the caller, once published.
+        var produced = false
+        defer { if !produced { try? FileManager.default.removeItem(atPath: directory) } }
         await setWorking(item.source, decoder.pid)
         logger.debug("decoding", metadata: ["source": "\(item.source)", "decoder": "\(decoder.pid)"])
         let request = DecoderRequest.decode(
@@ -283,12 +318,8 @@ package actor DecoderPool: InputDecoder {
             return .entry(.failed(failure))
         case .processed(.ok(var attachment)):
             attachment.source = item.source
-            do {
-                try publish(&attachment, from: directory, into: outputDirectory)
-            } catch {
-                return .crashed(error.message)
-            }
-            return .entry(.ok(attachment))
+            produced = true
+            return .produced(attachment, directory: directory, pid: decoder.pid)
         case .refused(let why):
             return .entry(failed(item, PushPrepError(.ioError, "the decoder refused the input: \(why)")))
         case .ready, .probes, .admit:
@@ -311,12 +342,13 @@ package actor DecoderPool: InputDecoder {
         }
     }
 
-    /// Moves the files `attachment` names from the input's `directory` into `outputDirectory`,
-    /// the output last, as the in-process path commits them (``AtomicFile/commit(_:to:maxBytes:declared:)``:
-    /// an identical file already there is kept, and the entry's operation says so); throws
-    /// (publishing nothing more) when a name is not a plain name or not a regular file there, or
-    /// a file is over Apple's limit for its kind or not the size and SHA-256 the entry declares:
-    /// the decoder is then not trusted. (A poster's entry declares no hash: it is bounded only.)
+    /// Publishes the files `attachment` names in the input's `directory` into `outputDirectory`:
+    /// first reads and checks every one (``AtomicFile/readUntrusted(_:maxBytes:declared:)``: a
+    /// plain name, a regular file, within Apple's limit for its kind, the size and SHA-256 the
+    /// entry declares; a poster's entry declares no hash: it is bounded only), then writes this
+    /// process's own copies, the output last, as the in-process path writes them (an identical
+    /// file already there is kept, and the entry's operation says so). Throws, having published
+    /// nothing, when any file fails its check: the decoder is then not trusted.
     private nonisolated func publish(
         _ attachment: inout Attachment, from directory: String, into outputDirectory: String
     ) throws(PushPrepError) {
@@ -328,19 +360,16 @@ package actor DecoderPool: InputDecoder {
         }
         files.append(
             (attachment.file, AppleLimits.maxBytes(for: attachment.kind), (attachment.bytes, attachment.sha256)))
-        let names = files.map(\.name)
-        for name in names {
+        var checked: [(name: String, bytes: [UInt8])] = []
+        for (name, maxBytes, declared) in files {
             guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\0") else {
                 throw PushPrepError(.ioError, "the decoder named an output \(name), not a plain name")
             }
-            var info = stat()
-            guard lstat("\(directory)/\(name)", &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-                throw PushPrepError(.ioError, "the decoder named an output \(name) it did not write")
-            }
+            checked.append(
+                (name, try AtomicFile.readUntrusted("\(directory)/\(name)", maxBytes: maxBytes, declared: declared)))
         }
-        for (name, maxBytes, declared) in files {
-            let (outcome, _) = try AtomicFile.commit(
-                "\(directory)/\(name)", to: "\(outputDirectory)/\(name)", maxBytes: maxBytes, declared: declared)
+        for (name, bytes) in checked {
+            let outcome = try AtomicFile.write(bytes, to: "\(outputDirectory)/\(name)")
             if outcome == .reused,
                 let index = attachment.operations.firstIndex(of: AtomicFile.Outcome.written.operation(name))
             {
@@ -377,6 +406,12 @@ package actor DecoderPool: InputDecoder {
             waiting.removeFirst().resume(returning: slot)
         }
     }
+
+    /// Marks decoder `pid` as killed for lying (see ``condemned``).
+    private func condemn(_ pid: pid_t) { condemned.insert(pid) }
+
+    /// Whether decoder `pid` was killed for lying; forgets it (its slot is about to replace it).
+    private func isCondemned(_ pid: pid_t) -> Bool { condemned.remove(pid) != nil }
 
     /// Records the decoder processing the input of `source` (nil: none now).
     private func setWorking(_ source: String, _ pid: pid_t?) { working[source] = pid }

@@ -52,6 +52,7 @@ package final class DecoderProcess: Sendable {
         }
         if let garbage = options.garbage { arguments += ["--test-garbage", garbage.rawValue] }
         if let garbage = options.garbageReply { arguments += ["--test-garbage-reply", garbage.rawValue] }
+        if options.lying { arguments.append("--test-lie") }
         let spawned = Result { () throws(PushPrepError) in
             try spawn(arguments, channel: ends[1], staging: directory, environment: environment)
         }
@@ -128,10 +129,13 @@ package final class DecoderProcess: Sendable {
         close(channel.descriptor)
     }
 
-    /// Polls for the exit without blocking a thread; kills the process when `timeout` passes.
+    /// Polls for the exit without blocking a thread, every millisecond at first (an exit asked
+    /// for comes at once) and then less often, up to every 10 ms; kills the process when `timeout`
+    /// passes.
     @discardableResult
     private func exitStatus(within timeout: Duration) async -> Int32 {
         let deadline = ContinuousClock.now + timeout
+        var interval: Duration = .milliseconds(1)
         while true {
             var status: Int32 = 0
             let reaped = waitpid(pid, &status, WNOHANG)
@@ -141,7 +145,8 @@ package final class DecoderProcess: Sendable {
             }
             if reaped < 0 { return -1 }  // already reaped
             if ContinuousClock.now >= deadline { Glibc.kill(pid, SIGKILL) }
-            try? await Task.sleep(for: .milliseconds(10))
+            try? await Task.sleep(for: interval)
+            interval = min(interval * 2, .milliseconds(10))
         }
     }
 

@@ -24,16 +24,20 @@ package enum DecoderService {
         /// Test mode: answer each ``DecoderRequest/decode(source:path:size:sha256:outputDirectory:settings:)``
         /// with this instead of a reply, after decoding (its outputs are in the staging directory).
         package var garbageReply: Garbage?
+        /// Test mode: declare a wrong SHA-256 for each output (its file is as written), as a
+        /// decoder taken over could, to have its parent publish something else.
+        package var lying: Bool
 
-        /// Options for a decoder with `limits`, every layer, and no garbage.
+        /// Options for a decoder with `limits`, every layer, no garbage and no lies.
         package init(
             limits: DecoderLimits, skipping: Set<SandboxLayer> = [], garbage: Garbage? = nil,
-            garbageReply: Garbage? = nil
+            garbageReply: Garbage? = nil, lying: Bool = false
         ) {
             self.limits = limits
             self.skipping = skipping
             self.garbage = garbage
             self.garbageReply = garbageReply
+            self.lying = lying
         }
     }
 
@@ -127,7 +131,10 @@ package enum DecoderService {
                     // limit of its own.
                     FreedMemory.trim()
                     InputMemoryLimit.lift()
-                    if let garbage = options.garbageReply {
+                    if options.lying, case .processed(.ok(var attachment)) = reply {
+                        attachment.sha256 = String(repeating: "0", count: 64)
+                        try channel.send(DecoderReply.processed(.ok(attachment)))
+                    } else if let garbage = options.garbageReply {
                         try channel.write(garbage.bytes)
                         if garbage == .truncated { return 0 }
                     } else {

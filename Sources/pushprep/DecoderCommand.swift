@@ -36,6 +36,9 @@ struct DecoderCommand: ParsableCommand {
     )
     var testGarbageReply: String?
 
+    @Flag(name: .long, help: "Tests only: declare a wrong SHA-256 for each output (a decoder that lies).")
+    var testLie = false
+
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
@@ -57,7 +60,7 @@ struct DecoderCommand: ParsableCommand {
                 addressSpace: addressSpace, cpuSeconds: cpuSeconds, fileSize: fileSize, openFiles: openFiles),
             skipping: Set(skipLayer.compactMap(SandboxLayer.init(rawValue:))),
             garbage: testGarbage.flatMap(DecoderService.Garbage.init(rawValue:)),
-            garbageReply: testGarbageReply.flatMap(DecoderService.Garbage.init(rawValue:)))
+            garbageReply: testGarbageReply.flatMap(DecoderService.Garbage.init(rawValue:)), lying: testLie)
         let status = DecoderService.run(options, logger: logging.makeLogger(label: "pushprep-decoder"))
         if status != 0 { throw ExitCode(status) }
     }

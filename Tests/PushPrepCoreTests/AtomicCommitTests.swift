@@ -5,42 +5,55 @@ import Testing
 
 @testable import PushPrepCore
 
-/// A temporary written by someone not trusted (a decoder process) is checked as it is
-/// committed: nothing that is over its bound, or not what its writer declared, is published.
+/// A file written by someone not trusted (a decoder process) is read once and checked in that
+/// read: nothing over its bound, not what its writer declared, or not a regular file, is let
+/// through; what is published is the reader's own copy, which the writer cannot change.
 @Suite struct AtomicCommitTests {
-    @Test("commit refuses a file that is not the declared size and SHA-256, or over its bound, and publishes nothing")
+    @Test("readUntrusted refuses a file that is not the declared size and SHA-256, over its bound, or a link")
     func declaredAndBounded() throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
         let bytes = Data("the decoder's output".utf8)
         let sha256 = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
-        let final = dir.appendingPathComponent("img-1.jpg").path
-        func temporary() throws -> String {
-            let path = AtomicFile.temporaryPath(in: dir.path, name: "img-1.jpg")
-            try bytes.write(to: URL(fileURLWithPath: path))
-            return path
-        }
+        let written = dir.appendingPathComponent("img-1.jpg").path
+        try bytes.write(to: URL(fileURLWithPath: written))
 
-        let lying = try temporary()
         let wrongHash = #expect(throws: PushPrepError.self) {
-            try AtomicFile.commit(lying, to: final, declared: (bytes.count, String(repeating: "0", count: 64)))
+            try AtomicFile.readUntrusted(written, maxBytes: .max, declared: (bytes.count, String(repeating: "0", count: 64)))
         }
         #expect(wrongHash?.message.contains("not the \(bytes.count) bytes") == true, "\(String(describing: wrongHash))")
-        let wrongSize = try temporary()
         #expect(throws: PushPrepError.self) {
-            try AtomicFile.commit(wrongSize, to: final, declared: (bytes.count + 1, sha256))
+            try AtomicFile.readUntrusted(written, maxBytes: .max, declared: (bytes.count + 1, sha256))
         }
-        let tooLarge = try temporary()
         #expect(throws: PushPrepError.self) {
-            try AtomicFile.commit(tooLarge, to: final, maxBytes: bytes.count - 1, declared: (bytes.count, sha256))
+            try AtomicFile.readUntrusted(written, maxBytes: bytes.count - 1, declared: (bytes.count, sha256))
         }
-        #expect(!FileManager.default.fileExists(atPath: final))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty, "temporaries removed")
+        let link = dir.appendingPathComponent("img-2.jpg").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: written)
+        let linked = #expect(throws: PushPrepError.self) {
+            try AtomicFile.readUntrusted(link, maxBytes: .max, declared: (bytes.count, sha256))
+        }
+        #expect(linked?.message.contains("not a regular file") == true, "\(String(describing: linked))")
 
-        let honest = try temporary()
-        let (outcome, file) = try AtomicFile.commit(
-            honest, to: final, maxBytes: bytes.count, declared: (bytes.count, sha256))
-        #expect(outcome == .written && file.sha256 == sha256)
+        let honest = try AtomicFile.readUntrusted(written, maxBytes: bytes.count, declared: (bytes.count, sha256))
+        #expect(honest == [UInt8](bytes))
+    }
+
+    @Test("the published copy is the reader's: the writer changing its file afterwards changes nothing published")
+    func publishedCopyIsOwn() throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        let bytes = Data("the decoder's output".utf8)
+        let sha256 = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        let written = dir.appendingPathComponent("staged.jpg").path
+        try bytes.write(to: URL(fileURLWithPath: written))
+        // The writer keeps its file open, as a decoder taken over could.
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: written))
+        defer { try? handle.close() }
+        let final = dir.appendingPathComponent("img-1.jpg").path
+        let checked = try AtomicFile.readUntrusted(written, maxBytes: .max, declared: (bytes.count, sha256))
+        #expect(try AtomicFile.write(checked, to: final) == .written)
+        try handle.write(contentsOf: Data("something else entirely".utf8))
         #expect(FileManager.default.contents(atPath: final) == bytes)
     }
 }

@@ -215,6 +215,23 @@ struct DecoderPoolTests {
         #expect(entries[0].failure?.error.code == .decoderCrashed, "\(entries[0])")
         #expect(inputs.outEntries() == [], "published or left: \(inputs.outEntries())")
     }
+
+    @Test(
+        "a decoder that lies about its outputs' SHA-256 is killed; nothing it wrote is published",
+        .enabled(if: canMake, "needs ffmpeg and vips"))
+    func lyingDecoder() async throws {
+        let inputs = try await Inputs.make()
+        defer { TestTools.removeDirectory(inputs.directory) }
+        let pool = try await Self.pool(
+            inputs, size: 1, options: DecoderService.Options(limits: DecoderLimits(), lying: true))
+        let first = try #require(await pool.idleDecoder(), "the pool started its first decoder")
+        let entries = try await Self.run(inputs, ["a.jpg"], pool: pool)
+        await pool.shutdown()
+        #expect(entries[0].failure?.error.code == .decoderCrashed, "\(entries[0])")
+        #expect(entries[0].failure?.error.message.contains("SHA-256") == true, "\(entries[0])")
+        #expect(inputs.outEntries() == [], "published or left: \(inputs.outEntries())")
+        #expect(kill(first, 0) == -1 && errno == ESRCH, "the decoder that lied was killed and reaped")
+    }
 }
 
 extension DecoderPoolTests {

@@ -117,14 +117,31 @@ struct CLITests {
         }
     }
 
-    @Test("--isolation process refuses URLs, as a usage error")
-    func isolationProcessRefusesURLs() throws {
+    @Test("--isolation process takes URLs: the parent fetches, a decoder decodes; the same outputs as in process")
+    func isolationProcessFetchesURLs() async throws {
         let dir = try TestTools.temporaryDirectory()
         defer { TestTools.removeDirectory(dir) }
-        let result = try CLI.pushprep(
-            ["process", "http://127.0.0.1:9/a.jpg", "--isolation", "process", "--out", "out"], in: dir)
-        #expect(result.status == 2, "stderr: \(result.stderrText)")
-        #expect(result.stderrText.contains("--isolation process takes files only"), "\(result.stderrText)")
+        try CLI.smallJPEGs(in: dir, "remote.jpg")
+        let bytes = try Data(contentsOf: dir.appendingPathComponent("remote.jpg"))
+        try await TestServer.with(files: ["remote.jpg": [UInt8](bytes)]) { server in
+            let arguments = ["process", server.url("/files/remote.jpg"), "--allow-private-networks", "--list"]
+            let isolated = try await PushPrepCLI.runAsync(
+                arguments + ["--out", "isolated", "--isolation", "process"], in: dir)
+            let inProcess = try await PushPrepCLI.runAsync(
+                arguments + ["--out", "in-process", "--isolation", "none"], in: dir)
+            #expect(isolated.status == 0, "stderr: \(isolated.stderrText)")
+            #expect(inProcess.status == 0, "stderr: \(inProcess.stderrText)")
+            #expect(isolated.stdoutText.contains("ok      \(server.url("/files/remote.jpg"))"), "\(isolated.stdoutText)")
+            let names = try OutDirectory.visibleNames(in: dir.appendingPathComponent("isolated"))
+            #expect(names.sorted() == (try OutDirectory.visibleNames(in: dir.appendingPathComponent("in-process"))).sorted())
+            #expect(names.contains { $0.hasPrefix("img-") }, "\(names)")
+            for name in names where name != "manifest.json" {
+                #expect(
+                    FileManager.default.contents(atPath: dir.appendingPathComponent("isolated/\(name)").path)
+                        == FileManager.default.contents(atPath: dir.appendingPathComponent("in-process/\(name)").path),
+                    "\(name) differs")
+            }
+        }
     }
 
     // MARK: - Exit status 2

@@ -99,21 +99,9 @@ package enum AtomicFile {
     /// Moves a complete temporary file to its final name (flushed to disk first), or keeps an
     /// identical file already there and removes the temporary. Returns what it did and the
     /// file's size and hash, read once from the temporary.
-    ///
-    /// A file written by someone this process does not trust (a decoder process) is checked in
-    /// that same read, before it is published: at most `maxBytes`, and, when `declared` is given,
-    /// exactly the size and SHA-256 its writer put in the manifest.
-    package static func commit(
-        _ temporary: String, to path: String, maxBytes: Int = .max, declared: (bytes: Int, sha256: String)? = nil
-    ) throws(PushPrepError) -> (Outcome, InputFile) {
+    package static func commit(_ temporary: String, to path: String) throws(PushPrepError) -> (Outcome, InputFile) {
         defer { unlink(temporary) }
-        let written = try InputFile.read(path: temporary, maxBytes: maxBytes)
-        if let declared, declared.bytes != written.size || declared.sha256 != written.sha256 {
-            throw PushPrepError(
-                .ioError,
-                "\(PathName.directoryAndName(of: path).name) is \(written.size) bytes with SHA-256 \(written.sha256), not the "
-                    + "\(declared.bytes) bytes and SHA-256 \(declared.sha256) declared for it")
-        }
+        let written = try InputFile.read(path: temporary, maxBytes: .max)
         var existing = stat()
         if stat(path, &existing) == 0, Int(existing.st_size) == written.size,
             (try? InputFile.read(path: path, maxBytes: .max))?.sha256 == written.sha256
@@ -123,6 +111,32 @@ package enum AtomicFile {
         try systemCall("cannot flush \(temporary)") { try written.opened.descriptor.sync() }
         try renameFile(temporary, to: path)
         return (.written, written)
+    }
+
+    /// The bytes of a file written by someone this process does not trust (a decoder process),
+    /// read once, whole, and checked in that read: a regular file (not followed through a
+    /// symbolic link), at most `maxBytes`, and, when `declared` is given, exactly the size and
+    /// SHA-256 its writer put in the manifest. What is published is then this process's own copy
+    /// of these bytes (``write(_:to:reuseIdentical:)``), never the writer's file, which the writer
+    /// may still hold open and change.
+    package static func readUntrusted(
+        _ path: String, maxBytes: Int, declared: (bytes: Int, sha256: String)?
+    ) throws(PushPrepError) -> [UInt8] {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw PushPrepError(.ioError, "\(PathName.directoryAndName(of: path).name) is not a regular file")
+        }
+        let written = try InputFile.read(path: path, maxBytes: maxBytes) { _ in true }
+        if let declared, declared.bytes != written.size || declared.sha256 != written.sha256 {
+            throw PushPrepError(
+                .ioError,
+                "\(PathName.directoryAndName(of: path).name) is \(written.size) bytes with SHA-256 \(written.sha256), not "
+                    + "the \(declared.bytes) bytes and SHA-256 \(declared.sha256) declared for it")
+        }
+        guard let bytes = written.contents else {
+            throw PushPrepError(.ioError, "\(PathName.directoryAndName(of: path).name): its bytes were not kept")
+        }
+        return bytes
     }
 
     /// Whether `path` already holds exactly `bytes` (same size, same SHA-256).

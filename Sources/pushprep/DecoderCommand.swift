@@ -55,12 +55,13 @@ struct DecoderCommand: ParsableCommand {
     }
 
     func run() throws {
-        let options = DecoderService.Options(
+        var options = DecoderService.Options(
             limits: DecoderLimits(
                 addressSpace: addressSpace, cpuSeconds: cpuSeconds, fileSize: fileSize, openFiles: openFiles),
-            skipping: Set(skipLayer.compactMap(SandboxLayer.init(rawValue:))),
-            garbage: testGarbage.flatMap(DecoderService.Garbage.init(rawValue:)),
-            garbageReply: testGarbageReply.flatMap(DecoderService.Garbage.init(rawValue:)), lying: testLie)
+            skipping: Set(skipLayer.compactMap(SandboxLayer.init(rawValue:))))
+        options.garbage = testGarbage.flatMap(DecoderService.Garbage.init(rawValue:))
+        options.garbageReply = testGarbageReply.flatMap(DecoderService.Garbage.init(rawValue:))
+        options.lying = testLie
         let status = DecoderService.run(options, logger: logging.makeLogger(label: "pushprep-decoder"))
         if status != 0 { throw ExitCode(status) }
     }

@@ -208,8 +208,9 @@ struct DecoderPoolTests {
     func garbage(_ garbage: DecoderService.Garbage) async throws {
         let inputs = try await Inputs.make()
         defer { TestTools.removeDirectory(inputs.directory) }
-        let pool = try await Self.pool(
-            inputs, size: 1, options: DecoderService.Options(limits: DecoderLimits(), garbageReply: garbage))
+        var options = DecoderService.Options(limits: DecoderLimits())
+        options.garbageReply = garbage
+        let pool = try await Self.pool(inputs, size: 1, options: options)
         let entries = try await Self.run(inputs, ["a.jpg"], pool: pool)
         await pool.shutdown()
         #expect(entries[0].failure?.error.code == .decoderCrashed, "\(entries[0])")
@@ -222,8 +223,9 @@ struct DecoderPoolTests {
     func lyingDecoder() async throws {
         let inputs = try await Inputs.make()
         defer { TestTools.removeDirectory(inputs.directory) }
-        let pool = try await Self.pool(
-            inputs, size: 1, options: DecoderService.Options(limits: DecoderLimits(), lying: true))
+        var options = DecoderService.Options(limits: DecoderLimits())
+        options.lying = true
+        let pool = try await Self.pool(inputs, size: 1, options: options)
         let first = try #require(await pool.idleDecoder(), "the pool started its first decoder")
         let entries = try await Self.run(inputs, ["a.jpg"], pool: pool)
         await pool.shutdown()

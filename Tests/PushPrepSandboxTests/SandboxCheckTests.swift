@@ -97,10 +97,11 @@ struct SandboxCheckTests {
             case .malformed: "not a valid DecoderReply"
             case .truncated: "closed its channel before a message of 200 bytes"
             }
+        var options = DecoderService.Options(limits: DecoderLimits())
+        options.garbage = garbage
         do throws(PushPrepError) {
             let decoder = try await DecoderProcess.start(
-                executable: binary.path, staging: directory.path,
-                options: DecoderService.Options(limits: DecoderLimits(), garbage: garbage), timeout: .seconds(20))
+                executable: binary.path, staging: directory.path, options: options, timeout: .seconds(20))
             await decoder.kill()
             Issue.record("a decoder that sent \(garbage) garbage was trusted")
         } catch {
@@ -111,8 +112,7 @@ struct SandboxCheckTests {
             let pid = try #require(error.message.split(separator: " ").dropFirst(2).first.flatMap { Int32($0) })
             #expect(kill(pid, 0) == -1 && errno == ESRCH, "decoder \(pid) is still there")
         }
-        let report = await SandboxCheck.run(
-            executable: binary.path, options: DecoderService.Options(limits: DecoderLimits(), garbage: garbage))
+        let report = await SandboxCheck.run(executable: binary.path, options: options)
         #expect(!report.passed)
         #expect(report.probes.isEmpty)
         #expect(report.problems.first?.contains(expected) == true, "\(report.problems)")

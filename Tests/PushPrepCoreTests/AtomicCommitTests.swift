@@ -18,8 +18,9 @@ import Testing
         let written = dir.appendingPathComponent("img-1.jpg").path
         try bytes.write(to: URL(fileURLWithPath: written))
 
+        let zeros = String(repeating: "0", count: 64)
         let wrongHash = #expect(throws: PushPrepError.self) {
-            try AtomicFile.readUntrusted(written, maxBytes: .max, declared: (bytes.count, String(repeating: "0", count: 64)))
+            try AtomicFile.readUntrusted(written, maxBytes: .max, declared: (bytes.count, zeros))
         }
         #expect(wrongHash?.message.contains("not the \(bytes.count) bytes") == true, "\(String(describing: wrongHash))")
         #expect(throws: PushPrepError.self) {

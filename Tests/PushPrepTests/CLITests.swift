@@ -131,9 +131,11 @@ struct CLITests {
                 arguments + ["--out", "in-process", "--isolation", "none"], in: dir)
             #expect(isolated.status == 0, "stderr: \(isolated.stderrText)")
             #expect(inProcess.status == 0, "stderr: \(inProcess.stderrText)")
-            #expect(isolated.stdoutText.contains("ok      \(server.url("/files/remote.jpg"))"), "\(isolated.stdoutText)")
-            let names = try OutDirectory.visibleNames(in: dir.appendingPathComponent("isolated"))
-            #expect(names.sorted() == (try OutDirectory.visibleNames(in: dir.appendingPathComponent("in-process"))).sorted())
+            let source = server.url("/files/remote.jpg")
+            #expect(isolated.stdoutText.contains("ok      \(source)"), "\(isolated.stdoutText)")
+            let names = try OutDirectory.visibleNames(in: dir.appendingPathComponent("isolated")).sorted()
+            let inProcessNames = try OutDirectory.visibleNames(in: dir.appendingPathComponent("in-process"))
+            #expect(names == inProcessNames.sorted())
             #expect(names.contains { $0.hasPrefix("img-") }, "\(names)")
             for name in names where name != "manifest.json" {
                 #expect(

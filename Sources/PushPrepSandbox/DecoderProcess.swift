@@ -52,6 +52,7 @@ package final class DecoderProcess: Sendable {
         }
         if let garbage = options.garbage { arguments += ["--test-garbage", garbage.rawValue] }
         if let garbage = options.garbageReply { arguments += ["--test-garbage-reply", garbage.rawValue] }
+        if let marker = options.garbageFor { arguments += ["--test-garbage-for", marker] }
         if options.lying { arguments.append("--test-lie") }
         let spawned = Result { () throws(PushPrepError) in
             try spawn(arguments, channel: ends[1], staging: directory, environment: environment)

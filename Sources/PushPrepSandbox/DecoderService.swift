@@ -24,6 +24,8 @@ package enum DecoderService {
         /// Test mode: answer each ``DecoderRequest/decode(source:path:size:sha256:outputDirectory:settings:)``
         /// with this instead of a reply, after decoding (its outputs are in the staging directory).
         package var garbageReply: Garbage? = nil
+        /// With `garbageReply`: only for inputs whose source contains this (nil: every input).
+        package var garbageFor: String? = nil
         /// Test mode: declare a wrong SHA-256 for each output (its file is as written), as a
         /// decoder taken over could, to have its parent publish something else.
         package var lying = false
@@ -130,7 +132,9 @@ package enum DecoderService {
                     if options.lying, case .processed(.ok(var attachment)) = reply {
                         attachment.sha256 = String(repeating: "0", count: 64)
                         try channel.send(DecoderReply.processed(.ok(attachment)))
-                    } else if let garbage = options.garbageReply {
+                    } else if let garbage = options.garbageReply,
+                        options.garbageFor.map({ source.contains($0) }) ?? true
+                    {
                         try channel.write(garbage.bytes)
                         if garbage == .truncated { return 0 }
                     } else {

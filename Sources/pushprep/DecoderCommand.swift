@@ -36,6 +36,9 @@ struct DecoderCommand: ParsableCommand {
     )
     var testGarbageReply: String?
 
+    @Option(name: .long, help: "Tests only: with --test-garbage-reply, only for sources that contain this.")
+    var testGarbageFor: String?
+
     @Flag(name: .long, help: "Tests only: declare a wrong SHA-256 for each output (a decoder that lies).")
     var testLie = false
 
@@ -61,6 +64,7 @@ struct DecoderCommand: ParsableCommand {
             skipping: Set(skipLayer.compactMap(SandboxLayer.init(rawValue:))))
         options.garbage = testGarbage.flatMap(DecoderService.Garbage.init(rawValue:))
         options.garbageReply = testGarbageReply.flatMap(DecoderService.Garbage.init(rawValue:))
+        options.garbageFor = testGarbageFor
         options.lying = testLie
         let status = DecoderService.run(options, logger: logging.makeLogger(label: "pushprep-decoder"))
         if status != 0 { throw ExitCode(status) }

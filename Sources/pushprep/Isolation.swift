@@ -24,11 +24,12 @@ enum Isolation: String, ExpressibleByArgument, CaseIterable {
     /// system of the outputs, which are renamed out of it), for inputs of at most `timeout`
     /// seconds each; nil for `none`. With `startingAll`, every decoder starts now (else the first
     /// does, and the others at their first input). The decoders run `executable` (default: this
-    /// program), with a hard address-space limit of `addressSpace` bytes when given. A pool that
-    /// cannot start is a ``CommandFailure``.
+    /// program), with a hard address-space limit of `addressSpace` bytes when given, answering
+    /// garbage for the sources that contain `garbageFor` (a test mode). A pool that cannot start
+    /// is a ``CommandFailure``.
     func decoders(
         size: Int, in directory: String, timeout: Double, startingAll: Bool = false, executable: String? = nil,
-        addressSpace: Int? = nil, logger: Logger
+        addressSpace: Int? = nil, garbageFor: String? = nil, logger: Logger
     ) async throws -> DecoderPool? {
         guard self == .process else { return nil }
         // The rlimits: the defaults, but CPU time for a whole day, as a decoder lives for many
@@ -36,11 +37,15 @@ enum Isolation: String, ExpressibleByArgument, CaseIterable {
         var limits = DecoderLimits()
         limits.cpuSeconds = max(86_400, Int(timeout) * 4)
         if let addressSpace { limits.addressSpace = addressSpace }
+        var options = DecoderService.Options(limits: limits)
+        if let garbageFor {
+            options.garbageReply = .malformed
+            options.garbageFor = garbageFor
+        }
         do {
             return try await DecoderPool.start(
                 executable: executable ?? DecoderProcess.ownExecutable, size: size, outputDirectory: directory,
-                options: DecoderService.Options(limits: limits),
-                startingAll: startingAll, logger: logger)
+                options: options, startingAll: startingAll, logger: logger)
         } catch {
             throw CommandFailure(message: "cannot start the decoder processes: \(error.description)")
         }

@@ -50,6 +50,11 @@ struct WorkerTuningOptions: ParsableArguments {
     @Option(help: .hidden)
     var decoderAddressSpace: Int?
 
+    /// Test mode: the decoders answer garbage (a malformed frame) for the sources that contain
+    /// this, as a decoder taken over could.
+    @Option(help: .hidden)
+    var decoderTestGarbageFor: String?
+
     /// The options as a configuration; a usage error for a number that is not finite or out
     /// of its range.
     func configuration(concurrency: Int) throws -> WorkerConfiguration {
@@ -119,7 +124,8 @@ extension WorkerRuntime {
         let budget = try tuning.memory.budget(logger: logger) { MemoryBudgetMetrics(limit: $0) }
         let decoders = try await tuning.isolation.decoders(
             size: configuration.concurrency, in: store.stagingRoot, timeout: tuning.jobTimeout, startingAll: true,
-            executable: tuning.decoderExecutable, addressSpace: tuning.decoderAddressSpace, logger: logger)
+            executable: tuning.decoderExecutable, addressSpace: tuning.decoderAddressSpace,
+            garbageFor: tuning.decoderTestGarbageFor, logger: logger)
         do {
             let (worker, session) = try makeWorker(
                 url: url, configuration: configuration, store: store, remote: remote, sources: sources, budget: budget,

@@ -13,8 +13,9 @@ import Testing
 /// their job, on SQLite and PostgreSQL, with other jobs in flight: a decoder killed mid-job once
 /// costs that attempt (the input is decoded again on a fresh decoder and the job succeeds),
 /// killed twice fails the job for good with `decoder_crashed`, stopped (SIGSTOP) is killed at the
-/// job's timeout (`timeout`). Every other job succeeds, the worker never exits, nothing of the
-/// failed jobs is published, and no staging directory is left once the worker stops.
+/// job's timeout (`timeout`), out of memory ends it with `resource_exhausted`, and answering
+/// garbage on its channel counts as a crash. Every other job succeeds, the worker never exits,
+/// nothing of the failed jobs is published, and no staging directory is left once it stops.
 ///
 /// The decoder at work on an input is the one the worker's debug line `decoding` names.
 @Suite(.serialized)
@@ -113,11 +114,14 @@ struct IsolatedWorkerFaultTests {
                 try TestTools.vips("black", path("big.png") + "[interlace]", "9000", "9000", "--bands", "3")
                 try TestTools.vips("gaussnoise", path("e.jpg"), "700", "500", "--mean", "100")
                 try TestTools.vips("gaussnoise", path("f.png"), "500", "700", "--mean", "150")
+                try TestTools.vips("gaussnoise", path("garbled.png"), "400", "300", "--mean", "60")
             }
-            let memoryIDs = try enqueue(["e.jpg", "big.png", "f.png"], ["--max-attempts", "3"])
+            let memoryIDs = try enqueue(["e.jpg", "big.png", "f.png", "garbled.png"], ["--max-attempts", "3"])
+            // And a decoder that answers garbage on its channel (the test mode of `pushprep decoder`),
+            // for garbled.png only.
             let small = try PushPrepCLI.startWorker(
                 queue: queueArgument, out: out, in: dir, concurrency: 2,
-                options: ["--decoder-address-space", "\(600 << 20)"])
+                options: ["--decoder-address-space", "\(600 << 20)", "--decoder-test-garbage-for", "garbled"])
             var memoryJobs: [JobRecord] = []
             for id in memoryIDs {
                 memoryJobs.append(
@@ -130,6 +134,10 @@ struct IsolatedWorkerFaultTests {
             #expect(
                 memoryJobs[0].state == .succeeded && memoryJobs[2].state == .succeeded,
                 "\(memoryJobs.map { "\($0.state) \($0.errorMessage ?? "")" })")
+            #expect(
+                memoryJobs[3].state == .failed && memoryJobs[3].errorCode == "decoder_crashed"
+                    && memoryJobs[3].errorMessage?.contains("not a valid DecoderReply") == true,
+                "\(memoryJobs[3].state) \(memoryJobs[3].errorCode ?? "") \(memoryJobs[3].errorMessage ?? "")")
             #expect(small.isRunning, "the worker goes on: \(small.logTail())")
             try await WorkerProcessTests.stop(small)
         }

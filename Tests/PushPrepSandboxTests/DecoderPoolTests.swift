@@ -95,24 +95,37 @@ struct DecoderPoolTests {
         let inProcess = try await Self.run(inputs, names, pool: nil, out: inProcessOut)
         #expect(isolated == inProcess)
         #expect(isolated.allSatisfy { $0.failure == nil }, "\(isolated)")
-        // Again into the same out directories: the outputs there are reused, and the entries say so.
-        let isolatedAgain = try await Self.run(inputs, names, pool: pool)
-        await pool.shutdown()
-        let inProcessAgain = try await Self.run(inputs, names, pool: nil, out: inProcessOut)
-        #expect(isolatedAgain == inProcessAgain)
-        #expect(
-            isolatedAgain.allSatisfy {
-                $0.attachment?.operations.contains { $0.hasPrefix("reused identical") } == true
-            },
-            "\(isolatedAgain)")
-        let files = inputs.outEntries()
+        let files = inputs.outEntries().filter { !$0.hasPrefix(AtomicFile.temporaryPrefix) }
         #expect(files == ((try? FileManager.default.contentsOfDirectory(atPath: inProcessOut)) ?? []).sorted())
-        #expect(!files.contains { $0.hasPrefix(AtomicFile.temporaryPrefix) }, "a staging directory is left: \(files)")
         for name in files {
             #expect(
                 FileManager.default.contents(atPath: "\(inputs.out)/\(name)")
                     == FileManager.default.contents(atPath: "\(inProcessOut)/\(name)"), "\(name) differs")
         }
+        // Again into the same out directory: the outputs there are reused, and the entries say so
+        // as the in-process path's do (its own second run is not compared: CI41 once saw x264 encode
+        // the same movie 16 bytes differently in process, under the load of three test passes).
+        let isolatedAgain = try await Self.run(inputs, names, pool: pool)
+        await pool.shutdown()
+        let reused = isolated.map { entry -> ManifestEntry in
+            guard case .ok(var attachment) = entry else { return entry }
+            let names =
+                [attachment.file] + [attachment.poster?.file].compactMap(\.self)
+                + attachment.renditions.all.map(\.rendition.file)
+            attachment.operations = attachment.operations.map { operation in
+                names.first { AtomicFile.Outcome.written.operation($0) == operation }
+                    .map { AtomicFile.Outcome.reused.operation($0) } ?? operation
+            }
+            return .ok(attachment)
+        }
+        #expect(isolatedAgain == reused)
+        #expect(
+            isolatedAgain.allSatisfy {
+                $0.attachment?.operations.contains { $0.hasPrefix("reused identical") } == true
+            },
+            "\(isolatedAgain)")
+        let after = inputs.outEntries()
+        #expect(after == files, "a staging directory is left, or a file more: \(after)")
     }
 
     @Test(

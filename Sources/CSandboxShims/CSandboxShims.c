@@ -70,11 +70,12 @@ static int set_limit(int resource, uint64_t value) {
     return setrlimit(resource, &limit) == 0 ? 0 : -errno;
 }
 
-int csandboxshims_set_address_space_soft(uint64_t soft) {
+int csandboxshims_set_soft_limit(int cpu, uint64_t soft) {
+    int resource = cpu ? RLIMIT_CPU : RLIMIT_AS;
     struct rlimit limit;
-    if (getrlimit(RLIMIT_AS, &limit) != 0) return -errno;
+    if (getrlimit(resource, &limit) != 0) return -errno;
     limit.rlim_cur = (limit.rlim_max != RLIM_INFINITY && soft > limit.rlim_max) ? limit.rlim_max : soft;
-    return setrlimit(RLIMIT_AS, &limit) == 0 ? 0 : -errno;
+    return setrlimit(resource, &limit) == 0 ? 0 : -errno;
 }
 
 int csandboxshims_set_limits(uint64_t address_space, uint64_t cpu_seconds, uint64_t file_size,

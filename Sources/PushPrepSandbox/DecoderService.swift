@@ -120,6 +120,7 @@ package enum DecoderService {
                         try channel.send(DecoderReply.refused("\(outputDirectory) is not a plain name"))
                         continue
                     }
+                    InputCPULimit.set(timeout: settings.timeout)
                     let reply = InputMemoryLimit.naming(
                         decode(
                             InputItem(source: source, path: path), descriptor: descriptor, size: size,
@@ -129,6 +130,7 @@ package enum DecoderService {
                     // FreedMemory.bigInputEnded. Trimming after every input cost 3.5% more CPU on
                     // the photo bench.)
                     InputMemoryLimit.lift()
+                    InputCPULimit.lift()
                     if options.lying, case .processed(.ok(var attachment)) = reply {
                         attachment.sha256 = String(repeating: "0", count: 64)
                         try channel.send(DecoderReply.processed(.ok(attachment)))
@@ -261,14 +263,14 @@ enum InputMemoryLimit {
         guard let now = addressSpaceNow() else { return }
         let (scaled, overflow) = estimate.multipliedReportingOverflow(by: estimateFactor)
         let limit = overflow ? Int.max : now.addingReportingOverflow(scaled + headroom).partialValue
-        guard limit > now, csandboxshims_set_address_space_soft(UInt64(limit)) == 0 else { return }
+        guard limit > now, csandboxshims_set_soft_limit(0, UInt64(limit)) == 0 else { return }
         current.withLock { $0 = (limit, estimate) }
     }
 
     /// Back to the hard limit.
     static func lift() {
         current.withLock { $0 = nil }
-        _ = csandboxshims_set_address_space_soft(UInt64.max)
+        _ = csandboxshims_set_soft_limit(0, UInt64.max)
     }
 
     /// `reply` with a failure that libvips reported as an allocation refused ("out of memory")
@@ -299,5 +301,31 @@ enum InputMemoryLimit {
             let pages = statm.split(separator: " ").first.flatMap({ Int($0) })
         else { return nil }
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}
+
+/// The CPU time one input may use in a decoder: from its timeout, as a soft limit under the
+/// decoder's hard one (a day: it lives for many inputs), set as the input comes and lifted
+/// when it is done. The parent's own deadline (the timeout and 2 s of wall time) comes first on
+/// a machine of a few cores; this bounds a decoder whose parent cannot stop it.
+enum InputCPULimit {
+    /// CPU seconds per second of the timeout (the decoder's threads run side by side), and a
+    /// floor.
+    static let timeoutFactor = 4
+    static let floor = 10
+
+    /// Sets the soft limit: the CPU time used so far, plus ``timeoutFactor`` times `timeout`,
+    /// plus ``floor`` seconds.
+    static func set(timeout: Double) {
+        var usage = rusage()
+        guard getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage) == 0 else { return }
+        let used = Int(usage.ru_utime.tv_sec) + Int(usage.ru_stime.tv_sec) + 1
+        let allowed = timeout.isFinite ? Int(min(timeout, 86_400)) * timeoutFactor : 86_400
+        _ = csandboxshims_set_soft_limit(1, UInt64(used + allowed + floor))
+    }
+
+    /// Back to the hard limit.
+    static func lift() {
+        _ = csandboxshims_set_soft_limit(1, UInt64.max)
     }
 }

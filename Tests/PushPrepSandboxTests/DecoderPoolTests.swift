@@ -285,27 +285,37 @@ extension DecoderPoolTests {
     }
 
     @Test(
-        "while it decodes an input, a decoder's address space is limited from the input's estimate",
+        "while it decodes an input, a decoder's address space and CPU time are limited from the input's estimate and timeout",
         .enabled(if: canMake, "needs ffmpeg and vips"))
     func perInputAddressSpace() async throws {
         let inputs = try await Inputs.make(movieSeconds: 12)
         defer { TestTools.removeDirectory(inputs.directory) }
-        let hard = DecoderLimits().addressSpace
-        let pool = try await Self.pool(inputs, size: 1)
-        let run = Task { try await Self.run(inputs, ["m.mp4"], pool: pool) }
+        // A pool's decoders get a day of CPU time (hard); an input's soft limit comes from its timeout.
+        let limits = DecoderLimits(cpuSeconds: 86_400)
+        let pool = try await Self.pool(inputs, size: 1, options: DecoderService.Options(limits: limits))
+        var settings = ProcessingSettings()
+        settings.timeout = 30
+        let run = Task { try await Self.run(inputs, ["m.mp4"], pool: pool, settings: settings) }
         let pid = try await Self.decoder(of: pool, processing: inputs.path("m.mp4"))
-        // Admitted after the movie's streams are probed: the soft limit drops then.
-        let soft = try await Poll.value("decoder \(pid)'s soft address-space limit drops", within: .seconds(60)) {
-            () -> Int? in
-            guard let limits = try? String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8),
-                let line = limits.split(separator: "\n").first(where: { $0.hasPrefix("Max address space") }),
-                let value = line.split(separator: " ").dropFirst(3).first.flatMap({ Int($0) }), value < hard
+        /// The soft limit of `name` in the decoder's /proc/PID/limits, once under `hard`.
+        func soft(_ name: String, under hard: Int) -> Int? {
+            guard let text = try? String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8),
+                let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name) }),
+                let value = line.dropFirst(name.count).split(separator: " ").first.flatMap({ Int($0) }),
+                value < hard
             else { return nil }
             return value
         }
+        // Admitted after the movie's streams are probed: the address space drops then.
+        let space = try await Poll.value("decoder \(pid)'s soft address-space limit drops", within: .seconds(60)) {
+            soft("Max address space", under: limits.addressSpace)
+        }
+        let cpu = try #require(soft("Max cpu time", under: limits.cpuSeconds), "the input's CPU time is limited")
         let entries = try await run.value
         await pool.shutdown()
         #expect(entries[0].failure == nil, "\(entries)")
-        #expect(soft > 512 << 20 && soft < hard, "soft limit \(soft)")
+        #expect(space > 512 << 20 && space < limits.addressSpace, "soft address-space limit \(space)")
+        // 4 x the 30 s timeout, 10 s more, and the few seconds the decoder had used.
+        #expect(cpu >= 130 && cpu < 200, "soft CPU limit \(cpu) s")
     }
 }

@@ -28,9 +28,9 @@ int csandboxshims_open_descriptor_count(void);
 /// The number of threads of the process (entries of /proc/self/task), or -errno.
 int csandboxshims_thread_count(void);
 
-/// Sets the soft address-space limit to `soft`, at most the hard limit (UINT64_MAX: back to the
-/// hard limit); returns 0 or -errno.
-int csandboxshims_set_address_space_soft(uint64_t soft);
+/// Sets the soft limit of the address space (`cpu` 0, bytes) or of CPU time (`cpu` 1, seconds)
+/// to `soft`, at most the hard limit (UINT64_MAX: back to the hard limit); returns 0 or -errno.
+int csandboxshims_set_soft_limit(int cpu, uint64_t soft);
 
 /// Sets the hard and soft limits: address space (`address_space` bytes), CPU time
 /// (`cpu_seconds`), the size of a written file (`file_size` bytes), open descriptors

@@ -261,8 +261,11 @@ enum InputMemoryLimit {
     /// ``estimateFactor`` times the estimate, plus ``headroom`` (at most the hard limit).
     static func set(estimate: Int) {
         guard let now = addressSpaceNow() else { return }
-        let (scaled, overflow) = estimate.multipliedReportingOverflow(by: estimateFactor)
-        let limit = overflow ? Int.max : now.addingReportingOverflow(scaled + headroom).partialValue
+        // Saturating: an estimate near Int.max (a header's claim) leaves the hard limit in force.
+        let (scaled, overflow) = max(0, estimate).multipliedReportingOverflow(by: estimateFactor)
+        let (room, over) = scaled.addingReportingOverflow(headroom)
+        let (sum, beyond) = now.addingReportingOverflow(room)
+        let limit = overflow || over || beyond ? Int.max : sum
         guard limit > now, csandboxshims_set_soft_limit(0, UInt64(limit)) == 0 else { return }
         current.withLock { $0 = (limit, estimate) }
     }

@@ -43,9 +43,12 @@ enum Isolation: String, ExpressibleByArgument, CaseIterable {
             options.garbageFor = garbageFor
         }
         do {
-            return try await DecoderPool.start(
+            let pool = try await DecoderPool.start(
                 executable: executable ?? DecoderProcess.ownExecutable, size: size, outputDirectory: directory,
                 options: options, startingAll: startingAll, logger: logger)
+            // So that an operator sees where inputs are decoded (`--isolation`).
+            logger.info("decoding in confined decoder processes", metadata: ["decoders": "\(size)"])
+            return pool
         } catch {
             throw CommandFailure(message: "cannot start the decoder processes: \(error.description)")
         }

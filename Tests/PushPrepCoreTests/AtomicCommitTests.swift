@@ -35,6 +35,11 @@ import Testing
             try AtomicFile.readUntrusted(link, maxBytes: .max, declared: (bytes.count, sha256))
         }
         #expect(linked?.message.contains("not a regular file") == true, "\(String(describing: linked))")
+        // The read itself follows no link either: one swapped in after the check is not read.
+        #expect(throws: PushPrepError.self) {
+            try InputFile.read(path: link, maxBytes: .max, followingLinks: false)
+        }
+        #expect(try InputFile.read(path: link, maxBytes: .max).size == bytes.count, "a link is followed by default")
 
         let honest = try AtomicFile.readUntrusted(written, maxBytes: bytes.count, declared: (bytes.count, sha256))
         #expect(honest == [UInt8](bytes))

@@ -141,7 +141,10 @@ package enum AtomicFile {
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
             throw PushPrepError(.ioError, "\(PathName.directoryAndName(of: path).name) is not a regular file")
         }
-        let written = try InputFile.read(path: path, maxBytes: maxBytes) { _ in true }
+        // Not followed through a link either: the writer may swap one in after the lstat, and
+        // what it points at (a secret of this process's user) must not be read, nor its size and
+        // hash put in a message.
+        let written = try InputFile.read(path: path, maxBytes: maxBytes, followingLinks: false) { _ in true }
         if let declared, declared.bytes != written.size || declared.sha256 != written.sha256 {
             throw PushPrepError(
                 .ioError,

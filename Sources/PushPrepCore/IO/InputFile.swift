@@ -34,11 +34,11 @@ package struct InputFile {
     /// than `maxBytes` before reading them and, under `policy`'s root, files the opened
     /// descriptor shows to be outside it.
     package static func read(
-        path: String, maxBytes: Int, policy: SourcePolicy = .any,
+        path: String, maxBytes: Int, policy: SourcePolicy = .any, followingLinks: Bool = true,
         keepContents: (_ prefix: [UInt8]) -> Bool = { _ in false }
     ) throws(PushPrepError) -> InputFile {
         // Opened first, then checked through the descriptor: what is checked is what is read.
-        let descriptor = try open(path)
+        let descriptor = try open(path, followingLinks: followingLinks)
         let opened = OpenFile(descriptor)
         let fd = descriptor.rawValue
         try policy.checkOpened(fd, path: path)
@@ -160,11 +160,14 @@ package struct InputFile {
 
     /// Opens an input for reading. O_NONBLOCK: opening a FIFO must not wait for a writer (the
     /// callers refuse anything but a regular file, whose reads it does not change).
-    private static func open(_ path: String) throws(PushPrepError) -> FileDescriptor {
+    /// Without `followingLinks`, a symbolic link in the last component is refused (O_NOFOLLOW).
+    private static func open(_ path: String, followingLinks: Bool = true) throws(PushPrepError) -> FileDescriptor {
         do {
-            return try FileDescriptor.open(
-                FilePath(path), .readOnly,
-                options: [.closeOnExec, .nonBlocking, FileDescriptor.OpenOptions(rawValue: O_NOCTTY)])
+            var options: FileDescriptor.OpenOptions = [
+                .closeOnExec, .nonBlocking, FileDescriptor.OpenOptions(rawValue: O_NOCTTY),
+            ]
+            if !followingLinks { options.insert(.noFollow) }
+            return try FileDescriptor.open(FilePath(path), .readOnly, options: options)
         } catch let error as Errno {
             if error == .noSuchFileOrDirectory || error == .notDirectory {
                 throw PushPrepError(.notFound, "no such file: \(path)")

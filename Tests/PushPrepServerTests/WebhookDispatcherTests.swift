@@ -146,6 +146,26 @@ struct WebhookDispatcherTests {
 
     /// Graceful shutdown mid-way: the dispatcher stops claiming and finishes the send in flight;
     /// a new dispatcher, on the queue opened again from its file, delivers the rest.
+    /// Issue 31: one receiver got 4 deliveries a second, whatever its speed.
+    @Test("a busy receiver's next delivery goes out as soon as one of its sends ends, not after the idle interval")
+    func busyReceiverIsNotPaced() async throws {
+        let receiver = try await WebhookReceiver.start(secret: WebhookSenderTests.secret)
+        try await QueueFixture.withQueue(.sqlite) { queue, _ in
+            let ids = try await Self.finishJobs(queue, count: 16, url: receiver.url("/done"))
+            var settings = Self.settings(concurrency: 8)
+            settings.concurrencyPerHost = 4
+            // The claim that finds the receiver's 4 slots taken would wait this long before
+            // looking again: 4 rounds of it are 4 minutes.
+            settings.idleInterval = .seconds(60)
+            try await Self.running(try Self.dispatcher(queue, settings)) {
+                try await Poll.until("all 16 are delivered", within: .seconds(50), diagnostics: { receiver.output }) {
+                    try await Self.states(queue, ids) == Array(repeating: .delivered, count: 16)
+                }
+            }
+            #expect(try receiver.requests.count == 16)
+        }
+    }
+
     @Test("a dispatcher stopped mid-way leaves the rest to the next one, which delivers it")
     func durableAcrossDispatchers() async throws {
         let receiver = try await WebhookReceiver.start(secret: WebhookSenderTests.secret, delay: 0.4)

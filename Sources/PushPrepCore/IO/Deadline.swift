@@ -73,6 +73,11 @@ package final class Alarm: Sendable {
         }
     }
 
+    /// Ends the wait now, as if the time had passed (a later ``wait()`` returns at once).
+    package func ring() {
+        finish()
+    }
+
     /// Ends the wait (the timer fired or the task was cancelled): cancels the timer, which
     /// releases its handler, and resumes the waiter.
     private func finish() {

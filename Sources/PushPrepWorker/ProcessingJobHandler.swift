@@ -65,10 +65,27 @@ public struct ProcessingJobHandler: JobHandler {
                     delay: .zero)
             }
             let stagedPosterBytes = attachment.poster.flatMap { posterBytes("\(staging)/\($0.file)") } ?? 0
+            // Cancelled when the job is stopped (its lease lost, cancelled, timed out): an upload
+            // stalled on a connection a partition broke then ends at the next heartbeat instead
+            // of holding the job's slot until its request deadline.
+            let store = self.store
+            let baseURL = settings.settings.baseURL
+            let publication = await context.control.cancellingOnStop { () -> Result<Attachment, PushPrepError> in
+                do throws(PushPrepError) {
+                    return .success(try await store.publish(attachment, from: staging, baseURL: baseURL))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            if let stop = context.control.reason?.error {
+                return stop.code == .cancelled
+                    ? .cancelled(message: stop.message)
+                    : .retry(code: stop.code.rawValue, message: stop.message, delay: context.retryDelay)
+            }
             let published: Attachment
-            do {
-                published = try await store.publish(attachment, from: staging, baseURL: settings.settings.baseURL)
-            } catch {
+            switch publication {
+            case .success(let attachment): published = attachment
+            case .failure(let error):
                 // storage_denied is permanent (the job fails); storage_unavailable and I/O errors are retried.
                 if error.isPermanent {
                     return .failed(code: error.code, message: error.message)

@@ -97,7 +97,7 @@ extension InputProcessor {
         _ source: String, with fetcher: RemoteFetcher, into directory: String, validators: RemoteFetcher.Validators?
     ) async throws(PushPrepError) -> RemoteFetcher.Outcome {
         let maxInputBytes = settings.maxInputBytes
-        let task = Task { () async -> Result<RemoteFetcher.Outcome, PushPrepError> in
+        let fetch = { @Sendable () async -> Result<RemoteFetcher.Outcome, PushPrepError> in
             do throws(PushPrepError) {
                 return .success(
                     try await fetcher.fetch(
@@ -106,15 +106,7 @@ extension InputProcessor {
                 return .failure(error)
             }
         }
-        let observation = control?.onStop { task.cancel() }
-        defer {
-            if let observation { control?.removeObserver(observation) }
-        }
-        let result = await withTaskCancellationHandler {
-            await task.value
-        } onCancel: {
-            task.cancel()
-        }
+        let result = if let control { await control.cancellingOnStop(fetch) } else { await fetch() }
         if let reason = control?.reason {
             if case .success(.downloaded(let download)) = result { unlink(download.path) }
             throw reason.error

@@ -78,6 +78,24 @@ public final class ProcessingControl: Sendable {
         _ = state.withLock { $0.observers.removeValue(forKey: observation.id) }
     }
 
+    /// Runs `body` in a task of its own that is cancelled as soon as this control stops (or the
+    /// caller's task is cancelled): a download or an upload a stopped job no longer needs ends at
+    /// once instead of at its own deadline.
+    package func cancellingOnStop<Result: Sendable>(
+        _ body: @escaping @Sendable () async -> Result
+    ) async -> Result {
+        let task = Task { await body() }
+        let observation = onStop { task.cancel() }
+        defer {
+            if let observation { removeObserver(observation) }
+        }
+        return await withTaskCancellationHandler {
+            await task.value
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
     /// Runs `body`, a wait for the process's memory budget, with the job's timeout clock
     /// stopped: time spent queued behind other jobs' inputs is not the job's own, as it is not
     /// a movie's `--timeout` either. While any input of the job waits, the clock is stopped.

@@ -159,7 +159,9 @@ package struct APIServer: Service {
                 _ = try await queue.stats()
                 try await readiness()
             } catch let error as PushPrepError {
-                throw Problem(.serviceUnavailable, error.code, "not ready: \(error.message)")
+                throw Problem(
+                    .serviceUnavailable, error.code, "not ready: \(error.message)", retryAfter: Problem.unavailableRetry
+                )
             }
             return Response(
                 status: .ok, headers: [.contentType: "text/plain"],

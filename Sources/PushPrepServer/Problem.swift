@@ -30,10 +30,17 @@ package struct Problem: Error, Sendable, HTTPResponseError {
         self.extensions = extensions
     }
 
-    /// The problem for a PushPrep error, with the status its code maps to.
+    /// The problem for a PushPrep error, with the status its code maps to; a `503` (the queue
+    /// or the store cannot be reached) says when to try again.
     package init(_ error: PushPrepError) {
-        self.init(Self.status(for: error.code), error.code, error.message)
+        let status = Self.status(for: error.code)
+        self.init(
+            status, error.code, error.message, retryAfter: status == .serviceUnavailable ? Self.unavailableRetry : nil)
     }
+
+    /// Seconds a `503` asks clients to wait: about what a PostgreSQL restart or a dropped
+    /// connection to the store takes to mend.
+    package static let unavailableRetry = 2
 
     /// The HTTP status of each code: the client's mistake (4xx) or the server's trouble (5xx).
     package static func status(for code: PushPrepError.Code) -> HTTPResponse.Status {

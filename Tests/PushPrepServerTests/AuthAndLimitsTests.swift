@@ -1,6 +1,8 @@
 import Crypto
 import Foundation
 import NIOHTTP1
+import PushPrepCore
+import PushPrepServer
 import PushPrepTestSupport
 import Testing
 
@@ -212,6 +214,10 @@ struct AuthAndLimitsTests {
         let notReady = try await api.get("/readyz")
         #expect(notReady.status == 503)
         #expect(try notReady.json()["code"] as? String == "storage_unavailable")
+        // A 503 says when to try again (issue 31: clients of a cluster whose database restarts).
+        #expect(notReady.header("Retry-After") == "\(Problem.unavailableRetry)")
+        #expect(Problem(PushPrepError(.queueUnavailable, "down")).retryAfter == Problem.unavailableRetry)
+        #expect(Problem(PushPrepError(.corruptInput, "bad")).retryAfter == nil)
         #expect(try await api.get("/healthz").status == 200)
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: false)
         #expect(try await api.get("/readyz").status == 200)

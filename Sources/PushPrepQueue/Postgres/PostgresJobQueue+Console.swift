@@ -14,7 +14,7 @@ extension PostgresJobQueue: ConsoleQueries {
 
     package func count(filter: JobFilter) async throws(PushPrepError) -> Int {
         try filter.validate()
-        return try await perform("count jobs") {
+        return try await perform("count jobs") { [self] in
             var count = 0
             for try await value in try await client.query(PostgresJobFilterSQL.count(filter), logger: logger)
                 .decode(Int.self)
@@ -29,7 +29,7 @@ extension PostgresJobQueue: ConsoleQueries {
         try filter.validate()
         guard let retryable = filter.retryable else { return 0 }
         do {
-            return try await perform("retry jobs") {
+            return try await perform("retry jobs") { [self] in
                 try await client.withTransaction(logger: logger) { connection in
                     try await Self.retry(retryable, on: connection, logger: logger)
                 }
@@ -48,7 +48,7 @@ extension PostgresJobQueue: ConsoleQueries {
         guard count > 0 else { return [] }
         let query = Self.query(
             PostgresConsoleSQL.activity, first, width, first.addingTimeInterval(width * Double(count)))
-        return try await perform("count finished jobs") {
+        return try await perform("count finished jobs") { [self] in
             var counts: [Int: (succeeded: Int, failed: Int, cancelled: Int)] = [:]
             for try await (index, succeeded, failed, cancelled) in try await client.query(query, logger: logger)
                 .decode((Int, Int, Int, Int).self)
@@ -64,17 +64,18 @@ extension PostgresJobQueue: ConsoleQueries {
             PostgresConsoleSQL.recordWorker, WorkerRegistration.bounded(worker.id),
             WorkerRegistration.bounded(worker.host), worker.pid, worker.concurrency, WorkerRecord.forgottenAfter.seconds
         )
-        try await perform("register worker \(worker.id)") { _ = try await client.query(query, logger: logger) }
+        try await perform("register worker \(worker.id)") { [self] in _ = try await client.query(query, logger: logger)
+        }
     }
 
     package func removeWorker(id: String) async throws(PushPrepError) {
         let query = Self.query(PostgresConsoleSQL.removeWorker, WorkerRegistration.bounded(id))
-        try await perform("remove worker \(id)") { _ = try await client.query(query, logger: logger) }
+        try await perform("remove worker \(id)") { [self] in _ = try await client.query(query, logger: logger) }
     }
 
     package func workers(seenSince date: Date) async throws(PushPrepError) -> [WorkerRecord] {
         let query = Self.query(PostgresConsoleSQL.workers, date, WorkerRecord.listLimit)
-        return try await perform("list workers") {
+        return try await perform("list workers") { [self] in
             var workers: [WorkerRecord] = []
             for try await (id, host, pid, concurrency, startedAt, lastSeenAt) in try await client.query(
                 query, logger: logger
@@ -98,7 +99,7 @@ extension PostgresJobQueue: ConsoleQueries {
 
     package func attempts(job: JobID) async throws(PushPrepError) -> [JobAttempt] {
         let query = Self.query(PostgresConsoleSQL.attempts, job, JobAttempt.listLimit)
-        return try await perform("read the attempts of job \(job)") {
+        return try await perform("read the attempts of job \(job)") { [self] in
             var attempts: [JobAttempt] = []
             for try await row in try await client.query(query, logger: logger) {
                 let (jobID, token, attempt, worker, startedAt, endedAt, outcome, code, message) = try row.decode(

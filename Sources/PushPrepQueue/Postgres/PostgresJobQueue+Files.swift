@@ -6,7 +6,7 @@ public import PushPrepCore
 /// The files jobs refer to: which uploads an unfinished job still needs (issue 26 §1.8).
 extension PostgresJobQueue {
     public func unfinishedSources(withPrefix prefix: String) async throws(PushPrepError) -> Set<String> {
-        try await perform("list the sources of unfinished jobs") {
+        try await perform("list the sources of unfinished jobs") { [self] in
             let rows = try await client.query(Self.query(PostgresFilesSQL.unfinishedSources, prefix), logger: logger)
             var sources: Set<String> = []
             for try await source in rows.decode(String.self) { sources.insert(source) }
@@ -15,7 +15,7 @@ extension PostgresJobQueue {
     }
 
     public func pruneReturningFiles(finishedBefore before: Date) async throws(PushPrepError) -> [PrunedJob] {
-        try await perform("prune finished jobs") {
+        try await perform("prune finished jobs", deadline: nil) { [self] in
             let rows = try await client.query(Self.query(PostgresFilesSQL.prune, before), logger: logger)
             var pruned: [PrunedJob] = []
             for try await (source, result) in rows.decode((String, String?).self) {
@@ -27,7 +27,7 @@ extension PostgresJobQueue {
 
     public func namedInResults(_ texts: [String]) async throws(PushPrepError) -> Set<String> {
         guard !texts.isEmpty else { return [] }
-        return try await perform("look for files named by jobs") {
+        return try await perform("look for files named by jobs") { [self] in
             let rows = try await client.query(Self.query(PostgresFilesSQL.named, texts), logger: logger)
             var named: Set<String> = []
             for try await text in rows.decode(String.self) { named.insert(text) }

@@ -11,7 +11,7 @@ extension PostgresJobQueue: IdempotentEnqueue {
         _ specs: [JobSpec], idempotency: IdempotencyKey
     ) async throws(PushPrepError) -> IdempotentEnqueueResult {
         try idempotency.validate(specs)
-        return try await perform("enqueue jobs under an idempotency key") {
+        return try await perform("enqueue jobs under an idempotency key") { [self] in
             try await client.withTransaction(logger: logger) { connection in
                 try await Self.enqueue(specs, idempotency: idempotency, on: connection, logger: logger)
             }
@@ -20,7 +20,7 @@ extension PostgresJobQueue: IdempotentEnqueue {
 
     public func recordedEnqueue(_ idempotency: IdempotencyKey) async throws(PushPrepError) -> IdempotentEnqueueResult? {
         try idempotency.validate()
-        return try await perform("look up an idempotency key") {
+        return try await perform("look up an idempotency key") { [self] in
             try await client.withConnection { connection in
                 try await Self.recorded(idempotency, on: connection, logger: logger)
             }
@@ -30,9 +30,9 @@ extension PostgresJobQueue: IdempotentEnqueue {
     public func pruneIdempotencyKeys(before: Date) async throws(PushPrepError) -> Int {
         var bindings = PostgresBindings()
         bindings.append(before)
-        return try await perform("prune idempotency keys") {
-            let rows = try await client.query(
-                PostgresQuery(unsafeSQL: IdempotencySQL.prune, binds: bindings), logger: logger)
+        let query = PostgresQuery(unsafeSQL: IdempotencySQL.prune, binds: bindings)
+        return try await perform("prune idempotency keys", deadline: nil) { [self] in
+            let rows = try await client.query(query, logger: logger)
             var count = 0
             for try await pruned in rows.decode(Int.self) { count = pruned }
             return count

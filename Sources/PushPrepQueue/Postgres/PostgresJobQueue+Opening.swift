@@ -149,10 +149,27 @@ extension PostgresJobQueue {
 
 /// Errors: what the database and the connections say, in words.
 extension PostgresJobQueue {
-    /// Runs `body`; `PushPrepError`s pass through, database errors become `queue_unavailable`.
-    func perform<T>(_ action: String, _ body: () async throws -> T) async throws(PushPrepError) -> T {
+    /// How long an operation may take, from asking the pool for a connection to the answer,
+    /// before it fails with `queue_unavailable`. While the server is down (a restart, a
+    /// partition) the pool keeps every request waiting for a connection it retries: without
+    /// this, an API request hung until the database came back, instead of a `503`.
+    static let operationDeadline: Duration = .seconds(10)
+
+    /// Runs `body` within `deadline` (none for the prunes, whose deletes may be long);
+    /// `PushPrepError`s pass through, database errors and a missed deadline become
+    /// `queue_unavailable`.
+    func perform<T: Sendable>(
+        _ action: String, deadline: Duration? = operationDeadline, _ body: @escaping @Sendable () async throws -> T
+    ) async throws(PushPrepError) -> T {
         do {
-            return try await body()
+            guard let deadline else { return try await body() }
+            guard let value = try await PushPrepCore.withDeadline(deadline, body) else {
+                throw PushPrepError(
+                    .queueUnavailable,
+                    "cannot \(action) in the queue at \(description): the database did not answer within "
+                        + "\(Int(deadline.seconds)) s; is it running and reachable?")
+            }
+            return value
         } catch {
             if let error = Self.pushPrepError(in: error) { throw error }
             throw PushPrepError(

@@ -38,9 +38,9 @@ extension PostgresJobQueue: WebhookOutbox {
         bindings.append(status)
         bindings.append(error)
         bindings.append(max(after, 0))
-        return try await perform("record webhook delivery \(id)") {
-            let rows = try await client.query(
-                PostgresQuery(unsafeSQL: DeliverySQL.finish, binds: bindings), logger: logger)
+        let query = PostgresQuery(unsafeSQL: DeliverySQL.finish, binds: bindings)
+        return try await perform("record webhook delivery \(id)") { [self] in
+            let rows = try await client.query(query, logger: logger)
             for try await _ in rows.decode(Int64.self) { return true }
             return false
         }
@@ -63,7 +63,7 @@ extension PostgresJobQueue: WebhookOutbox {
 
     /// Runs a query that selects ``DeliverySQL/columns`` and decodes its rows.
     private func deliveries(_ action: String, _ query: PostgresQuery) async throws(PushPrepError) -> [WebhookDelivery] {
-        try await perform(action) {
+        try await perform(action) { [self] in
             var deliveries: [WebhookDelivery] = []
             for try await row in try await client.query(query, logger: logger) {
                 deliveries.append(try Self.delivery(row))

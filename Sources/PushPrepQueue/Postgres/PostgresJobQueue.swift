@@ -100,7 +100,7 @@ public final class PostgresJobQueue: JobQueue, JobQueueAdmin {
     public func enqueue(_ specs: [JobSpec]) async throws(PushPrepError) -> [EnqueueResult] {
         try QueueRules.validate(specs)
         guard !specs.isEmpty else { return [] }
-        return try await perform("enqueue jobs") {
+        return try await perform("enqueue jobs") { [self] in
             try await client.withTransaction(logger: logger) { connection in
                 try await Self.enqueue(specs, on: connection, logger: logger)
             }
@@ -109,7 +109,7 @@ public final class PostgresJobQueue: JobQueue, JobQueueAdmin {
 
     public func claim(worker: String, limit: Int, lease: Duration) async throws(PushPrepError) -> [ClaimedJob] {
         guard limit > 0 else { return [] }
-        let (rows, rescued) = try await perform("claim jobs") {
+        let (rows, rescued) = try await perform("claim jobs") { [self] in
             try await client.withConnection { connection in
                 let rescued = try await Self.rescue(on: connection, logger: logger)
                 let rows = try await connection.execute(
@@ -129,7 +129,7 @@ public final class PostgresJobQueue: JobQueue, JobQueueAdmin {
     }
 
     public func rescueExpired() async throws(PushPrepError) -> Int {
-        let rescued = try await perform("rescue expired leases") {
+        let rescued = try await perform("rescue expired leases") { [self] in
             try await client.withConnection { connection in try await Self.rescue(on: connection, logger: logger) }
         }
         QueueRules.logRescued(rescued, queue: description, logger: logger)
@@ -140,7 +140,7 @@ public final class PostgresJobQueue: JobQueue, JobQueueAdmin {
 
     public func heartbeat(_ leases: [Lease], lease: Duration) async throws(PushPrepError) -> HeartbeatResult {
         guard !leases.isEmpty else { return HeartbeatResult(held: [], cancelRequested: []) }
-        let rows = try await perform("renew leases") {
+        let rows = try await perform("renew leases") { [self] in
             try await client.execute(HeartbeatStatement(leases: leases, leaseSeconds: lease.seconds), logger: logger)
                 .all()
         }
@@ -155,12 +155,12 @@ public final class PostgresJobQueue: JobQueue, JobQueueAdmin {
 
     public func finish(_ outcomes: [JobOutcome]) async throws(PushPrepError) -> Set<JobID> {
         guard !outcomes.isEmpty else { return [] }
-        let rows = try await perform("record job results") {
+        let rows = try await perform("record job results") { [self] in
             try await client.execute(FinishStatement(outcomes), logger: logger).all()
         }
         if rows.contains(where: { $0.1 }) {
             // A retry without backoff is ready again: wake the idle workers.
-            try await perform("announce a job ready to retry") {
+            try await perform("announce a job ready to retry") { [self] in
                 _ = try await client.query(PostgresQuery(unsafeSQL: PostgresSQL.notify), logger: logger)
             }
         }
@@ -169,7 +169,7 @@ public final class PostgresJobQueue: JobQueue, JobQueueAdmin {
 
     public func release(_ leases: [Lease]) async throws(PushPrepError) -> Set<JobID> {
         guard !leases.isEmpty else { return [] }
-        let ids = try await perform("release jobs") {
+        let ids = try await perform("release jobs") { [self] in
             try await client.execute(ReleaseStatement(leases: leases), logger: logger).all()
         }
         return Set(ids)
@@ -177,7 +177,7 @@ public final class PostgresJobQueue: JobQueue, JobQueueAdmin {
 
     public func expire(_ leases: [Lease]) async throws(PushPrepError) -> Set<JobID> {
         guard !leases.isEmpty else { return [] }
-        let ids = try await perform("expire leases") {
+        let ids = try await perform("expire leases") { [self] in
             try await client.execute(ExpireStatement(leases: leases), logger: logger).all()
         }
         return Set(ids)
@@ -219,7 +219,7 @@ public final class PostgresJobQueue: JobQueue, JobQueueAdmin {
     }
 
     public func prune(finishedBefore before: Date) async throws(PushPrepError) -> Int {
-        try await perform("prune finished jobs") {
+        try await perform("prune finished jobs", deadline: nil) { [self] in
             let rows = try await client.query(Self.query(PostgresSQL.prune, before), logger: logger)
             var count = 0
             for try await pruned in rows.decode(Int.self) { count = pruned }
@@ -228,7 +228,7 @@ public final class PostgresJobQueue: JobQueue, JobQueueAdmin {
     }
 
     public func stats() async throws(PushPrepError) -> QueueStats {
-        try await perform("count jobs") {
+        try await perform("count jobs") { [self] in
             var stats = QueueStats(
                 byState: Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0, 0) }), scheduled: 0,
                 expiredLeases: 0, oldestReadyAge: nil)
@@ -326,7 +326,7 @@ public final class PostgresJobQueue: JobQueue, JobQueueAdmin {
     /// The `invalid_job_state` error for retrying `id` while another job with its dedup key is
     /// queued or running.
     private func duplicateError(retrying id: JobID) async throws(PushPrepError) -> PushPrepError {
-        let other: (JobID, JobState)? = try await perform("look up the job that blocks retrying job \(id)") {
+        let other: (JobID, JobState)? = try await perform("look up the job that blocks retrying job \(id)") { [self] in
             let rows = try await client.query(Self.query(PostgresSQL.activeDuplicate, id), logger: logger)
             for try await (otherID, state) in rows.decode((JobID, String).self) {
                 return (otherID, try JobState(stored: state))
@@ -348,7 +348,7 @@ public final class PostgresJobQueue: JobQueue, JobQueueAdmin {
 
     /// Runs a query that selects ``PostgresSQL/columns`` and decodes its rows.
     func records(_ action: String, _ query: PostgresQuery) async throws(PushPrepError) -> [JobRecord] {
-        try await perform(action) {
+        try await perform(action) { [self] in
             var records: [JobRecord] = []
             for try await row in try await client.query(query, logger: logger) {
                 records.append(try Self.record(row))

@@ -76,6 +76,14 @@ struct BenchOptions: ParsableArguments {
     @Option(help: "Seconds between reads of the queue's counts while it runs (not part of the timing).")
     var statsInterval: Double = 0.5
 
+    @Option(
+        name: .customLong("worker-netns"),
+        help: ArgumentHelp(
+            "With --processes: start worker N in network namespace NAME N (round robin; repeatable).",
+            discussion: "Runs `ip netns exec NAME` (root): workers on hosts of their own, as `make bench-cluster` does."
+        ))
+    var workerNamespaces: [String] = []
+
     @Option(help: "Seconds the processing may take before the run fails.")
     var timeout: Double = 600
 
@@ -83,6 +91,7 @@ struct BenchOptions: ParsableArguments {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
         guard (1...64).contains(workers) else { throw ValidationError("--workers must be in 1...64") }
         guard enqueueBatch >= 1 else { throw ValidationError("--enqueue-batch must be at least 1") }
+        guard workerNamespaces.isEmpty || processes else { throw ValidationError("--worker-netns needs --processes") }
         _ = try durations
     }
 

@@ -94,7 +94,8 @@ struct QueueBenchmark: Sendable {
 
     /// Runs each worker in a child process of this executable and merges their reports.
     private func runProcesses(monitor: any JobQueue & JobQueueAdmin) async throws -> WorkerReport {
-        let children = try WorkerProcesses(count: options.workers, arguments: worker.arguments)
+        let children = try WorkerProcesses(
+            count: options.workers, arguments: worker.arguments, namespaces: options.workerNamespaces)
         defer { children.removeReports() }
         do {
             try await runUntilSucceeded(

@@ -15,18 +15,27 @@ final class WorkerProcesses: @unchecked Sendable {
     /// How long stopped workers may take to drain and write their reports.
     static let exitTimeout: Duration = .seconds(30)
 
-    /// Starts `count` workers with `arguments` (the shared ``WorkerOptions``).
-    init(count: Int, arguments: [String]) throws {
+    /// Starts `count` workers with `arguments` (the shared ``WorkerOptions``), worker `i` in
+    /// network namespace `namespaces[i % namespaces.count]` when any are named.
+    init(count: Int, arguments: [String], namespaces: [String] = []) throws {
         let executable = try Self.currentExecutable()
         let directory = FileManager.default.temporaryDirectory
         let tag = "pushprep-queue-bench-\(ProcessInfo.processInfo.processIdentifier)"
         reportURLs = (0..<count).map { directory.appendingPathComponent("\(tag)-\($0).json") }
         var started: [Process] = []
-        for url in reportURLs {
+        for (index, url) in reportURLs.enumerated() {
             try? FileManager.default.removeItem(at: url)
             let process = Process()
-            process.executableURL = executable
-            process.arguments = ["worker"] + arguments + ["--report", url.path]
+            let command = ["worker"] + arguments + ["--report", url.path]
+            if namespaces.isEmpty {
+                process.executableURL = executable
+                process.arguments = command
+            } else {
+                // `ip netns exec` execs the worker, so signals sent to this process reach it.
+                process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+                process.arguments =
+                    ["netns", "exec", namespaces[index % namespaces.count], executable.path] + command
+            }
             do {
                 try process.run()
             } catch {

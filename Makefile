@@ -48,7 +48,7 @@ PILLOW_VERSION := 13.0.0
 
 DEMO_OUT := demo-out
 
-.PHONY: deps bench-deps browser-deps pyenv build release test test-release test-release-pass first-hour first-hour-pass soak test-browser demo lint format bench samples clean fuzz fuzz-seeds test-sanitize
+.PHONY: deps bench-deps browser-deps pyenv build release test test-cluster bench-cluster test-release test-release-pass first-hour first-hour-pass soak test-browser demo lint format bench samples clean fuzz fuzz-seeds test-sanitize
 
 ## deps: install the missing Debian packages (apt-get update first, only when something is missing)
 deps:
@@ -209,6 +209,34 @@ SOAK_SECONDS ?= 120
 soak: build release pyenv
 	@export PUSHPREP_SOAK_SECONDS=$(SOAK_SECONDS) PUSHPREP_BINARY=$$($(SWIFT) build -c release --show-bin-path)/pushprep; \
 		$(call RUN_TESTS,--filter SoakTests,.build/soak.log)
+
+## test-cluster: PushPrep on separate network hosts, one fault per run (root; scripts/cluster.py)
+# Network namespaces joined by veth pairs to a bridge on 10.77.0.0/24 (iproute2; nothing is added to
+# the machine's own namespace): PostgreSQL, moto's S3 server, `pushprep serve --workers 0`, three
+# `pushprep worker` hosts (the release build), a webhook receiver and a media server. Each run
+# processes CLUSTER_JOBS real small media jobs, submitted by URL and by upload, through one fault of
+# CLUSTER_FAULTS (a partition, a killed host, a database restart, the database down 20 s, a store outage, a
+# slow link), then
+# checks every job, object, multipart upload and webhook, and prints a table of figures.
+# `.ci/run` runs the short version: one fault, 200 jobs.
+CLUSTER_FAULTS ?= partition,kill,db-restart,db-outage,store-outage,slow-link
+CLUSTER_JOBS ?= 2000
+CLUSTER_APT_PACKAGES := iproute2 util-linux
+test-cluster: release pyenv
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(CLUSTER_APT_PACKAGES)"
+	$(PYENV)/bin/python scripts/cluster.py --faults $(CLUSTER_FAULTS) --jobs $(CLUSTER_JOBS) \
+		--binary $$($(SWIFT) build -c release --show-bin-path)/pushprep $(CLUSTER_ARGS)
+
+## bench-cluster: the queue's claim/finish rate with 1, 3 and 10 worker hosts of no-op jobs (the queue
+# bench's workers in network namespaces of their own, root) against PostgreSQL on a host of its own,
+# and PostgreSQL's statements, WAL bytes and CPU time per job (pg_stat_statements, pg_stat_wal,
+# /proc): what the README's estimate of workers per PostgreSQL comes from. `CLUSTER_SCALE_ARGS`
+# passes --scale-hosts, --scale-jobs (20000), --scale-concurrency (2) and --scale-repeat (3).
+bench-cluster: deps
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(CLUSTER_APT_PACKAGES)"
+	$(SWIFT) build -c release --product pushprep-queue-bench
+	python3 scripts/cluster.py --scale --bench $$($(SWIFT) build -c release --show-bin-path)/pushprep-queue-bench \
+		$(CLUSTER_SCALE_ARGS)
 
 ## test-browser: the batch report and the console pages in a real, headless chromium (Tests/Browser)
 # The tests make their own inputs, run `pushprep process --report` and `pushprep serve` (debug

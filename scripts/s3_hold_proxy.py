@@ -11,6 +11,13 @@ request whose bytes hold `partNumber=` (an UploadPart): that request and everyth
 the connection is never forwarded and never answered, and `held REQUEST-LINE` is printed. The
 client sees a part upload that does not end; the upstream server sees the upload created and
 no part. Runs until killed.
+
+    s3_hold_proxy.py UPSTREAM_PORT --listen HOST:PORT --pass-all
+
+The S3 endpoint of `make test-cluster`'s store host (scripts/cluster.py): listens on HOST:PORT and
+passes every request through, holding none. Killing it takes the endpoint down (connections
+refused, those open reset) while moto, behind it, keeps its objects; starting it again brings the
+endpoint back with them, as a restarted S3 server with its disks.
 """
 
 import asyncio
@@ -37,20 +44,24 @@ async def pump(reader, writer, hold):
         writer.close()
 
 
-async def handle(client_reader, client_writer, upstream_port):
+async def handle(client_reader, client_writer, upstream_port, hold):
     try:
         upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", upstream_port)
     except OSError:
         client_writer.close()
         return
     await asyncio.gather(
-        pump(client_reader, upstream_writer, hold=True), pump(upstream_reader, client_writer, hold=False)
+        pump(client_reader, upstream_writer, hold=hold), pump(upstream_reader, client_writer, hold=False)
     )
 
 
 async def main():
     upstream_port = int(sys.argv[1])
-    server = await asyncio.start_server(lambda r, w: handle(r, w, upstream_port), "127.0.0.1", 0)
+    host, port = "127.0.0.1", 0
+    if "--listen" in sys.argv:
+        host, _, port = sys.argv[sys.argv.index("--listen") + 1].rpartition(":")
+    hold = "--pass-all" not in sys.argv
+    server = await asyncio.start_server(lambda r, w: handle(r, w, upstream_port, hold), host, int(port))
     print("listening %d" % server.sockets[0].getsockname()[1], flush=True)
     async with server:
         await server.serve_forever()

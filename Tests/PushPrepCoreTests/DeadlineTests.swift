@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import PushPrepCore
@@ -25,6 +26,34 @@ struct DeadlineTests {
         #expect(value == nil)
         #expect(ContinuousClock.now - started < .seconds(30), "the operation was not cancelled at the deadline")
         #expect(try await withDeadline(.zero) { try await Task.sleep(for: .seconds(60)) } == nil)
+    }
+
+    /// ``withDeadlineAbandoning(_:_:)`` gives every in-time operation's value: its first version
+    /// let the alarm, cancelled as the operation ended, report the deadline first now and then.
+    @Test func abandoningGivesInTimeValues() async throws {
+        for i in 0..<500 {
+            #expect(try await withDeadlineAbandoning(.seconds(30)) { i } == i)
+        }
+        await #expect(throws: PushPrepError.self) {
+            _ = try await withDeadlineAbandoning(.seconds(30)) { () async throws -> Int in
+                throw PushPrepError(.invalidRequest, "refused")
+            }
+        }
+    }
+
+    /// Issue 31: an operation that does not heed cancellation (a query on a connection whose
+    /// server stopped answering) is left behind at the deadline instead of awaited.
+    @Test func abandoningReturnsAtTheDeadlineWithoutTheOperation() async throws {
+        let release = Mutex<CheckedContinuation<Void, Never>?>(nil)
+        let started = ContinuousClock.now
+        let value = try await withDeadlineAbandoning(.milliseconds(100)) { () async -> Bool in
+            // Deaf to cancellation: ends only when the test releases it.
+            await withCheckedContinuation { continuation in release.withLock { $0 = continuation } }
+            return true
+        }
+        #expect(value == nil)
+        #expect(ContinuousClock.now - started < .seconds(30), "the call waited for the operation")
+        release.withLock { $0?.resume() }
     }
 
     /// Issue 32: racing the operation against `Task.sleep` kept every sleep scheduled, with its

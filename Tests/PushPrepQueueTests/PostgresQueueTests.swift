@@ -130,6 +130,43 @@ struct PostgresQueueTests {
 
     // MARK: - Opening
 
+    /// Issue 31: while the database was down, postgres-nio's pool kept every request waiting for
+    /// a connection, and `serve` answered nothing until it came back. The server here stops
+    /// answering behind a relay paused with SIGSTOP, the connection already open: an operation
+    /// fails with `queue_unavailable` at its deadline instead of waiting for the server.
+    @Test(
+        "an operation fails with queue_unavailable at its deadline when the server stops answering",
+        MotoS3Server.required)  // the relay runs on the test virtualenv's Python
+    func operationsHaveADeadline() async throws {
+        let dir = try TestTools.temporaryDirectory()
+        defer { TestTools.removeDirectory(dir) }
+        try await server.withFreshDatabase { url in
+            guard case .postgres(var location) = url else { return }
+            let proxy = try HoldProxy(
+                upstreamPort: location.port, log: dir.appendingPathComponent("proxy.log"), passAll: true)
+            defer { proxy.stop() }
+            location.port = try await proxy.port()
+            try await PostgresJobQueue.withQueue(location, logger: .quiet) { queue in
+                _ = try await queue.stats()
+                proxy.pause()
+                // However the operation ends, the relay answers again within 40 s, so that the
+                // queue can close.
+                let resume = Task {
+                    try? await Task.sleep(for: .seconds(40))
+                    proxy.resume()
+                }
+                defer { resume.cancel() }
+                let start = clock.now
+                let error = await #expect(throws: PushPrepError.self) { _ = try await queue.stats() }
+                let waited = clock.now - start
+                proxy.resume()
+                #expect(error?.code == .queueUnavailable)
+                #expect(error?.message.contains("did not answer within 10 s") == true, "\(String(describing: error))")
+                #expect(waited < .seconds(30), "waited \(waited): the operation waited for the server to answer")
+            }
+        }
+    }
+
     @Test("four workers opening a new database at once apply the migrations once")
     func concurrentMigrations() async throws {
         try await server.withFreshDatabase { url in

@@ -99,7 +99,7 @@ struct WorkerStoreTests {
         }
     }
 
-    /// Worker A stores through ``HoldingS3Proxy`` with every output going up in parts (threshold
+    /// Worker A stores through ``HoldProxy`` with every output going up in parts (threshold
     /// 0): it creates the multipart upload, its part upload is held, and it is killed there.
     /// Then the key names no object (only the unfinished upload, as S3 shows it), worker B
     /// (straight to moto) rescues the job once A's lease has expired and publishes it once: one
@@ -114,7 +114,7 @@ struct WorkerStoreTests {
         defer { TestTools.removeDirectory(dir) }
         let inputs = try TinyBMP.write(count: 1, into: dir)
         let motoPort = try #require(try await server.endpoint.port)
-        let proxy = try HoldingS3Proxy(upstreamPort: motoPort, log: dir.appendingPathComponent("proxy.log"))
+        let proxy = try HoldProxy(upstreamPort: motoPort, log: dir.appendingPathComponent("proxy.log"))
         defer { proxy.stop() }
         let proxyPort = try await proxy.port()
         let held = "s3://\(bucket)/jobs?region=\(server.region)&endpoint=http://127.0.0.1:\(proxyPort)"
@@ -167,54 +167,5 @@ struct WorkerStoreTests {
             #expect(proxy.heldRequests.count == 1, "B did not go through the proxy")
             try await WorkerProcessTests.stop(workerB)
         }
-    }
-}
-
-/// `scripts/s3_hold_proxy.py` in front of moto: it passes requests through and holds every
-/// multipart part upload unanswered, so a worker storing through it is stuck mid-upload for as
-/// long as the test needs. Killed by ``stop()`` or when it goes away.
-private final class HoldingS3Proxy: @unchecked Sendable {
-    private let process = Process()
-    private let log: URL
-
-    init(upstreamPort: Int, log: URL) throws {
-        self.log = log
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        process.executableURL = URL(fileURLWithPath: MotoS3Server.python)
-        process.arguments = [
-            TestTools.packageRoot.appendingPathComponent("scripts/s3_hold_proxy.py").path, "\(upstreamPort)",
-        ]
-        let output = try FileHandle(forWritingTo: log)
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-    }
-
-    deinit { stop() }
-
-    /// What the proxy printed.
-    var output: String {
-        String(decoding: (try? Data(contentsOf: log)) ?? Data(), as: UTF8.self)
-    }
-
-    /// The request lines of the part uploads held so far.
-    var heldRequests: [String] {
-        output.split(separator: "\n").filter { $0.hasPrefix("held ") }.map { String($0.dropFirst(5)) }
-    }
-
-    /// The port it listens on, once it does.
-    func port() async throws -> Int {
-        try await Poll.value("the proxy listens", within: .seconds(60), diagnostics: { self.output }) {
-            self.output.split(separator: "\n").first { $0.hasPrefix("listening ") }.flatMap { Int($0.dropFirst(10)) }
-        }
-    }
-
-    /// SIGKILL, not `terminate()`'s SIGTERM: the test runner starts children with SIGTERM
-    /// blocked, so the proxy would never see it (and waiting for its exit would hang).
-    func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
     }
 }

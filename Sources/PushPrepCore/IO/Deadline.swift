@@ -29,6 +29,49 @@ package func withDeadline<T: Sendable>(
     }
 }
 
+/// Like ``withDeadline(_:_:)``, but when the time runs out the operation is cancelled and *not*
+/// awaited: nil is returned at once, and whatever the operation still does is dropped when it
+/// ends. For an operation that may not heed cancellation, such as a query already sent on a
+/// connection whose peer stopped answering (postgres-nio waits for its reply however long the
+/// connection takes to die); the caller must be able to leave it behind (a pool bounds how many
+/// such operations can be in flight).
+package func withDeadlineAbandoning<T: Sendable>(
+    _ timeout: Duration, _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T? {
+    let work = Task { try await operation() }
+    let outcome = Mutex<CheckedContinuation<Result<T, any Error>?, Never>?>(nil)
+    let finish = { @Sendable (result: Result<T, any Error>?) in
+        outcome.withLock { continuation in
+            continuation?.resume(returning: result)
+            continuation = nil
+        }
+    }
+    let result = await withTaskCancellationHandler {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, any Error>?, Never>) in
+            outcome.withLock { $0 = continuation }
+            let alarm = Alarm(after: timeout)
+            let timer = Task {
+                await alarm.wait()
+                finish(nil)
+            }
+            Task {
+                let result = await work.result
+                // The result first: the cancelled alarm's task would otherwise report the
+                // deadline in between.
+                finish(result)
+                timer.cancel()
+            }
+        }
+    } onCancel: {
+        work.cancel()
+    }
+    guard let result else {
+        work.cancel()
+        return nil
+    }
+    return try result.get()
+}
+
 /// A one-shot alarm for ``withDeadline(_:_:)`` and the webhook sender's deadline: ``wait()``
 /// returns when the time has passed or when its task is cancelled, whichever comes first, and in
 /// both cases nothing is left scheduled afterwards (the timer source is cancelled, its handler and

@@ -157,13 +157,16 @@ extension PostgresJobQueue {
 
     /// Runs `body` within `deadline` (none for the prunes, whose deletes may be long);
     /// `PushPrepError`s pass through, database errors and a missed deadline become
-    /// `queue_unavailable`.
+    /// `queue_unavailable`. At the deadline `body` is cancelled and left behind: what it still
+    /// writes (a result the server commits late) is what a retry finds, as after a lost answer.
     func perform<T: Sendable>(
         _ action: String, deadline: Duration? = operationDeadline, _ body: @escaping @Sendable () async throws -> T
     ) async throws(PushPrepError) -> T {
         do {
             guard let deadline else { return try await body() }
-            guard let value = try await PushPrepCore.withDeadline(deadline, body) else {
+            // Not awaited past the deadline: a query sent on a connection whose server stopped
+            // answering (a partition) waits for as long as the connection takes to die.
+            guard let value = try await withDeadlineAbandoning(deadline, body) else {
                 throw PushPrepError(
                     .queueUnavailable,
                     "cannot \(action) in the queue at \(description): the database did not answer within "

@@ -301,8 +301,7 @@ class Run:
         self.spawn("media", "media", [self.python, "-m", "http.server", "--bind", f"{SUBNET}.6", "8000",
                                       "--directory", corpus])  # fmt: skip
         wait_until(lambda: http_status(MEDIA + "/") == 200, 30, "the media host to answer")
-        wait_until(lambda: os.path.exists(self.hooks_log) or http_status(HOOK_URL) is not None, 30,
-                   "the hooks host to answer")  # fmt: skip
+        wait_until(lambda: http_status(HOOK_URL) is not None, 30, "the hooks host to answer")
 
     def watch_sockets(self, name):
         """Records the host's TCP connections every 5 s after its fault (in its log directory)."""
@@ -315,11 +314,7 @@ class Run:
 
     def kill_host(self, name):
         """SIGKILL every process on a host (what `ip netns pids` lists)."""
-        for pid in cluster_net.run("ip", "netns", "pids", self.hosts[name].namespace, check=False).split():
-            try:
-                os.kill(int(pid), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        cluster_net.kill_processes(self.hosts[name].namespace)
         self.processes[name].wait()
 
     # MARK: Requests
@@ -362,7 +357,6 @@ class Run:
 
     def submissions(self, corpus, names, samples):
         """The workload's requests: (method, path, body, headers, job count)."""
-        settings = {}
         requests = []
         uploads = [os.path.join(samples, n) for n in sorted(os.listdir(samples))]
         by_upload = max(0, (len(names) + len(uploads)) // 4 - len(uploads))
@@ -375,8 +369,7 @@ class Run:
             requests.append(("POST", f"/v1/uploads?{query}", body, {"Idempotency-Key": f"up-{i}"}, 1))
         for i in range(0, len(url_names), 10):
             batch = url_names[i : i + 10]
-            body = json.dumps({"sources": [f"{MEDIA}/{n}" for n in batch], "settings": settings,
-                               "callback_url": HOOK_URL}).encode()  # fmt: skip
+            body = json.dumps({"sources": [f"{MEDIA}/{n}" for n in batch], "callback_url": HOOK_URL}).encode()
             requests.append(("POST", "/v1/jobs", body, {"Idempotency-Key": f"urls-{i}",
                                                         "Content-Type": "application/json"}, len(batch)))  # fmt: skip
         random.Random(7).shuffle(requests)
@@ -506,11 +499,16 @@ class Run:
         for name in list(WORKERS) + ["api"]:
             process = self.processes[name]
             if process.poll() is None:
-                # The host's PID 1 is pushprep itself: signal it through `ip netns pids`.
-                for pid in cluster_net.run("ip", "netns", "pids", self.hosts[name].namespace, check=False).split():
-                    if os.path.basename(os.readlink(f"/proc/{pid}/exe")) == os.path.basename(self.binary):
-                        os.kill(int(pid), signal.SIGTERM)
-                        break
+                # The host's PID 1 is a shell: signal pushprep itself, found through `ip netns pids`
+                # (not its decoders, which run the same executable: the parent stops those).
+                binary = os.path.realpath(self.binary)
+                for pid in cluster_net.namespace_pids(self.hosts[name].namespace):
+                    try:
+                        parent = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1]
+                        if os.readlink(f"/proc/{pid}/exe") == binary and os.readlink(f"/proc/{parent}/exe") != binary:
+                            os.kill(pid, signal.SIGTERM)
+                    except (OSError, IndexError):
+                        pass  # gone meanwhile
         for name in list(WORKERS) + ["api"]:
             try:
                 self.processes[name].wait(timeout=60)

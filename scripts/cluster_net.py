@@ -61,16 +61,24 @@ def pid_alive(pid):
     return True
 
 
+def namespace_pids(namespace):
+    """The processes in a network namespace (`ip netns pids`), but this one (the harness, which
+    entered the ctl host's)."""
+    return [int(pid) for pid in run("ip", "netns", "pids", namespace, check=False).split() if int(pid) != os.getpid()]
+
+
+def kill_processes(namespace):
+    """SIGKILLs every process in a network namespace."""
+    for pid in namespace_pids(namespace):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def kill_namespace(namespace):
     """SIGKILLs every process in a network namespace, then deletes it."""
-    pids = run("ip", "netns", "pids", namespace, check=False).split()
-    for pid in pids:
-        if pid == str(os.getpid()):
-            continue  # the harness itself, which entered the namespace
-        try:
-            os.kill(int(pid), signal.SIGKILL)
-        except (ProcessLookupError, ValueError):
-            pass
+    kill_processes(namespace)
     run("ip", "netns", "del", namespace, check=False)
 
 

@@ -77,15 +77,19 @@ public struct ProcessingJobHandler: JobHandler {
                     return .failure(error)
                 }
             }
-            if let stop = context.control.reason?.error {
-                return stop.code == .cancelled
-                    ? .cancelled(message: stop.message)
-                    : .retry(code: stop.code.rawValue, message: stop.message, delay: context.retryDelay)
-            }
             let published: Attachment
             switch publication {
-            case .success(let attachment): published = attachment
+            case .success(let attachment):
+                // Stored: the result goes to the queue even when a stop came meanwhile, and the
+                // queue's fencing decides whether it still counts.
+                published = attachment
             case .failure(let error):
+                // Failed because the job was stopped: the stop is the outcome, not the upload's error.
+                if let stop = context.control.reason?.error {
+                    return stop.code == .cancelled
+                        ? .cancelled(message: stop.message)
+                        : .retry(code: stop.code.rawValue, message: stop.message, delay: context.retryDelay)
+                }
                 // storage_denied is permanent (the job fails); storage_unavailable and I/O errors are retried.
                 if error.isPermanent {
                     return .failed(code: error.code, message: error.message)
